@@ -1,0 +1,109 @@
+//! Newline-delimited framing with a size limit.
+//!
+//! stdio MCP is one JSON message per line. A server that prints a 2 GB line,
+//! or a banner, or half a line before it dies, must not take the connection
+//! down or make Warden buffer without bound: [`LineReader`] hands back each
+//! line, and for a line over the limit it keeps reading to the newline,
+//! throwing the bytes away, and reports only how long it was.
+
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
+
+/// The default largest message Warden reads from a server: 16 MiB, enough
+/// for a large base64 image, small enough that one bad server cannot eat
+/// the machine's memory.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// One unit read off the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    /// A complete line, without its line ending.
+    Line(String),
+    /// A line longer than the limit; its bytes were discarded.
+    Oversized {
+        /// How many bytes the line had.
+        bytes: usize,
+    },
+    /// A line that was not UTF-8.
+    NotUtf8 {
+        /// How many bytes the line had.
+        bytes: usize,
+    },
+}
+
+/// Reads [`Frame`]s from a buffered byte stream.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    inner: R,
+    line: Vec<u8>,
+    /// Bytes seen of the current line, counting discarded ones.
+    seen: usize,
+    max: usize,
+}
+
+impl<R: AsyncBufRead + Unpin> LineReader<R> {
+    /// A reader that accepts lines of at most `max` bytes.
+    pub fn new(inner: R, max: usize) -> Self {
+        LineReader {
+            inner,
+            line: Vec::new(),
+            seen: 0,
+            max,
+        }
+    }
+
+    /// The next non-empty line, or `None` at end of stream.
+    pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
+        loop {
+            let available = self.inner.fill_buf().await?;
+            if available.is_empty() {
+                // End of stream. A last line without a newline still counts:
+                // a server may print its final message and exit.
+                return Ok(self.finish_line());
+            }
+            let (chunk, found_newline) = match available.iter().position(|&b| b == b'\n') {
+                Some(at) => (&available[..at], true),
+                None => (available, false),
+            };
+            self.seen += chunk.len();
+            if self.seen <= self.max {
+                self.line.extend_from_slice(chunk);
+            } else {
+                // Over the limit: stop keeping bytes, keep counting them.
+                self.line = Vec::new();
+            }
+            let consumed = chunk.len() + usize::from(found_newline);
+            self.inner.consume(consumed);
+            if found_newline {
+                if let Some(frame) = self.finish_line() {
+                    return Ok(Some(frame));
+                }
+            }
+        }
+    }
+
+    fn finish_line(&mut self) -> Option<Frame> {
+        let seen = std::mem::take(&mut self.seen);
+        let mut bytes = std::mem::take(&mut self.line);
+        if seen > self.max {
+            return Some(Frame::Oversized { bytes: seen });
+        }
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        Some(match String::from_utf8(bytes) {
+            Ok(line) => Frame::Line(line),
+            Err(_) => Frame::NotUtf8 { bytes: seen },
+        })
+    }
+
+    /// The underlying stream.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+}
+
+#[cfg(test)]
+mod tests;

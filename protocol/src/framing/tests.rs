@@ -1,0 +1,52 @@
+use tokio::io::BufReader;
+
+use super::*;
+
+async fn frames(input: &[u8], max: usize, buffer: usize) -> Vec<Frame> {
+    let mut reader = LineReader::new(BufReader::with_capacity(buffer, input), max);
+    let mut out = Vec::new();
+    while let Some(frame) = reader.next_frame().await.unwrap() {
+        out.push(frame);
+    }
+    out
+}
+
+#[tokio::test]
+async fn splits_lines_and_skips_blank_ones() {
+    let got = frames(b"{\"a\":1}\n\n  \r\n{\"b\":2}\r\nlast", 100, 4).await;
+    assert_eq!(
+        got,
+        vec![
+            Frame::Line("{\"a\":1}".into()),
+            Frame::Line("{\"b\":2}".into()),
+            Frame::Line("last".into()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_line_is_reported_and_the_next_one_still_arrives() {
+    let mut input = vec![b'x'; 50];
+    input.extend_from_slice(b"\nok\n");
+    // A small read buffer makes the long line arrive in many pieces.
+    let got = frames(&input, 10, 3).await;
+    assert_eq!(
+        got,
+        vec![Frame::Oversized { bytes: 50 }, Frame::Line("ok".into())]
+    );
+}
+
+#[tokio::test]
+async fn a_line_at_exactly_the_limit_is_kept() {
+    let got = frames(b"0123456789\n", 10, 64).await;
+    assert_eq!(got, vec![Frame::Line("0123456789".into())]);
+}
+
+#[tokio::test]
+async fn invalid_utf8_is_reported_not_fatal() {
+    let got = frames(b"\xff\xfe\nfine\n", 100, 64).await;
+    assert_eq!(
+        got,
+        vec![Frame::NotUtf8 { bytes: 2 }, Frame::Line("fine".into())]
+    );
+}

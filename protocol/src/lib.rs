@@ -1,0 +1,37 @@
+//! The wire side of Warden: everything needed to talk to one MCP server,
+//! and nothing about actors.
+//!
+//! - [`jsonrpc`](Message): the JSON-RPC 2.0 envelope — requests, notifications,
+//!   responses and errors, with ids that are strings or numbers and
+//!   [`ErrorCode`] constants. Parsing is strict about the envelope and lenient
+//!   about everything inside it.
+//! - [`mcp`](InitializeResult): the MCP payloads Warden reads (`initialize`,
+//!   `tools/list`, `tools/call`, content blocks). Every struct keeps the
+//!   fields it does not model in an `extra` map, so a server's `_meta`,
+//!   `outputSchema`, annotations and any future field reach the host intact.
+//! - [`framing`](LineReader): newline-delimited messages with a maximum size.
+//!   An oversized or broken line is reported and skipped, never fatal.
+//! - [`transport`](Connector): how a server is reached. A [`Connector`] opens
+//!   a [`Connection`] and pushes whatever arrives into an [`EventSink`]; the
+//!   caller writes [`Message`]s into the connection without ever waiting on
+//!   I/O. [`StdioConnector`] spawns a child process;
+//!   [`memory_pair`] gives tests a scripted peer.
+
+mod framing;
+mod jsonrpc;
+mod mcp;
+mod transport;
+
+pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES};
+pub use jsonrpc::{
+    ErrorCode, ErrorObject, Message, Notification, ParseError, Request, RequestId, Response,
+};
+pub use mcp::{
+    CallToolParams, CallToolResult, ContentBlock, Implementation, InitializeParams,
+    InitializeResult, ListToolsParams, ListToolsResult, ResourceContents, ServerCapabilities, Tool,
+    ToolAnnotations, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
+};
+pub use transport::{
+    memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, MemoryConnector,
+    MemoryPeer, StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent,
+};

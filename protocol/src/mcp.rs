@@ -1,0 +1,283 @@
+//! The MCP payloads Warden reads and writes.
+//!
+//! Warden sits between a host and servers it did not write, so these types
+//! model what Warden acts on and carry everything else through untouched:
+//! each struct has an `extra` map (`#[serde(flatten)]`) that keeps unknown
+//! members, and [`ContentBlock::Other`] keeps content types that do not exist
+//! yet. A host that reads a tool through Warden sees the server's `_meta`,
+//! `outputSchema`, `icons` or next year's field exactly as the server sent it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The protocol version Warden asks for.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Every version Warden accepts in a server's `initialize` answer, newest first.
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// A client's or server's name and version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Implementation {
+    /// Program name.
+    pub name: String,
+    /// Program version.
+    #[serde(default)]
+    pub version: String,
+    /// Other members (`title`, `icons`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `initialize` request parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    /// The newest version the client speaks.
+    pub protocol_version: String,
+    /// What the client offers the server (Warden offers nothing it cannot do).
+    pub capabilities: Value,
+    /// Who the client is.
+    pub client_info: Implementation,
+}
+
+/// What a server says it can do.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerCapabilities {
+    /// Present when the server has tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Value>,
+    /// Present when the server has resources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Value>,
+    /// Present when the server has prompts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts: Option<Value>,
+    /// Present when the server sends log messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logging: Option<Value>,
+    /// Other capabilities (`completions`, `experimental`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `initialize` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// The version the server chose.
+    pub protocol_version: String,
+    /// What the server can do.
+    #[serde(default)]
+    pub capabilities: ServerCapabilities,
+    /// Who the server is.
+    pub server_info: Implementation,
+    /// Usage hints for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Behaviour hints a server attaches to a tool. Hints, not guarantees.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not change its environment (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may destroy things (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Repeating a call has no further effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool reaches outside the server's own world.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+    /// Other hints.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A tool as a server lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// The server's own name for it.
+    pub name: String,
+    /// A human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of its arguments.
+    #[serde(default = "empty_object_schema")]
+    pub input_schema: Value,
+    /// JSON Schema of its `structuredContent`, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Other members (`_meta`, `icons`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn empty_object_schema() -> Value {
+    serde_json::json!({"type": "object"})
+}
+
+/// `tools/list` request parameters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListToolsParams {
+    /// Where the previous page ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// One page of `tools/list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    /// The tools on this page.
+    pub tools: Vec<Tool>,
+    /// Present when there are more pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// `tools/call` request parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallToolParams {
+    /// The server's own name for the tool.
+    pub name: String,
+    /// The arguments: always a JSON object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+    /// Other members (`_meta` with a progress token, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What a tool call produced. `is_error` marks a failure of the tool itself,
+/// which is a normal result for the model to read, not a protocol error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// The output, in order.
+    #[serde(default)]
+    pub content: Vec<ContentBlock>,
+    /// Machine-readable output matching the tool's `outputSchema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// True when the tool failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// Other members (`_meta`, ...).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl CallToolResult {
+    /// True when the tool reported a failure.
+    pub fn is_error(&self) -> bool {
+        self.is_error.unwrap_or(false)
+    }
+
+    /// The text blocks joined with newlines (other blocks are left out).
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n")
+    }
+}
+
+/// One piece of tool output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// Always `"text"`.
+        #[serde(rename = "type")]
+        kind: TextTag,
+        /// The text.
+        text: String,
+        /// Other members (`annotations`, `_meta`).
+        #[serde(flatten)]
+        extra: Map<String, Value>,
+    },
+    /// Any other block (`image`, `audio`, `resource_link`, `resource`, or a
+    /// type that does not exist yet), kept as the server sent it.
+    Other(Map<String, Value>),
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text {
+            kind: TextTag::Text,
+            text: text.into(),
+            extra: Map::new(),
+        }
+    }
+
+    /// The block's `type`.
+    pub fn kind(&self) -> &str {
+        match self {
+            ContentBlock::Text { .. } => "text",
+            ContentBlock::Other(map) => {
+                map.get("type").and_then(Value::as_str).unwrap_or("unknown")
+            }
+        }
+    }
+}
+
+/// The `type` tag of a text block; deserialising anything else fails, which
+/// sends the block to [`ContentBlock::Other`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TextTag {
+    /// `"text"`.
+    #[serde(rename = "text")]
+    Text,
+}
+
+/// The contents of a resource, as embedded in a result or read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceContents {
+    /// Where it lives.
+    pub uri: String,
+    /// Its media type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Text contents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Binary contents, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+    /// Other members.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[cfg(test)]
+mod tests;

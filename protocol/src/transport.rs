@@ -1,0 +1,189 @@
+//! How Warden reaches a server, whatever the wire.
+//!
+//! A [`Connector`] knows how to reach one server (a command line, later a
+//! URL) and can do it again after a crash. [`Connector::connect`] opens a
+//! [`Connection`] and from then on pushes everything the server says into
+//! the [`EventSink`] it was given: messages, lines that were not messages,
+//! and finally [`TransportEvent::Closed`] with the reason.
+//!
+//! The sink is a plain callback rather than a channel so that the owner (a
+//! server actor) receives events straight into its mailbox, with no pump
+//! task in between. [`Connection::send`] only queues: the write happens on
+//! the transport's own task, so an actor that sends never waits on a pipe.
+
+mod memory;
+mod stdio;
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+
+use crate::framing::Frame;
+use crate::jsonrpc::Message;
+
+pub use memory::{memory_pair, MemoryConnector, MemoryPeer};
+pub use stdio::{StdioConnector, StdioSpec};
+
+/// Something that happened on a connection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TransportEvent {
+    /// A JSON-RPC message from the server.
+    Message(Message),
+    /// Output that was not a JSON-RPC message; it was skipped.
+    Malformed {
+        /// What was wrong, with the start of the offending text.
+        problem: String,
+    },
+    /// The connection is gone; nothing more will arrive.
+    Closed {
+        /// Why, for people: exit status, signal, I/O error.
+        reason: String,
+    },
+}
+
+/// Where a connection delivers its events. Called from the transport's own
+/// tasks; it must not block.
+pub type EventSink = Arc<dyn Fn(TransportEvent) + Send + Sync>;
+
+/// What [`Connector::connect`] returns.
+pub type ConnectFuture = Pin<Box<dyn Future<Output = Result<Connection, TransportError>> + Send>>;
+
+/// A graceful close, run when the connection is closed.
+pub type Closer = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Opens connections to one server.
+pub trait Connector: Send + Sync + 'static {
+    /// Opens a new connection whose events go to `sink`.
+    fn connect(&self, sink: EventSink) -> ConnectFuture;
+}
+
+/// Why a connection could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// The server's process could not be started.
+    #[error("could not start `{command}`: {source}; check `command` (is it installed and on PATH?) and `cwd`")]
+    Spawn {
+        /// The program.
+        command: String,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The connection is already closed.
+    #[error("the connection to the server is closed")]
+    Closed,
+}
+
+/// An open connection: send messages, read the stderr tail, close it.
+pub struct Connection {
+    outbound: mpsc::UnboundedSender<Message>,
+    closer: Option<Closer>,
+    stderr: StderrTail,
+}
+
+impl Connection {
+    /// A connection whose messages go to `outbound`, closed by `closer`.
+    pub fn new(
+        outbound: mpsc::UnboundedSender<Message>,
+        closer: Closer,
+        stderr: StderrTail,
+    ) -> Self {
+        Connection {
+            outbound,
+            closer: Some(closer),
+            stderr,
+        }
+    }
+
+    /// Queues a message for the server. Fails only when the connection is
+    /// already gone.
+    pub fn send(&self, message: Message) -> Result<(), TransportError> {
+        self.outbound
+            .send(message)
+            .map_err(|_| TransportError::Closed)
+    }
+
+    /// The server's last stderr lines (empty for transports without one).
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr.lines()
+    }
+
+    /// Closes the connection gracefully and waits until it is closed.
+    pub async fn close(mut self) {
+        if let Some(closer) = self.closer.take() {
+            closer.await;
+        }
+    }
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").finish_non_exhaustive()
+    }
+}
+
+/// The last lines a server wrote to stderr, kept so a failed start can say
+/// what the server said before it died.
+#[derive(Debug, Clone, Default)]
+pub struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl StderrTail {
+    /// How many lines are kept.
+    pub const LINES: usize = 20;
+    /// How much of one line is kept.
+    pub const LINE_CHARS: usize = 400;
+
+    /// Remembers a line, forgetting the oldest past [`StderrTail::LINES`].
+    pub fn push(&self, line: &str) {
+        let mut lines = self
+            .lines
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if lines.len() == Self::LINES {
+            lines.pop_front();
+        }
+        lines.push_back(excerpt(line, Self::LINE_CHARS));
+    }
+
+    /// The kept lines, oldest first.
+    pub fn lines(&self) -> Vec<String> {
+        let lines = self
+            .lines
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        lines.iter().cloned().collect()
+    }
+}
+
+/// Turns one frame of server output into an event.
+pub(crate) fn frame_to_event(frame: Frame) -> TransportEvent {
+    match frame {
+        Frame::Line(line) => match Message::parse(&line) {
+            Ok(message) => TransportEvent::Message(message),
+            Err(error) => TransportEvent::Malformed {
+                problem: format!("{error} (line starts: `{}`)", excerpt(&line, 80)),
+            },
+        },
+        Frame::Oversized { bytes } => TransportEvent::Malformed {
+            problem: format!("a {bytes}-byte line is over the message size limit"),
+        },
+        Frame::NotUtf8 { bytes } => TransportEvent::Malformed {
+            problem: format!("a {bytes}-byte line is not UTF-8"),
+        },
+    }
+}
+
+/// At most `max` characters of `text`, cut on a character boundary, with `…`
+/// when something was cut.
+pub(crate) fn excerpt(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}

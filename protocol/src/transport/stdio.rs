@@ -1,0 +1,317 @@
+//! The stdio transport: a child process, JSON lines on its stdin and stdout.
+//!
+//! Each connection runs four tasks: a writer (queued messages → stdin, with
+//! a flush only when the queue is empty, so bursts become one write), a
+//! reader (stdout lines → events), a stderr drain (lines → `tracing` and a
+//! bounded tail) and a keeper that owns the process and reports its exit.
+//!
+//! The child runs in its own process group so that Warden can stop the whole
+//! tree (`npx` starts a shell that starts node). Closing is polite first:
+//! close stdin, wait; SIGTERM the group, wait; SIGKILL the group. Should
+//! Warden itself go away without closing — a panic, a dropped runtime — a
+//! drop guard kills the group, and on Linux the child also gets SIGKILL from
+//! the kernel when its parent thread dies.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::{
+    frame_to_event, ConnectFuture, Connection, Connector, EventSink, StderrTail, TransportError,
+    TransportEvent,
+};
+use crate::framing::{LineReader, DEFAULT_MAX_MESSAGE_BYTES};
+use crate::jsonrpc::Message;
+
+/// How to start one stdio server.
+#[derive(Debug, Clone)]
+pub struct StdioSpec {
+    /// The server's name in Warden, for logs.
+    pub server: String,
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables (on top of Warden's own environment).
+    pub env: BTreeMap<String, String>,
+    /// Working directory; Warden's own when `None`.
+    pub cwd: Option<PathBuf>,
+    /// The largest line accepted from the server.
+    pub max_message_bytes: usize,
+    /// How long to wait after closing stdin before SIGTERM.
+    pub stdin_grace: Duration,
+    /// How long to wait after SIGTERM before SIGKILL.
+    pub term_grace: Duration,
+}
+
+impl StdioSpec {
+    /// A spec with default limits and grace periods.
+    pub fn new(server: impl Into<String>, command: impl Into<String>, args: Vec<String>) -> Self {
+        StdioSpec {
+            server: server.into(),
+            command: command.into(),
+            args,
+            env: BTreeMap::new(),
+            cwd: None,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            stdin_grace: Duration::from_millis(1000),
+            term_grace: Duration::from_millis(2000),
+        }
+    }
+}
+
+/// Starts a stdio server process per connection.
+#[derive(Debug, Clone)]
+pub struct StdioConnector {
+    spec: Arc<StdioSpec>,
+}
+
+impl StdioConnector {
+    /// A connector for `spec`.
+    pub fn new(spec: StdioSpec) -> Self {
+        StdioConnector {
+            spec: Arc::new(spec),
+        }
+    }
+}
+
+impl Connector for StdioConnector {
+    fn connect(&self, sink: EventSink) -> ConnectFuture {
+        let spec = self.spec.clone();
+        Box::pin(async move { spawn(&spec, sink) })
+    }
+}
+
+fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, TransportError> {
+    let mut command = Command::new(&spec.command);
+    command
+        .args(&spec.args)
+        .envs(&spec.env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    if let Some(cwd) = &spec.cwd {
+        command.current_dir(cwd);
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().map_err(|source| TransportError::Spawn {
+        command: spec.command.clone(),
+        source,
+    })?;
+    let group = GroupGuard(child.id().map(|pid| pid as libc::pid_t));
+    let stdin = child.stdin.take().expect("stdin is piped");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+
+    let (outbound_tx, outbound_rx) = mpsc::unbounded_channel();
+    let (stop_writer_tx, stop_writer_rx) = oneshot::channel();
+    let (close_tx, close_rx) = oneshot::channel::<()>();
+
+    let writer = tokio::spawn(write_messages(stdin, outbound_rx, stop_writer_rx));
+    let reader = tokio::spawn(read_messages(stdout, spec.max_message_bytes, sink.clone()));
+    let tail = StderrTail::default();
+    tokio::spawn(drain_stderr(stderr, spec.server.clone(), tail.clone()));
+    let keeper = tokio::spawn(keep(
+        child,
+        group,
+        Keep {
+            stop_writer: stop_writer_tx,
+            writer,
+            reader,
+            close: close_rx,
+            sink,
+            spec: spec.clone(),
+        },
+    ));
+
+    let closer = Box::pin(async move {
+        let _ = close_tx.send(());
+        let _ = keeper.await;
+    });
+    Ok(Connection::new(outbound_tx, closer, tail))
+}
+
+/// Writes queued messages to stdin until the queue closes or Warden asks to
+/// stop; then drops stdin, which the server sees as end of input.
+async fn write_messages(
+    stdin: ChildStdin,
+    mut outbound: mpsc::UnboundedReceiver<Message>,
+    mut stop: oneshot::Receiver<()>,
+) {
+    let mut stdin = BufWriter::new(stdin);
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        let message = tokio::select! {
+            biased;
+            _ = &mut stop => break,
+            message = outbound.recv() => match message {
+                Some(message) => message,
+                None => break,
+            },
+        };
+        let mut next = Some(message);
+        // Take everything already queued, then flush once.
+        while let Some(message) = next {
+            line.clear();
+            serde_json::to_writer(&mut line, &message)
+                .expect("a JSON-RPC message always serialises");
+            line.push(b'\n');
+            if let Err(error) = stdin.write_all(&line).await {
+                tracing::debug!(%error, "writing to the server's stdin failed; it is exiting");
+                return;
+            }
+            next = outbound.try_recv().ok();
+        }
+        if stdin.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = stdin.shutdown().await;
+}
+
+async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, sink: EventSink) {
+    let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), max);
+    loop {
+        match lines.next_frame().await {
+            Ok(Some(frame)) => sink(frame_to_event(frame)),
+            Ok(None) => return,
+            Err(error) => {
+                sink(TransportEvent::Malformed {
+                    problem: format!("reading stdout failed: {error}"),
+                });
+                return;
+            }
+        }
+    }
+}
+
+/// Sends each stderr line to `tracing` under the server's name and keeps the
+/// last few. stderr is the server's log, never a sign of failure.
+async fn drain_stderr(stderr: tokio::process::ChildStderr, server: String, tail: StderrTail) {
+    let mut lines = LineReader::new(BufReader::new(stderr), 64 * 1024);
+    while let Ok(Some(frame)) = lines.next_frame().await {
+        let line = match frame {
+            crate::framing::Frame::Line(line) => line,
+            other => format!("{other:?}"),
+        };
+        tracing::info!(target: "warden::server_stderr", server = %server, "{line}");
+        tail.push(&line);
+    }
+}
+
+struct Keep {
+    stop_writer: oneshot::Sender<()>,
+    writer: JoinHandle<()>,
+    reader: JoinHandle<()>,
+    close: oneshot::Receiver<()>,
+    sink: EventSink,
+    spec: Arc<StdioSpec>,
+}
+
+/// Owns the process: waits for it to exit, or closes it when asked (or when
+/// the connection is dropped), then reports [`TransportEvent::Closed`] after
+/// the last stdout line has been delivered.
+async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
+    let Keep {
+        stop_writer,
+        writer,
+        reader,
+        close,
+        sink,
+        spec,
+    } = keep;
+    let (status, closed_by_warden) = tokio::select! {
+        status = child.wait() => (status, false),
+        _ = close => {
+            let _ = stop_writer.send(());
+            (shut_down(&mut child, &group, &spec).await, true)
+        }
+    };
+    // The leader is gone; anything it left behind in its group goes too.
+    group.kill(libc::SIGKILL);
+    group.disarm();
+    writer.abort();
+    // A process that exited has closed stdout, unless a grandchild still
+    // holds it: do not wait forever for that.
+    let mut reader = reader;
+    if tokio::time::timeout(Duration::from_millis(500), &mut reader)
+        .await
+        .is_err()
+    {
+        reader.abort();
+    }
+    let reason = match (closed_by_warden, status) {
+        (true, _) => "closed by Warden".to_string(),
+        (false, Ok(status)) => describe_exit(status),
+        (false, Err(error)) => format!("waiting for the process failed: {error}"),
+    };
+    sink(TransportEvent::Closed { reason });
+}
+
+async fn shut_down(
+    child: &mut Child,
+    group: &GroupGuard,
+    spec: &StdioSpec,
+) -> std::io::Result<ExitStatus> {
+    if let Ok(status) = tokio::time::timeout(spec.stdin_grace, child.wait()).await {
+        return status;
+    }
+    tracing::debug!(server = %spec.server, "server did not exit after stdin closed; sending SIGTERM");
+    group.kill(libc::SIGTERM);
+    if let Ok(status) = tokio::time::timeout(spec.term_grace, child.wait()).await {
+        return status;
+    }
+    tracing::warn!(server = %spec.server, "server ignored SIGTERM; sending SIGKILL");
+    group.kill(libc::SIGKILL);
+    child.wait().await
+}
+
+fn describe_exit(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("the server process exited with code {code}"),
+        (None, Some(signal)) => format!("the server process was killed by signal {signal}"),
+        (None, None) => format!("the server process exited ({status})"),
+    }
+}
+
+/// Kills the child's process group when dropped, unless disarmed after the
+/// group was already cleaned up.
+struct GroupGuard(Option<libc::pid_t>);
+
+impl GroupGuard {
+    fn kill(&self, signal: libc::c_int) {
+        if let Some(pgid) = self.0 {
+            // SAFETY: killpg only sends a signal; ESRCH (group gone) is fine.
+            unsafe {
+                libc::killpg(pgid, signal);
+            }
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill(libc::SIGKILL);
+    }
+}
