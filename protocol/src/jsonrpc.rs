@@ -284,8 +284,8 @@ impl<'de> Deserialize<'de> for Message {
     }
 }
 
-/// A JSON value's kind, for error messages.
-pub(crate) fn json_kind(value: &Value) -> &'static str {
+/// A JSON value's kind ("an array", "a string"...), for error messages.
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -24,7 +24,8 @@ mod transport;
 
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES};
 pub use jsonrpc::{
-    ErrorCode, ErrorObject, Message, Notification, ParseError, Request, RequestId, Response,
+    json_kind, ErrorCode, ErrorObject, Message, Notification, ParseError, Request, RequestId,
+    Response,
 };
 pub use mcp::{
     CallToolParams, CallToolResult, ContentBlock, Implementation, InitializeParams,

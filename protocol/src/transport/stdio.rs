@@ -126,7 +126,7 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
     let writer = tokio::spawn(write_messages(stdin, outbound_rx, stop_writer_rx));
     let reader = tokio::spawn(read_messages(stdout, spec.max_message_bytes, sink.clone()));
     let tail = StderrTail::default();
-    tokio::spawn(drain_stderr(stderr, spec.server.clone(), tail.clone()));
+    let stderr = tokio::spawn(drain_stderr(stderr, spec.server.clone(), tail.clone()));
     let keeper = tokio::spawn(keep(
         child,
         group,
@@ -134,6 +134,7 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
             stop_writer: stop_writer_tx,
             writer,
             reader,
+            stderr,
             close: close_rx,
             sink,
             spec: spec.clone(),
@@ -219,6 +220,7 @@ struct Keep {
     stop_writer: oneshot::Sender<()>,
     writer: JoinHandle<()>,
     reader: JoinHandle<()>,
+    stderr: JoinHandle<()>,
     close: oneshot::Receiver<()>,
     sink: EventSink,
     spec: Arc<StdioSpec>,
@@ -232,6 +234,7 @@ async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
         stop_writer,
         writer,
         reader,
+        stderr,
         close,
         sink,
         spec,
@@ -247,14 +250,16 @@ async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
     group.kill(libc::SIGKILL);
     group.disarm();
     writer.abort();
-    // A process that exited has closed stdout, unless a grandchild still
-    // holds it: do not wait forever for that.
-    let mut reader = reader;
-    if tokio::time::timeout(Duration::from_millis(500), &mut reader)
-        .await
-        .is_err()
-    {
-        reader.abort();
+    // Deliver the last stdout lines (and keep the last stderr lines) before
+    // saying the connection closed. A process that exited has closed its
+    // pipes, unless a grandchild still holds them: do not wait forever.
+    for mut task in [reader, stderr] {
+        if tokio::time::timeout(Duration::from_millis(500), &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
     }
     let reason = match (closed_by_warden, status) {
         (true, _) => "closed by Warden".to_string(),

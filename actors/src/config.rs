@@ -1,0 +1,269 @@
+//! Warden's configuration: which servers to run and how.
+//!
+//! One schema, read with the `config` crate from TOML:
+//!
+//! ```toml
+//! [servers.everything]
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-everything@2026.8.31"]
+//! env = { API_KEY = "${MY_API_KEY}" }
+//! startup_timeout_secs = 30
+//! ```
+//!
+//! A server has exactly one of `command` (stdio) or `url` (Streamable HTTP).
+//! Unknown keys are errors, because a typo like `comand` silently ignored is
+//! a server that never starts for a reason nobody can see. `${VAR}` in `env`
+//! and `headers` values is replaced from Warden's environment at load time;
+//! an unset variable is an error, so a missing token is found before a
+//! server runs with an empty one. `$${` writes a literal `${`.
+//!
+//! Every error names the file, the server and the field.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use warden_protocol::DEFAULT_MAX_MESSAGE_BYTES;
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WardenConfig {
+    /// The servers, by name. The name prefixes their tools: `name__tool`.
+    #[serde(default)]
+    pub servers: BTreeMap<String, ServerConfig>,
+    /// The largest single message accepted from a server, in bytes.
+    #[serde(default = "default_max_message_bytes")]
+    pub max_message_bytes: usize,
+    /// How long one tool call may take before it is cancelled, in seconds.
+    #[serde(default = "default_call_timeout_secs")]
+    pub call_timeout_secs: f64,
+}
+
+/// One server.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// stdio: the program to start.
+    pub command: Option<String>,
+    /// stdio: its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// stdio: environment variables added to Warden's own.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// stdio: the working directory.
+    pub cwd: Option<PathBuf>,
+    /// HTTP: the endpoint.
+    pub url: Option<String>,
+    /// HTTP: headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// How long the handshake plus tool discovery may take, in seconds.
+    pub startup_timeout_secs: Option<f64>,
+}
+
+/// The default for `startup_timeout_secs`.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The default for `call_timeout_secs`.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn default_max_message_bytes() -> usize {
+    DEFAULT_MAX_MESSAGE_BYTES
+}
+
+fn default_call_timeout_secs() -> f64 {
+    DEFAULT_CALL_TIMEOUT.as_secs_f64()
+}
+
+/// What is wrong with a configuration.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read or parsed.
+    #[error("config file '{file}': {problem}")]
+    Unreadable {
+        /// The file.
+        file: String,
+        /// What the parser said.
+        problem: String,
+    },
+    /// A server entry is wrong.
+    #[error("config file '{file}', server '{server}': {problem}")]
+    Server {
+        /// The file.
+        file: String,
+        /// The server's name.
+        server: String,
+        /// What is wrong, and what to write instead.
+        problem: String,
+    },
+    /// A top-level setting is wrong.
+    #[error("config file '{file}': `{field}` {problem}")]
+    Setting {
+        /// The file.
+        file: String,
+        /// The setting.
+        field: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl WardenConfig {
+    /// Reads, checks and expands a TOML config file.
+    pub fn load(path: &Path) -> Result<WardenConfig, ConfigError> {
+        let file = path.display().to_string();
+        if !path.is_file() {
+            return Err(ConfigError::Unreadable {
+                file,
+                problem: "no such file; pass --config with the path of a warden.toml".into(),
+            });
+        }
+        let source = config::File::from(path).format(config::FileFormat::Toml);
+        Self::from_source(source, &file)
+    }
+
+    /// Reads, checks and expands TOML text; `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &str) -> Result<WardenConfig, ConfigError> {
+        Self::from_source(
+            config::File::from_str(text, config::FileFormat::Toml),
+            origin,
+        )
+    }
+
+    fn from_source<S>(source: S, file: &str) -> Result<WardenConfig, ConfigError>
+    where
+        S: config::Source + Send + Sync + 'static,
+    {
+        let unreadable = |error: config::ConfigError| ConfigError::Unreadable {
+            file: file.to_string(),
+            problem: error.to_string(),
+        };
+        let loaded = config::Config::builder()
+            .add_source(source)
+            .build()
+            .map_err(unreadable)?;
+        let mut config: WardenConfig = loaded.try_deserialize().map_err(unreadable)?;
+        config.check_and_expand(file, &|name| std::env::var(name).ok())?;
+        Ok(config)
+    }
+
+    /// Validates every entry and replaces `${VAR}` references using `lookup`.
+    pub fn check_and_expand(
+        &mut self,
+        file: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), ConfigError> {
+        if !(self.call_timeout_secs.is_finite() && self.call_timeout_secs > 0.0) {
+            return Err(ConfigError::Setting {
+                file: file.into(),
+                field: "call_timeout_secs",
+                problem: format!(
+                    "must be a positive number of seconds, not {}",
+                    self.call_timeout_secs
+                ),
+            });
+        }
+        if self.max_message_bytes < 1024 {
+            return Err(ConfigError::Setting {
+                file: file.into(),
+                field: "max_message_bytes",
+                problem: format!("must be at least 1024, not {}", self.max_message_bytes),
+            });
+        }
+        for (name, server) in &mut self.servers {
+            let error = |problem: String| ConfigError::Server {
+                file: file.into(),
+                server: name.clone(),
+                problem,
+            };
+            warden_policy::validate_server_name(name).map_err(|e| error(e.to_string()))?;
+            server.check(lookup).map_err(error)?;
+        }
+        Ok(())
+    }
+
+    /// How long a tool call may take.
+    pub fn call_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.call_timeout_secs)
+    }
+}
+
+impl ServerConfig {
+    fn check(&mut self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => return Err("has both `command` and `url`; set `command` for a local (stdio) server or `url` for a remote (HTTP) one, not both".into()),
+            (None, None) => return Err("has neither `command` nor `url`; set `command` for a local (stdio) server or `url` for a remote (HTTP) one".into()),
+            (Some(command), None) if command.trim().is_empty() => return Err("`command` is empty".into()),
+            (Some(_), None) if !self.headers.is_empty() => return Err("`headers` only applies to `url` servers; use `env` for a `command` server".into()),
+            (None, Some(_)) if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() => {
+                return Err("`args`, `env` and `cwd` only apply to `command` servers; a `url` server takes `headers`".into())
+            }
+            _ => {}
+        }
+        if let Some(secs) = self.startup_timeout_secs {
+            if !(secs.is_finite() && secs > 0.0) {
+                return Err(format!(
+                    "`startup_timeout_secs` must be a positive number of seconds, not {secs}"
+                ));
+            }
+        }
+        for (field, values) in [("env", &mut self.env), ("headers", &mut self.headers)] {
+            for (key, value) in values.iter_mut() {
+                *value = expand(value, lookup)
+                    .map_err(|problem| format!("`{field}.{key}`: {problem}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// How long the handshake plus tool discovery may take.
+    pub fn startup_timeout(&self) -> Duration {
+        self.startup_timeout_secs
+            .map(Duration::from_secs_f64)
+            .unwrap_or(DEFAULT_STARTUP_TIMEOUT)
+    }
+}
+
+/// Replaces `${VAR}` with the variable's value; `$${` is a literal `${`.
+pub(crate) fn expand(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        if let Some(after) = rest.strip_prefix("$${") {
+            out.push_str("${");
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("${") {
+            let end = after
+                .find('}')
+                .ok_or_else(|| format!("`${{` without a closing `}}` in \"{text}\""))?;
+            let name = &after[..end];
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(format!(
+                    "`${{{name}}}` is not a valid variable name (letters, digits and '_')"
+                ));
+            }
+            let value = lookup(name).ok_or_else(|| {
+                format!("environment variable `{name}` is not set; set it before starting Warden, or write `$${{` for a literal `${{`")
+            })?;
+            out.push_str(&value);
+            rest = &after[end + 1..];
+        } else {
+            out.push('$');
+            rest = &rest[1..];
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,193 @@
+//! The Hub: root of Warden's supervision tree.
+//!
+//! It spawns the Registry and one ServerActor per configured server, all
+//! linked to itself, and hears when any of them stops. A server that stops
+//! has already told the Registry why; a server actor that panics cannot, so
+//! the Hub reports that for it. Nothing a server does can stop the Hub: it
+//! overrides `handle_supervisor_evt`, whose default would stop the parent
+//! when any child exits.
+//!
+//! Calls do not pass through the Hub (the `Warden` handle routes them from
+//! the Registry's snapshot straight to the server's actor); the Hub owns
+//! lifecycles. On [`HubMsg::Shutdown`] it stops every server at once and
+//! waits until their transports are closed.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{
+    Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent,
+};
+use tokio::task::JoinSet;
+use warden_protocol::Connector;
+
+use crate::registry::{Registry, RegistryMsg};
+use crate::server_actor::{ServerActor, ServerArgs, ServerSettings};
+
+/// How long shutdown waits for one server to close before moving on.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
+
+/// A server as the Hub starts it.
+pub struct ServerPlan {
+    /// Its configured name.
+    pub name: String,
+    /// How to reach it, or why it cannot be reached.
+    pub connector: Result<Arc<dyn Connector>, String>,
+    /// Its limits.
+    pub settings: ServerSettings,
+}
+
+/// The Hub actor.
+pub struct Hub;
+
+/// What the Hub is started with.
+pub struct HubArgs {
+    /// The servers to run.
+    pub servers: Vec<ServerPlan>,
+    /// Where the Registry publishes snapshots.
+    pub publish: tokio::sync::watch::Sender<Arc<crate::registry::Snapshot>>,
+}
+
+/// Messages the Hub handles.
+#[derive(Debug)]
+pub enum HubMsg {
+    /// Stop every server, wait for them, then answer.
+    Shutdown {
+        /// Answered when every server has stopped.
+        reply: RpcReplyPort<()>,
+    },
+}
+
+/// The Hub's state.
+pub struct HubState {
+    registry: ActorRef<RegistryMsg>,
+    /// Server actors by actor id, for supervision events.
+    servers: HashMap<ActorId, (String, ActorCell)>,
+}
+
+impl Actor for Hub {
+    type Msg = HubMsg;
+    type State = HubState;
+    type Arguments = HubArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<HubMsg>,
+        args: HubArgs,
+    ) -> Result<HubState, ActorProcessingErr> {
+        let (registry, _) =
+            Actor::spawn_linked(None, Registry, args.publish, myself.get_cell()).await?;
+        let mut servers = HashMap::new();
+        for plan in args.servers {
+            let connector = match plan.connector {
+                Ok(connector) => connector,
+                Err(reason) => {
+                    let _ = registry.cast(RegistryMsg::ServerFailed {
+                        server: plan.name,
+                        reason,
+                    });
+                    continue;
+                }
+            };
+            let server_args = ServerArgs {
+                name: plan.name.clone(),
+                connector,
+                settings: plan.settings,
+                registry: registry.clone(),
+            };
+            // Unnamed: ractor's global names would collide between Wardens
+            // (and between parallel tests).
+            match Actor::spawn_linked(None, ServerActor, server_args, myself.get_cell()).await {
+                Ok((actor, _)) => {
+                    let _ = registry.cast(RegistryMsg::ServerSpawned {
+                        server: plan.name.clone(),
+                        actor: actor.clone(),
+                    });
+                    servers.insert(actor.get_id(), (plan.name, actor.get_cell()));
+                }
+                Err(error) => {
+                    let reason = format!("internal error starting its actor: {error}");
+                    let _ = registry.cast(RegistryMsg::ServerFailed {
+                        server: plan.name,
+                        reason,
+                    });
+                }
+            }
+        }
+        Ok(HubState { registry, servers })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<HubMsg>,
+        message: HubMsg,
+        state: &mut HubState,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            HubMsg::Shutdown { reply } => {
+                state.stop_servers().await;
+                let _ = reply.send(());
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _myself: ActorRef<HubMsg>,
+        event: SupervisionEvent,
+        state: &mut HubState,
+    ) -> Result<(), ActorProcessingErr> {
+        match event {
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                if let Some((name, _)) = state.servers.remove(&cell.get_id()) {
+                    tracing::debug!(server = %name, reason = ?reason, "server actor stopped");
+                }
+            }
+            SupervisionEvent::ActorFailed(cell, error) => {
+                if let Some((name, _)) = state.servers.remove(&cell.get_id()) {
+                    let reason = format!("internal error in its actor: {error}");
+                    let _ = state.registry.cast(RegistryMsg::ServerFailed {
+                        server: name,
+                        reason,
+                    });
+                } else if cell.get_id() == state.registry.get_id() {
+                    // Without a registry no name resolves; say so loudly.
+                    tracing::error!(%error, "the registry failed; Warden cannot route calls until restarted");
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<HubMsg>,
+        state: &mut HubState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.stop_servers().await;
+        state.registry.stop(None);
+        Ok(())
+    }
+}
+
+impl HubState {
+    /// Stops every server concurrently and waits for each (bounded).
+    async fn stop_servers(&mut self) {
+        let mut stopping = JoinSet::new();
+        for (_, (name, cell)) in self.servers.drain() {
+            stopping.spawn(async move {
+                if cell
+                    .stop_and_wait(Some("Warden is shutting down".into()), Some(SHUTDOWN_WAIT))
+                    .await
+                    .is_err()
+                {
+                    tracing::warn!(server = %name, "server did not stop within {SHUTDOWN_WAIT:?}");
+                }
+            });
+        }
+        while stopping.join_next().await.is_some() {}
+    }
+}

@@ -1,0 +1,319 @@
+//! The Registry actor: the one owner of tool names and server states.
+//!
+//! Server actors tell it what they discovered; it builds the namespaced tool
+//! table (`server__tool`), settles collisions (the name registered first
+//! keeps it, the duplicate is skipped with a warning naming both sides), and
+//! records each server's state. It is supervised by the Hub and holds no
+//! resources, so it has nothing to clean up.
+//!
+//! Readers never send it a message. After every change it publishes an
+//! immutable [`Snapshot`] on a `watch` channel; the `Warden` handle resolves
+//! names and lists tools from the latest snapshot without a round trip, so a
+//! thousand concurrent calls do not queue behind one mailbox.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use tokio::sync::watch;
+use warden_protocol::{Implementation, InitializeResult, Tool};
+
+use crate::server_actor::ServerMsg;
+
+/// Where a server is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Connecting, handshaking or discovering tools.
+    Starting,
+    /// Serving calls.
+    Running,
+    /// Stopped for good; its tools are withdrawn.
+    Failed {
+        /// What went wrong, for people.
+        reason: String,
+    },
+}
+
+impl ServerState {
+    /// True once the server is running or has failed.
+    pub fn is_settled(&self) -> bool {
+        !matches!(self, ServerState::Starting)
+    }
+}
+
+impl fmt::Display for ServerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerState::Starting => write!(f, "starting"),
+            ServerState::Running => write!(f, "running"),
+            ServerState::Failed { reason } => write!(f, "failed: {reason}"),
+        }
+    }
+}
+
+/// One server as hosts see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerStatus {
+    /// Its configured name.
+    pub name: String,
+    /// Its state.
+    pub state: ServerState,
+    /// How many of its tools are registered.
+    pub tools: usize,
+    /// The protocol version it agreed to.
+    pub protocol_version: Option<String>,
+    /// What it says it is.
+    pub server_info: Option<Implementation>,
+    /// Problems worth a person's attention (skipped duplicate tools, ...).
+    pub warnings: Vec<String>,
+}
+
+/// A registered tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolEntry {
+    /// The name hosts use: `server__tool`.
+    pub name: String,
+    /// The server that provides it.
+    pub server: String,
+    /// The tool as the server listed it (its own name, schema, annotations,
+    /// and every member Warden does not model).
+    pub tool: Tool,
+}
+
+/// A server's row in the snapshot.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerEntry {
+    pub(crate) status: ServerStatus,
+    pub(crate) actor: Option<ActorRef<ServerMsg>>,
+}
+
+/// Everything the Registry knows, frozen at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub(crate) servers: BTreeMap<String, ServerEntry>,
+    /// Tools of running servers, by namespaced name.
+    pub(crate) tools: BTreeMap<String, ToolEntry>,
+}
+
+impl Snapshot {
+    /// A snapshot in which every named server is starting.
+    pub(crate) fn starting<'a>(names: impl IntoIterator<Item = &'a String>) -> Snapshot {
+        let servers = names
+            .into_iter()
+            .map(|name| {
+                let status = ServerStatus {
+                    name: name.clone(),
+                    state: ServerState::Starting,
+                    tools: 0,
+                    protocol_version: None,
+                    server_info: None,
+                    warnings: Vec::new(),
+                };
+                (
+                    name.clone(),
+                    ServerEntry {
+                        status,
+                        actor: None,
+                    },
+                )
+            })
+            .collect();
+        Snapshot {
+            servers,
+            tools: BTreeMap::new(),
+        }
+    }
+
+    /// True when no server is still starting.
+    pub fn is_settled(&self) -> bool {
+        self.servers
+            .values()
+            .all(|entry| entry.status.state.is_settled())
+    }
+
+    /// Every server's status, by name.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.servers
+            .values()
+            .map(|entry| entry.status.clone())
+            .collect()
+    }
+
+    /// Every registered tool, by name.
+    pub fn tools(&self) -> Vec<ToolEntry> {
+        self.tools.values().cloned().collect()
+    }
+}
+
+/// Messages: facts reported by server actors and the Hub.
+#[derive(Debug)]
+pub enum RegistryMsg {
+    /// A server's actor is up; calls for it go there.
+    ServerSpawned {
+        /// The server.
+        server: String,
+        /// Its actor.
+        actor: ActorRef<ServerMsg>,
+    },
+    /// A server finished its handshake.
+    ServerInitialized {
+        /// The server.
+        server: String,
+        /// What it answered.
+        info: Box<InitializeResult>,
+    },
+    /// A server's complete tool list (the first one, or a refresh).
+    ToolsDiscovered {
+        /// The server.
+        server: String,
+        /// Every tool it listed.
+        tools: Vec<Tool>,
+    },
+    /// A server stopped for good.
+    ServerFailed {
+        /// The server.
+        server: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The Registry actor.
+pub struct Registry;
+
+/// The Registry's state: the current snapshot and where to publish it.
+pub struct RegistryState {
+    snapshot: Snapshot,
+    publish: watch::Sender<Arc<Snapshot>>,
+}
+
+impl Actor for Registry {
+    type Msg = RegistryMsg;
+    type State = RegistryState;
+    type Arguments = watch::Sender<Arc<Snapshot>>;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        publish: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let snapshot = (**publish.borrow()).clone();
+        Ok(RegistryState { snapshot, publish })
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            RegistryMsg::ServerSpawned { server, actor } => state.record_actor(&server, actor),
+            RegistryMsg::ServerInitialized { server, info } => {
+                state.record_initialized(&server, *info)
+            }
+            RegistryMsg::ToolsDiscovered { server, tools } => state.register_tools(&server, tools),
+            RegistryMsg::ServerFailed { server, reason } => state.record_failure(&server, reason),
+        }
+        state.publish();
+        Ok(())
+    }
+}
+
+impl RegistryState {
+    fn entry(&mut self, server: &str) -> Option<&mut ServerEntry> {
+        let entry = self.snapshot.servers.get_mut(server);
+        if entry.is_none() {
+            tracing::error!(
+                server,
+                "registry heard from a server that is not configured"
+            );
+        }
+        entry
+    }
+
+    fn record_actor(&mut self, server: &str, actor: ActorRef<ServerMsg>) {
+        if let Some(entry) = self.entry(server) {
+            entry.actor = Some(actor);
+        }
+    }
+
+    fn record_initialized(&mut self, server: &str, info: InitializeResult) {
+        if let Some(entry) = self.entry(server) {
+            entry.status.protocol_version = Some(info.protocol_version);
+            entry.status.server_info = Some(info.server_info);
+        }
+    }
+
+    /// Replaces a server's tools, skipping names that are already taken.
+    fn register_tools(&mut self, server: &str, tools: Vec<Tool>) {
+        let Some(entry) = self.snapshot.servers.get(server) else {
+            tracing::error!(
+                server,
+                "registry heard from a server that is not configured"
+            );
+            return;
+        };
+        let first_time = entry.status.state == ServerState::Starting;
+        self.snapshot.tools.retain(|_, tool| tool.server != server);
+        let mut warnings = Vec::new();
+        let mut count = 0;
+        for tool in tools {
+            let name = warden_policy::namespaced_tool_name(server, &tool.name);
+            if let Some(holder) = self.snapshot.tools.get(&name) {
+                let warning = format!(
+                    "tool '{}' of server '{server}' would be named '{name}', which tool '{}' of server '{}' already has; skipped it",
+                    tool.name, holder.tool.name, holder.server
+                );
+                tracing::warn!(server, "{warning}");
+                warnings.push(warning);
+                continue;
+            }
+            self.snapshot.tools.insert(
+                name.clone(),
+                ToolEntry {
+                    name,
+                    server: server.to_string(),
+                    tool,
+                },
+            );
+            count += 1;
+        }
+        let entry = self
+            .snapshot
+            .servers
+            .get_mut(server)
+            .expect("checked above");
+        entry.status.state = ServerState::Running;
+        entry.status.tools = count;
+        entry.status.warnings = warnings;
+        let version = entry
+            .status
+            .protocol_version
+            .as_deref()
+            .unwrap_or("unknown");
+        if first_time {
+            tracing::info!(
+                server,
+                "MCP '{server}': initialized (protocol {version}), {count} tools"
+            );
+        } else {
+            tracing::info!(server, "MCP '{server}': tool list changed, {count} tools");
+        }
+    }
+
+    fn record_failure(&mut self, server: &str, reason: String) {
+        self.snapshot.tools.retain(|_, tool| tool.server != server);
+        if let Some(entry) = self.entry(server) {
+            tracing::warn!(server, "MCP '{server}': failed: {reason}");
+            entry.status.state = ServerState::Failed { reason };
+            entry.status.tools = 0;
+            entry.actor = None;
+        }
+    }
+
+    fn publish(&self) {
+        self.publish.send_replace(Arc::new(self.snapshot.clone()));
+    }
+}

@@ -1,0 +1,646 @@
+//! The ServerActor: one MCP server, one transport, many calls in flight.
+//!
+//! It connects through its [`Connector`], runs the handshake (`initialize`,
+//! wait for the answer, `notifications/initialized`), pages through
+//! `tools/list`, and reports to the Registry. Then it forwards tool calls.
+//!
+//! It never waits for the server inside `handle`: a call is written to the
+//! connection's queue and parked in `pending` under its request id; the
+//! transport casts each reply back as [`ServerMsg::Transport`], which
+//! completes the matching call. Every call has a timer (a `send_after`
+//! message); when it fires first, the caller gets a timeout error and the
+//! server gets `notifications/cancelled`, and a late reply is ignored.
+//!
+//! At most `max_in_flight` calls are sent at once (ractor mailboxes are
+//! unbounded, so the limit lives here); the rest wait in order.
+//!
+//! `tools/list_changed` starts a fresh listing under a new generation; the
+//! answer to an older listing is thrown away, so a list that changed while it
+//! was being read is never registered half-old.
+//!
+//! Failure: when the transport closes, the startup timer runs out or the
+//! handshake is refused, the actor tells the Registry why (with the server's
+//! last stderr lines when it never started), fails every pending call, and
+//! stops. Its parent decides what happens next; `post_stop` closes the
+//! transport, and the transport's own drop guard kills the process should
+//! `post_stop` never run.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use serde_json::{json, Map, Value};
+use tokio::task::JoinHandle;
+use warden_protocol::{
+    CallToolResult, Connection, Connector, ErrorCode, ErrorObject, InitializeResult,
+    ListToolsResult, Message, Notification, Request, RequestId, Response, Tool, TransportEvent,
+    LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
+};
+
+use crate::error::CallError;
+use crate::registry::RegistryMsg;
+
+/// How many pages of `tools/list` are read before Warden stops following
+/// cursors: a server that hands out cursors forever must not loop Warden.
+const MAX_LIST_PAGES: usize = 100;
+
+/// Limits and timeouts for one server.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// How long one call may take.
+    pub call_timeout: Duration,
+    /// How long handshake plus discovery may take.
+    pub startup_timeout: Duration,
+    /// How many calls are sent to the server at once.
+    pub max_in_flight: usize,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        ServerSettings {
+            call_timeout: crate::config::DEFAULT_CALL_TIMEOUT,
+            startup_timeout: crate::config::DEFAULT_STARTUP_TIMEOUT,
+            max_in_flight: 64,
+        }
+    }
+}
+
+/// A tool call on its way to a server.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The namespaced name, for errors the caller reads.
+    pub name: String,
+    /// The server's own name for the tool.
+    pub tool: String,
+    /// The arguments.
+    pub arguments: Map<String, Value>,
+}
+
+/// The ServerActor.
+pub struct ServerActor;
+
+/// What a ServerActor is started with.
+pub struct ServerArgs {
+    /// The server's configured name.
+    pub name: String,
+    /// How to reach it.
+    pub connector: Arc<dyn Connector>,
+    /// Its limits.
+    pub settings: ServerSettings,
+    /// Where discoveries and failures are reported.
+    pub registry: ActorRef<RegistryMsg>,
+}
+
+/// Messages a ServerActor handles.
+#[derive(Debug)]
+pub enum ServerMsg {
+    /// Run a tool and answer on `reply`.
+    CallTool {
+        /// The call.
+        call: ToolCall,
+        /// Where the outcome goes.
+        reply: RpcReplyPort<Result<CallToolResult, CallError>>,
+    },
+    /// Something arrived on (or happened to) the transport.
+    Transport(TransportEvent),
+    /// A request's timer ran out.
+    RequestTimedOut {
+        /// The request.
+        id: RequestId,
+    },
+    /// The startup timer ran out.
+    StartupTimedOut,
+}
+
+/// Where the handshake is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// `initialize` sent, no answer yet: only pings may be sent.
+    Initializing,
+    /// Initialized; the first tool list is being read.
+    Discovering,
+    /// Tools registered; serving calls.
+    Ready,
+}
+
+/// A request waiting for its answer.
+enum Pending {
+    Initialize,
+    ListTools {
+        generation: u64,
+        tools: Vec<Tool>,
+        pages: usize,
+    },
+    Call(PendingCall),
+}
+
+struct PendingCall {
+    call: ToolCall,
+    reply: RpcReplyPort<Result<CallToolResult, CallError>>,
+    timer: JoinHandle<()>,
+    /// False while the call waits for a free slot.
+    sent: bool,
+}
+
+/// A ServerActor's state.
+pub struct ServerState {
+    name: String,
+    connector: Arc<dyn Connector>,
+    settings: ServerSettings,
+    registry: ActorRef<RegistryMsg>,
+    connection: Option<Connection>,
+    phase: Phase,
+    next_id: i64,
+    pending: HashMap<RequestId, Pending>,
+    /// Calls waiting for a slot, oldest first.
+    queued: VecDeque<RequestId>,
+    calls_in_flight: usize,
+    generation: u64,
+    startup_timer: Option<JoinHandle<()>>,
+}
+
+impl Actor for ServerActor {
+    type Msg = ServerMsg;
+    type State = ServerState;
+    type Arguments = ServerArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<ServerMsg>,
+        args: ServerArgs,
+    ) -> Result<ServerState, ActorProcessingErr> {
+        Ok(ServerState {
+            name: args.name,
+            connector: args.connector,
+            settings: args.settings,
+            registry: args.registry,
+            connection: None,
+            phase: Phase::Initializing,
+            next_id: 0,
+            pending: HashMap::new(),
+            queued: VecDeque::new(),
+            calls_in_flight: 0,
+            generation: 0,
+            startup_timer: None,
+        })
+    }
+
+    /// Connecting happens here, after `spawn` has returned, so starting many
+    /// servers never waits on one of them.
+    async fn post_start(
+        &self,
+        myself: ActorRef<ServerMsg>,
+        state: &mut ServerState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.connect(&myself).await;
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<ServerMsg>,
+        message: ServerMsg,
+        state: &mut ServerState,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ServerMsg::CallTool { call, reply } => state.start_call(&myself, call, reply),
+            ServerMsg::Transport(TransportEvent::Message(message)) => {
+                state.receive(&myself, message)
+            }
+            ServerMsg::Transport(TransportEvent::Malformed { problem }) => {
+                tracing::warn!(server = %state.name, "MCP '{}': skipped output that is not an MCP message: {problem}", state.name);
+            }
+            ServerMsg::Transport(TransportEvent::Closed { reason }) => {
+                state.connection_closed(&myself, reason)
+            }
+            ServerMsg::RequestTimedOut { id } => state.time_out(&myself, id),
+            ServerMsg::StartupTimedOut => state.startup_timed_out(&myself),
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<ServerMsg>,
+        state: &mut ServerState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.fail_pending("the server was stopped");
+        if let Some(timer) = state.startup_timer.take() {
+            timer.abort();
+        }
+        if let Some(connection) = state.connection.take() {
+            connection.close().await;
+        }
+        Ok(())
+    }
+}
+
+impl ServerState {
+    async fn connect(&mut self, myself: &ActorRef<ServerMsg>) {
+        let actor = myself.clone();
+        let sink = Arc::new(move |event| {
+            // A closed mailbox means this actor is gone; so is the interest.
+            let _ = actor.cast(ServerMsg::Transport(event));
+        });
+        match self.connector.connect(sink).await {
+            Ok(connection) => self.connection = Some(connection),
+            Err(error) => return self.fail(myself, error.to_string()),
+        }
+        let timeout = self.settings.startup_timeout;
+        self.startup_timer = Some(spawn_timer(myself, timeout, || ServerMsg::StartupTimedOut));
+        let params = json!({
+            "protocolVersion": LATEST_PROTOCOL_VERSION,
+            // Warden offers the server nothing it cannot do: no roots,
+            // sampling or elicitation (those requests get -32601).
+            "capabilities": {},
+            "clientInfo": {"name": "warden", "version": env!("CARGO_PKG_VERSION")},
+        });
+        self.request("initialize", Some(params), Pending::Initialize);
+    }
+
+    /// Sends a request and parks it under a fresh id.
+    fn request(&mut self, method: &str, params: Option<Value>, pending: Pending) -> RequestId {
+        let id = self.fresh_id();
+        self.pending.insert(id.clone(), pending);
+        self.send(Message::request(id.clone(), method, params));
+        id
+    }
+
+    fn fresh_id(&mut self) -> RequestId {
+        self.next_id += 1;
+        RequestId::Number(self.next_id)
+    }
+
+    /// Queues a message; a failed send shows up as `Closed` from the transport.
+    fn send(&self, message: Message) {
+        if let Some(connection) = &self.connection {
+            if connection.send(message).is_err() {
+                tracing::debug!(server = %self.name, "send on a closed connection");
+            }
+        }
+    }
+
+    fn start_call(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        call: ToolCall,
+        reply: RpcReplyPort<Result<CallToolResult, CallError>>,
+    ) {
+        if self.phase == Phase::Initializing {
+            let _ = reply.send(Err(CallError::ServerStarting {
+                server: self.name.clone(),
+                name: call.name,
+            }));
+            return;
+        }
+        let id = self.fresh_id();
+        let timeout_id = id.clone();
+        let timer = spawn_timer(myself, self.settings.call_timeout, move || {
+            ServerMsg::RequestTimedOut { id: timeout_id }
+        });
+        self.pending.insert(
+            id.clone(),
+            Pending::Call(PendingCall {
+                call,
+                reply,
+                timer,
+                sent: false,
+            }),
+        );
+        self.queued.push_back(id);
+        self.send_queued_calls();
+    }
+
+    /// Sends waiting calls while there is room.
+    fn send_queued_calls(&mut self) {
+        while self.calls_in_flight < self.settings.max_in_flight {
+            let Some(id) = self.queued.pop_front() else {
+                return;
+            };
+            let Some(Pending::Call(call)) = self.pending.get_mut(&id) else {
+                continue;
+            };
+            call.sent = true;
+            let params = json!({"name": call.call.tool, "arguments": call.call.arguments});
+            self.calls_in_flight += 1;
+            self.send(Message::request(id, "tools/call", Some(params)));
+        }
+    }
+
+    fn receive(&mut self, myself: &ActorRef<ServerMsg>, message: Message) {
+        match message {
+            Message::Response(response) => self.receive_response(myself, response),
+            Message::Request(request) => self.answer_server_request(request),
+            Message::Notification(notification) => self.receive_notification(notification),
+        }
+    }
+
+    fn receive_response(&mut self, myself: &ActorRef<ServerMsg>, response: Response) {
+        let Some(id) = response.id else {
+            tracing::warn!(server = %self.name, "MCP '{}': error without a request id: {:?}", self.name, response.outcome);
+            return;
+        };
+        let Some(pending) = self.pending.remove(&id) else {
+            // Most often the answer to a call that already timed out.
+            tracing::debug!(server = %self.name, %id, "reply to no pending request; ignored");
+            return;
+        };
+        match pending {
+            Pending::Initialize => self.initialized(myself, response.outcome),
+            Pending::ListTools {
+                generation,
+                tools,
+                pages,
+            } => self.tools_page(myself, generation, tools, pages, response.outcome),
+            Pending::Call(call) => self.finish_call(call, response.outcome),
+        }
+    }
+
+    fn initialized(&mut self, myself: &ActorRef<ServerMsg>, outcome: Result<Value, ErrorObject>) {
+        let info = match outcome {
+            Ok(result) => match serde_json::from_value::<InitializeResult>(result) {
+                Ok(info) => info,
+                Err(error) => {
+                    return self.fail(
+                        myself,
+                        format!("its answer to `initialize` is malformed: {error}"),
+                    )
+                }
+            },
+            Err(error) => {
+                return self.fail(
+                    myself,
+                    format!(
+                        "it refused `initialize`: {} (JSON-RPC error {})",
+                        error.message, error.code
+                    ),
+                )
+            }
+        };
+        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&info.protocol_version.as_str()) {
+            let reason = format!(
+                "it answered protocol version '{}', which Warden does not speak (Warden speaks {})",
+                info.protocol_version,
+                SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+            );
+            return self.fail(myself, reason);
+        }
+        self.send(Message::notification("notifications/initialized", None));
+        self.phase = Phase::Discovering;
+        let has_tools = info.capabilities.tools.is_some();
+        let _ = self.registry.cast(RegistryMsg::ServerInitialized {
+            server: self.name.clone(),
+            info: Box::new(info),
+        });
+        if has_tools {
+            self.list_tools(None, Vec::new(), 0);
+        } else {
+            self.tools_discovered(Vec::new());
+        }
+    }
+
+    fn list_tools(&mut self, cursor: Option<String>, tools: Vec<Tool>, pages: usize) {
+        let params = cursor.map(|cursor| json!({ "cursor": cursor }));
+        let pending = Pending::ListTools {
+            generation: self.generation,
+            tools,
+            pages: pages + 1,
+        };
+        self.request("tools/list", params, pending);
+    }
+
+    fn tools_page(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        generation: u64,
+        mut tools: Vec<Tool>,
+        pages: usize,
+        outcome: Result<Value, ErrorObject>,
+    ) {
+        if generation != self.generation {
+            return; // A newer listing is under way; this one is stale.
+        }
+        let page = match outcome.map(serde_json::from_value::<ListToolsResult>) {
+            Ok(Ok(page)) => page,
+            Ok(Err(error)) => {
+                return self.listing_failed(
+                    myself,
+                    format!("its `tools/list` answer is malformed: {error}"),
+                )
+            }
+            Err(error) => {
+                return self.listing_failed(
+                    myself,
+                    format!(
+                        "it refused `tools/list`: {} (JSON-RPC error {})",
+                        error.message, error.code
+                    ),
+                )
+            }
+        };
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(cursor) if pages < MAX_LIST_PAGES => self.list_tools(Some(cursor), tools, pages),
+            Some(_) => {
+                tracing::warn!(server = %self.name, "MCP '{}': stopped reading tools/list after {MAX_LIST_PAGES} pages", self.name);
+                self.tools_discovered(tools);
+            }
+            None => self.tools_discovered(tools),
+        }
+    }
+
+    fn listing_failed(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
+        if self.phase == Phase::Ready {
+            // The old list stays; the next list_changed tries again.
+            tracing::warn!(server = %self.name, "MCP '{}': refreshing tools failed: {reason}", self.name);
+        } else {
+            self.fail(myself, reason);
+        }
+    }
+
+    fn tools_discovered(&mut self, tools: Vec<Tool>) {
+        if self.phase != Phase::Ready {
+            self.phase = Phase::Ready;
+            if let Some(timer) = self.startup_timer.take() {
+                timer.abort();
+            }
+        }
+        let _ = self.registry.cast(RegistryMsg::ToolsDiscovered {
+            server: self.name.clone(),
+            tools,
+        });
+    }
+
+    fn finish_call(&mut self, call: PendingCall, outcome: Result<Value, ErrorObject>) {
+        call.timer.abort();
+        self.calls_in_flight -= 1;
+        let ToolCall { name, .. } = call.call;
+        let server = self.name.clone();
+        let result = match outcome {
+            Ok(value) => serde_json::from_value::<CallToolResult>(value).map_err(|error| {
+                CallError::BadResult {
+                    server,
+                    name,
+                    problem: error.to_string(),
+                }
+            }),
+            Err(error) => Err(CallError::Server {
+                server,
+                name,
+                code: error.code.0,
+                message: error.message,
+            }),
+        };
+        let _ = call.reply.send(result);
+        self.send_queued_calls();
+    }
+
+    /// Server → client requests. Warden declared no client capabilities, so
+    /// anything but `ping` is answered "method not found" — never left hanging.
+    fn answer_server_request(&self, request: Request) {
+        let reply = match request.method.as_str() {
+            "ping" => Message::result(request.id, json!({})),
+            method => {
+                tracing::debug!(server = %self.name, method, "server asked for something Warden does not offer");
+                let message = format!("Warden does not support `{method}`");
+                Message::error(
+                    request.id,
+                    ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, message),
+                )
+            }
+        };
+        self.send(reply);
+    }
+
+    fn receive_notification(&mut self, notification: Notification) {
+        match notification.method.as_str() {
+            "notifications/tools/list_changed" => self.refresh_tools(),
+            "notifications/message" => self.log_server_message(notification.params),
+            method => tracing::trace!(server = %self.name, method, "notification ignored"),
+        }
+    }
+
+    fn refresh_tools(&mut self) {
+        if self.phase == Phase::Initializing {
+            return; // The first listing comes after the handshake anyway.
+        }
+        self.generation += 1;
+        tracing::debug!(server = %self.name, generation = self.generation, "tool list changed; listing again");
+        self.list_tools(None, Vec::new(), 0);
+    }
+
+    fn log_server_message(&self, params: Option<Value>) {
+        let params = params.unwrap_or(Value::Null);
+        let level = params
+            .get("level")
+            .and_then(Value::as_str)
+            .unwrap_or("info");
+        let data = params.get("data").map(Value::to_string).unwrap_or_default();
+        match level {
+            "debug" => tracing::debug!(server = %self.name, "MCP '{}' says: {data}", self.name),
+            "info" | "notice" => {
+                tracing::info!(server = %self.name, "MCP '{}' says: {data}", self.name)
+            }
+            "warning" => tracing::warn!(server = %self.name, "MCP '{}' says: {data}", self.name),
+            _ => tracing::error!(server = %self.name, "MCP '{}' says ({level}): {data}", self.name),
+        }
+    }
+
+    fn time_out(&mut self, _myself: &ActorRef<ServerMsg>, id: RequestId) {
+        let Some(Pending::Call(call)) = self.pending.remove(&id) else {
+            return;
+        };
+        let PendingCall {
+            call, reply, sent, ..
+        } = call;
+        if sent {
+            self.calls_in_flight -= 1;
+            let reason = format!("timed out after {:?}", self.settings.call_timeout);
+            self.send(Message::notification(
+                "notifications/cancelled",
+                Some(json!({"requestId": id, "reason": reason})),
+            ));
+        } else {
+            self.queued.retain(|queued| queued != &id);
+        }
+        let _ = reply.send(Err(CallError::Timeout {
+            name: call.name,
+            timeout: self.settings.call_timeout,
+        }));
+        self.send_queued_calls();
+    }
+
+    fn startup_timed_out(&mut self, myself: &ActorRef<ServerMsg>) {
+        if self.phase != Phase::Ready {
+            let secs = self.settings.startup_timeout.as_secs_f64();
+            let reason = format!("it did not finish its handshake and tool discovery within {secs} s (raise `startup_timeout_secs` if it is just slow)");
+            self.fail(myself, reason);
+        }
+    }
+
+    fn connection_closed(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
+        if self.connection.is_none() {
+            return; // Already failed and closing.
+        }
+        let reason = if self.phase == Phase::Ready {
+            format!("the connection closed: {reason}")
+        } else {
+            format!("it stopped before it was ready: {reason}")
+        };
+        self.fail(myself, reason);
+    }
+
+    /// Reports the failure, fails every pending call, and stops the actor.
+    fn fail(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
+        let mut reason = reason;
+        if self.phase != Phase::Ready {
+            let tail = self
+                .connection
+                .as_ref()
+                .map(Connection::stderr_tail)
+                .unwrap_or_default();
+            if !tail.is_empty() {
+                reason = format!("{reason}; its last stderr lines:\n  {}", tail.join("\n  "));
+            }
+        }
+        self.fail_pending(&reason);
+        let _ = self.registry.cast(RegistryMsg::ServerFailed {
+            server: self.name.clone(),
+            reason: reason.clone(),
+        });
+        myself.stop(Some(reason));
+    }
+
+    fn fail_pending(&mut self, reason: &str) {
+        self.queued.clear();
+        self.calls_in_flight = 0;
+        for (_, pending) in self.pending.drain() {
+            if let Pending::Call(PendingCall {
+                call, reply, timer, ..
+            }) = pending
+            {
+                timer.abort();
+                let error = CallError::ServerGone {
+                    server: self.name.clone(),
+                    name: call.name,
+                    reason: reason.to_string(),
+                };
+                let _ = reply.send(Err(error));
+            }
+        }
+    }
+}
+
+/// Casts `message()` to the actor after `delay`; abort the handle to cancel.
+fn spawn_timer(
+    actor: &ActorRef<ServerMsg>,
+    delay: Duration,
+    message: impl FnOnce() -> ServerMsg + Send + 'static,
+) -> JoinHandle<()> {
+    let actor = actor.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        let _ = actor.cast(message());
+    })
+}

@@ -1,0 +1,132 @@
+//! What each command does, with in-process Warden.
+
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context as _};
+use serde_json::{json, Value};
+use warden_actors::{ConfigError, ServerState, Warden, WardenConfig};
+
+use crate::cli::{Cli, Command, Common};
+use crate::render;
+
+/// An error that means the user asked for something malformed (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct UsageError(pub(crate) String);
+
+pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Tools { common } => tools(&common).await,
+        Command::Call {
+            name,
+            arguments,
+            common,
+        } => call(&common, &name, &arguments).await,
+        Command::Status { common } => status(&common).await,
+    }
+}
+
+/// 2 for usage and config errors, 1 for everything else.
+pub(crate) fn exit_code_for(error: &anyhow::Error) -> u8 {
+    if error.is::<UsageError>() || error.is::<ConfigError>() {
+        2
+    } else {
+        1
+    }
+}
+
+fn load(common: &Common) -> anyhow::Result<WardenConfig> {
+    let path = common.config.as_ref().ok_or_else(|| {
+        UsageError("no config given; pass --config FILE or set WARDEN_CONFIG (examples/warden.toml is a start)".into())
+    })?;
+    Ok(WardenConfig::load(path)?)
+}
+
+/// Starts Warden and waits until every server is running or failed.
+async fn start(common: &Common) -> anyhow::Result<Warden> {
+    let config = load(common)?;
+    if config.servers.is_empty() {
+        tracing::warn!(
+            "the config has no servers; add a [servers.NAME] table with `command` or `url`"
+        );
+    }
+    let warden = Warden::start(&config).await.context("starting Warden")?;
+    warden.settled().await;
+    Ok(warden)
+}
+
+/// Failed servers go to stderr, so a listing on stdout stays clean.
+fn warn_about_failed_servers(warden: &Warden) {
+    for server in warden.status() {
+        if let ServerState::Failed { reason } = &server.state {
+            eprintln!("warning: server '{}' failed: {reason}", server.name);
+        }
+        for warning in &server.warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
+}
+
+async fn tools(common: &Common) -> anyhow::Result<ExitCode> {
+    let warden = start(common).await?;
+    warn_about_failed_servers(&warden);
+    let tools = warden.tools();
+    if common.json {
+        let list: Vec<Value> = tools
+            .iter()
+            .map(|entry| json!({"name": entry.name, "server": entry.server, "tool": entry.tool}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+    } else {
+        print!("{}", render::tool_table(&tools));
+    }
+    warden.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn call(common: &Common, name: &str, arguments: &str) -> anyhow::Result<ExitCode> {
+    let arguments: Value = serde_json::from_str(arguments).map_err(|error| {
+        UsageError(format!("the arguments are not JSON ({error}); give a JSON object such as '{{\"message\":\"hi\"}}'"))
+    })?;
+    if !arguments.is_object() {
+        return Err(UsageError(format!(
+            "the arguments must be a JSON object such as '{{\"message\":\"hi\"}}', not {}",
+            warden_protocol::json_kind(&arguments)
+        ))
+        .into());
+    }
+    let warden = start(common).await?;
+    let outcome = warden.call_tool(name, arguments).await;
+    warden.shutdown().await;
+    let result = outcome.map_err(|error| anyhow!(error))?;
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        println!("{}", render::call_result(&result));
+    }
+    Ok(if result.is_error() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+async fn status(common: &Common) -> anyhow::Result<ExitCode> {
+    let warden = start(common).await?;
+    let statuses = warden.status();
+    warden.shutdown().await;
+    if common.json {
+        let list: Vec<Value> = statuses.iter().map(render::status_json).collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+    } else {
+        print!("{}", render::status_table(&statuses));
+    }
+    let any_failed = statuses
+        .iter()
+        .any(|server| matches!(server.state, ServerState::Failed { .. }));
+    Ok(if any_failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

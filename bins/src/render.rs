@@ -1,0 +1,129 @@
+//! Text for people (and JSON for scripts) from Warden's answers.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+use warden_actors::{ServerStatus, ToolEntry};
+use warden_protocol::{CallToolResult, ContentBlock};
+
+/// Widest a description gets in the tool table before it is cut.
+const DESCRIPTION_CHARS: usize = 80;
+
+/// One line per tool: the name, then the first line of its description.
+pub(crate) fn tool_table(tools: &[ToolEntry]) -> String {
+    let width = tools
+        .iter()
+        .map(|entry| entry.name.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for entry in tools {
+        let description = entry
+            .tool
+            .description
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .next()
+            .unwrap_or("");
+        let _ = writeln!(
+            out,
+            "{:width$}  {}",
+            entry.name,
+            cut(description, DESCRIPTION_CHARS)
+        );
+    }
+    let _ = writeln!(out, "{} tools", tools.len());
+    out
+}
+
+/// The result as text: text blocks as they are, other blocks summarised,
+/// structured content when nothing else was said.
+pub(crate) fn call_result(result: &CallToolResult) -> String {
+    let mut parts: Vec<String> = result.content.iter().map(block).collect();
+    if let (Some(structured), true) = (&result.structured_content, parts.is_empty()) {
+        parts.push(serde_json::to_string_pretty(structured).unwrap_or_default());
+    }
+    let text = parts.join("\n");
+    if result.is_error() {
+        format!("tool error: {text}")
+    } else {
+        text
+    }
+}
+
+fn block(content: &ContentBlock) -> String {
+    match content {
+        ContentBlock::Text { text, .. } => text.clone(),
+        ContentBlock::Other(map) => {
+            let field = |name: &str| map.get(name).and_then(Value::as_str).unwrap_or("");
+            match content.kind() {
+                kind @ ("image" | "audio") => {
+                    // base64 is 4 characters for every 3 bytes.
+                    let bytes = field("data").len() / 4 * 3;
+                    format!("[{kind} {}: ~{bytes} bytes]", field("mimeType"))
+                }
+                "resource_link" => format!("[resource {} ({})]", field("uri"), field("name")),
+                "resource" => {
+                    let resource = map.get("resource").cloned().unwrap_or(Value::Null);
+                    match resource.get("text").and_then(Value::as_str) {
+                        Some(text) => text.to_string(),
+                        None => format!(
+                            "[resource {}]",
+                            resource.get("uri").and_then(Value::as_str).unwrap_or("")
+                        ),
+                    }
+                }
+                other => format!("[{other} content]"),
+            }
+        }
+    }
+}
+
+/// One line per server: name, state, tool count, protocol, problems.
+pub(crate) fn status_table(statuses: &[ServerStatus]) -> String {
+    let width = statuses
+        .iter()
+        .map(|server| server.name.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for server in statuses {
+        let mut line = format!("{:width$}  {}", server.name, server.state);
+        if server.state == warden_actors::ServerState::Running {
+            let _ = write!(line, ", {} tools", server.tools);
+            if let Some(version) = &server.protocol_version {
+                let _ = write!(line, ", protocol {version}");
+            }
+        }
+        let _ = writeln!(out, "{line}");
+        for warning in &server.warnings {
+            let _ = writeln!(out, "{:width$}  warning: {warning}", "");
+        }
+    }
+    out
+}
+
+pub(crate) fn status_json(server: &ServerStatus) -> Value {
+    let (state, error) = match &server.state {
+        warden_actors::ServerState::Failed { reason } => ("failed", Some(reason.clone())),
+        warden_actors::ServerState::Starting => ("starting", None),
+        warden_actors::ServerState::Running => ("running", None),
+    };
+    json!({
+        "name": server.name,
+        "state": state,
+        "error": error,
+        "tools": server.tools,
+        "protocol_version": server.protocol_version,
+        "server_info": server.server_info,
+        "warnings": server.warnings,
+    })
+}
+
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
