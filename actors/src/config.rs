@@ -128,43 +128,28 @@ impl WardenConfig {
 
     /// Reads, checks and expands TOML text; `origin` names it in errors.
     pub fn from_toml(text: &str, origin: &str) -> Result<WardenConfig, ConfigError> {
-        Self::from_source(
-            config::File::from_str(text, config::FileFormat::Toml),
-            origin,
-        )
+        Self::from_source(config::File::from_str(text, config::FileFormat::Toml), origin)
     }
 
     fn from_source<S>(source: S, file: &str) -> Result<WardenConfig, ConfigError>
     where
         S: config::Source + Send + Sync + 'static,
     {
-        let unreadable = |error: config::ConfigError| ConfigError::Unreadable {
-            file: file.to_string(),
-            problem: error.to_string(),
-        };
-        let loaded = config::Config::builder()
-            .add_source(source)
-            .build()
-            .map_err(unreadable)?;
+        let unreadable =
+            |error: config::ConfigError| ConfigError::Unreadable { file: file.to_string(), problem: error.to_string() };
+        let loaded = config::Config::builder().add_source(source).build().map_err(unreadable)?;
         let mut config: WardenConfig = loaded.try_deserialize().map_err(unreadable)?;
         config.check_and_expand(file, &|name| std::env::var(name).ok())?;
         Ok(config)
     }
 
     /// Validates every entry and replaces `${VAR}` references using `lookup`.
-    pub fn check_and_expand(
-        &mut self,
-        file: &str,
-        lookup: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<(), ConfigError> {
+    pub fn check_and_expand(&mut self, file: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
         if !(self.call_timeout_secs.is_finite() && self.call_timeout_secs > 0.0) {
             return Err(ConfigError::Setting {
                 file: file.into(),
                 field: "call_timeout_secs",
-                problem: format!(
-                    "must be a positive number of seconds, not {}",
-                    self.call_timeout_secs
-                ),
+                problem: format!("must be a positive number of seconds, not {}", self.call_timeout_secs),
             });
         }
         if self.max_message_bytes < 1024 {
@@ -175,11 +160,7 @@ impl WardenConfig {
             });
         }
         for (name, server) in &mut self.servers {
-            let error = |problem: String| ConfigError::Server {
-                file: file.into(),
-                server: name.clone(),
-                problem,
-            };
+            let error = |problem: String| ConfigError::Server { file: file.into(), server: name.clone(), problem };
             warden_policy::validate_server_name(name).map_err(|e| error(e.to_string()))?;
             server.check(lookup).map_err(error)?;
         }
@@ -206,15 +187,12 @@ impl ServerConfig {
         }
         if let Some(secs) = self.startup_timeout_secs {
             if !(secs.is_finite() && secs > 0.0) {
-                return Err(format!(
-                    "`startup_timeout_secs` must be a positive number of seconds, not {secs}"
-                ));
+                return Err(format!("`startup_timeout_secs` must be a positive number of seconds, not {secs}"));
             }
         }
         for (field, values) in [("env", &mut self.env), ("headers", &mut self.headers)] {
             for (key, value) in values.iter_mut() {
-                *value = expand(value, lookup)
-                    .map_err(|problem| format!("`{field}.{key}`: {problem}"))?;
+                *value = expand(value, lookup).map_err(|problem| format!("`{field}.{key}`: {problem}"))?;
             }
         }
         Ok(())
@@ -222,17 +200,12 @@ impl ServerConfig {
 
     /// How long the handshake plus tool discovery may take.
     pub fn startup_timeout(&self) -> Duration {
-        self.startup_timeout_secs
-            .map(Duration::from_secs_f64)
-            .unwrap_or(DEFAULT_STARTUP_TIMEOUT)
+        self.startup_timeout_secs.map(Duration::from_secs_f64).unwrap_or(DEFAULT_STARTUP_TIMEOUT)
     }
 }
 
 /// Replaces `${VAR}` with the variable's value; `$${` is a literal `${`.
-pub(crate) fn expand(
-    text: &str,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, String> {
+pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('$') {
@@ -242,14 +215,10 @@ pub(crate) fn expand(
             out.push_str("${");
             rest = after;
         } else if let Some(after) = rest.strip_prefix("${") {
-            let end = after
-                .find('}')
-                .ok_or_else(|| format!("`${{` without a closing `}}` in \"{text}\""))?;
+            let end = after.find('}').ok_or_else(|| format!("`${{` without a closing `}}` in \"{text}\""))?;
             let name = &after[..end];
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!(
-                    "`${{{name}}}` is not a valid variable name (letters, digits and '_')"
-                ));
+                return Err(format!("`${{{name}}}` is not a valid variable name (letters, digits and '_')"));
             }
             let value = lookup(name).ok_or_else(|| {
                 format!("environment variable `{name}` is not set; set it before starting Warden, or write `$${{` for a literal `${{`")

@@ -65,9 +65,7 @@ pub enum CallError {
         message: String,
     },
     /// The server's answer is not a `tools/call` result.
-    #[error(
-        "server '{server}' answered '{name}' with something that is not a tool result: {problem}"
-    )]
+    #[error("server '{server}' answered '{name}' with something that is not a tool result: {problem}")]
     BadResult {
         /// The server.
         server: String,

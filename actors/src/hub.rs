@@ -16,9 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::{
-    Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent,
-};
+use ractor::{Actor, ActorCell, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use tokio::task::JoinSet;
 use warden_protocol::Connector;
 
@@ -71,47 +69,30 @@ impl Actor for Hub {
     type State = HubState;
     type Arguments = HubArgs;
 
-    async fn pre_start(
-        &self,
-        myself: ActorRef<HubMsg>,
-        args: HubArgs,
-    ) -> Result<HubState, ActorProcessingErr> {
-        let (registry, _) =
-            Actor::spawn_linked(None, Registry, args.publish, myself.get_cell()).await?;
+    async fn pre_start(&self, myself: ActorRef<HubMsg>, args: HubArgs) -> Result<HubState, ActorProcessingErr> {
+        let (registry, _) = Actor::spawn_linked(None, Registry, args.publish, myself.get_cell()).await?;
         let mut servers = HashMap::new();
         for plan in args.servers {
             let connector = match plan.connector {
                 Ok(connector) => connector,
                 Err(reason) => {
-                    let _ = registry.cast(RegistryMsg::ServerFailed {
-                        server: plan.name,
-                        reason,
-                    });
+                    let _ = registry.cast(RegistryMsg::ServerFailed { server: plan.name, reason });
                     continue;
                 }
             };
-            let server_args = ServerArgs {
-                name: plan.name.clone(),
-                connector,
-                settings: plan.settings,
-                registry: registry.clone(),
-            };
+            let server_args =
+                ServerArgs { name: plan.name.clone(), connector, settings: plan.settings, registry: registry.clone() };
             // Unnamed: ractor's global names would collide between Wardens
             // (and between parallel tests).
             match Actor::spawn_linked(None, ServerActor, server_args, myself.get_cell()).await {
                 Ok((actor, _)) => {
-                    let _ = registry.cast(RegistryMsg::ServerSpawned {
-                        server: plan.name.clone(),
-                        actor: actor.clone(),
-                    });
+                    let _ =
+                        registry.cast(RegistryMsg::ServerSpawned { server: plan.name.clone(), actor: actor.clone() });
                     servers.insert(actor.get_id(), (plan.name, actor.get_cell()));
                 }
                 Err(error) => {
                     let reason = format!("internal error starting its actor: {error}");
-                    let _ = registry.cast(RegistryMsg::ServerFailed {
-                        server: plan.name,
-                        reason,
-                    });
+                    let _ = registry.cast(RegistryMsg::ServerFailed { server: plan.name, reason });
                 }
             }
         }
@@ -148,10 +129,7 @@ impl Actor for Hub {
             SupervisionEvent::ActorFailed(cell, error) => {
                 if let Some((name, _)) = state.servers.remove(&cell.get_id()) {
                     let reason = format!("internal error in its actor: {error}");
-                    let _ = state.registry.cast(RegistryMsg::ServerFailed {
-                        server: name,
-                        reason,
-                    });
+                    let _ = state.registry.cast(RegistryMsg::ServerFailed { server: name, reason });
                 } else if cell.get_id() == state.registry.get_id() {
                     // Without a registry no name resolves; say so loudly.
                     tracing::error!(%error, "the registry failed; Warden cannot route calls until restarted");
@@ -162,11 +140,7 @@ impl Actor for Hub {
         Ok(())
     }
 
-    async fn post_stop(
-        &self,
-        _myself: ActorRef<HubMsg>,
-        state: &mut HubState,
-    ) -> Result<(), ActorProcessingErr> {
+    async fn post_stop(&self, _myself: ActorRef<HubMsg>, state: &mut HubState) -> Result<(), ActorProcessingErr> {
         state.stop_servers().await;
         state.registry.stop(None);
         Ok(())
@@ -179,11 +153,7 @@ impl HubState {
         let mut stopping = JoinSet::new();
         for (_, (name, cell)) in self.servers.drain() {
             stopping.spawn(async move {
-                if cell
-                    .stop_and_wait(Some("Warden is shutting down".into()), Some(SHUTDOWN_WAIT))
-                    .await
-                    .is_err()
-                {
+                if cell.stop_and_wait(Some("Warden is shutting down".into()), Some(SHUTDOWN_WAIT)).await.is_err() {
                     tracing::warn!(server = %name, "server did not stop within {SHUTDOWN_WAIT:?}");
                 }
             });

@@ -29,9 +29,7 @@ mod registry;
 mod server_actor;
 mod warden;
 
-pub use config::{
-    ConfigError, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
-};
+pub use config::{ConfigError, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
 pub use error::CallError;
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
 pub use registry::{Registry, RegistryMsg, ServerState, ServerStatus, Snapshot, ToolEntry};

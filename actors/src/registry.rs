@@ -110,34 +110,20 @@ impl Snapshot {
                     server_info: None,
                     warnings: Vec::new(),
                 };
-                (
-                    name.clone(),
-                    ServerEntry {
-                        status,
-                        actor: None,
-                    },
-                )
+                (name.clone(), ServerEntry { status, actor: None })
             })
             .collect();
-        Snapshot {
-            servers,
-            tools: BTreeMap::new(),
-        }
+        Snapshot { servers, tools: BTreeMap::new() }
     }
 
     /// True when no server is still starting.
     pub fn is_settled(&self) -> bool {
-        self.servers
-            .values()
-            .all(|entry| entry.status.state.is_settled())
+        self.servers.values().all(|entry| entry.status.state.is_settled())
     }
 
     /// Every server's status, by name.
     pub fn statuses(&self) -> Vec<ServerStatus> {
-        self.servers
-            .values()
-            .map(|entry| entry.status.clone())
-            .collect()
+        self.servers.values().map(|entry| entry.status.clone()).collect()
     }
 
     /// Every registered tool, by name.
@@ -210,9 +196,7 @@ impl Actor for Registry {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             RegistryMsg::ServerSpawned { server, actor } => state.record_actor(&server, actor),
-            RegistryMsg::ServerInitialized { server, info } => {
-                state.record_initialized(&server, *info)
-            }
+            RegistryMsg::ServerInitialized { server, info } => state.record_initialized(&server, *info),
             RegistryMsg::ToolsDiscovered { server, tools } => state.register_tools(&server, tools),
             RegistryMsg::ServerFailed { server, reason } => state.record_failure(&server, reason),
         }
@@ -225,10 +209,7 @@ impl RegistryState {
     fn entry(&mut self, server: &str) -> Option<&mut ServerEntry> {
         let entry = self.snapshot.servers.get_mut(server);
         if entry.is_none() {
-            tracing::error!(
-                server,
-                "registry heard from a server that is not configured"
-            );
+            tracing::error!(server, "registry heard from a server that is not configured");
         }
         entry
     }
@@ -249,10 +230,7 @@ impl RegistryState {
     /// Replaces a server's tools, skipping names that are already taken.
     fn register_tools(&mut self, server: &str, tools: Vec<Tool>) {
         let Some(entry) = self.snapshot.servers.get(server) else {
-            tracing::error!(
-                server,
-                "registry heard from a server that is not configured"
-            );
+            tracing::error!(server, "registry heard from a server that is not configured");
             return;
         };
         let first_time = entry.status.state == ServerState::Starting;
@@ -270,34 +248,16 @@ impl RegistryState {
                 warnings.push(warning);
                 continue;
             }
-            self.snapshot.tools.insert(
-                name.clone(),
-                ToolEntry {
-                    name,
-                    server: server.to_string(),
-                    tool,
-                },
-            );
+            self.snapshot.tools.insert(name.clone(), ToolEntry { name, server: server.to_string(), tool });
             count += 1;
         }
-        let entry = self
-            .snapshot
-            .servers
-            .get_mut(server)
-            .expect("checked above");
+        let entry = self.snapshot.servers.get_mut(server).expect("checked above");
         entry.status.state = ServerState::Running;
         entry.status.tools = count;
         entry.status.warnings = warnings;
-        let version = entry
-            .status
-            .protocol_version
-            .as_deref()
-            .unwrap_or("unknown");
+        let version = entry.status.protocol_version.as_deref().unwrap_or("unknown");
         if first_time {
-            tracing::info!(
-                server,
-                "MCP '{server}': initialized (protocol {version}), {count} tools"
-            );
+            tracing::info!(server, "MCP '{server}': initialized (protocol {version}), {count} tools");
         } else {
             tracing::info!(server, "MCP '{server}': tool list changed, {count} tools");
         }

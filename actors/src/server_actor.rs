@@ -33,9 +33,9 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::{json, Map, Value};
 use tokio::task::JoinHandle;
 use warden_protocol::{
-    CallToolResult, Connection, Connector, ErrorCode, ErrorObject, InitializeResult,
-    ListToolsResult, Message, Notification, Request, RequestId, Response, Tool, TransportEvent,
-    LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
+    CallToolResult, Connection, Connector, ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message,
+    Notification, Request, RequestId, Response, Tool, TransportEvent, LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
 };
 
 use crate::error::CallError;
@@ -127,11 +127,7 @@ enum Phase {
 /// A request waiting for its answer.
 enum Pending {
     Initialize,
-    ListTools {
-        generation: u64,
-        tools: Vec<Tool>,
-        pages: usize,
-    },
+    ListTools { generation: u64, tools: Vec<Tool>, pages: usize },
     Call(PendingCall),
 }
 
@@ -188,11 +184,7 @@ impl Actor for ServerActor {
 
     /// Connecting happens here, after `spawn` has returned, so starting many
     /// servers never waits on one of them.
-    async fn post_start(
-        &self,
-        myself: ActorRef<ServerMsg>,
-        state: &mut ServerState,
-    ) -> Result<(), ActorProcessingErr> {
+    async fn post_start(&self, myself: ActorRef<ServerMsg>, state: &mut ServerState) -> Result<(), ActorProcessingErr> {
         state.connect(&myself).await;
         Ok(())
     }
@@ -205,26 +197,18 @@ impl Actor for ServerActor {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             ServerMsg::CallTool { call, reply } => state.start_call(&myself, call, reply),
-            ServerMsg::Transport(TransportEvent::Message(message)) => {
-                state.receive(&myself, message)
-            }
+            ServerMsg::Transport(TransportEvent::Message(message)) => state.receive(&myself, message),
             ServerMsg::Transport(TransportEvent::Malformed { problem }) => {
                 tracing::warn!(server = %state.name, "MCP '{}': skipped output that is not an MCP message: {problem}", state.name);
             }
-            ServerMsg::Transport(TransportEvent::Closed { reason }) => {
-                state.connection_closed(&myself, reason)
-            }
+            ServerMsg::Transport(TransportEvent::Closed { reason }) => state.connection_closed(&myself, reason),
             ServerMsg::RequestTimedOut { id } => state.time_out(&myself, id),
             ServerMsg::StartupTimedOut => state.startup_timed_out(&myself),
         }
         Ok(())
     }
 
-    async fn post_stop(
-        &self,
-        _myself: ActorRef<ServerMsg>,
-        state: &mut ServerState,
-    ) -> Result<(), ActorProcessingErr> {
+    async fn post_stop(&self, _myself: ActorRef<ServerMsg>, state: &mut ServerState) -> Result<(), ActorProcessingErr> {
         state.fail_pending("the server was stopped");
         if let Some(timer) = state.startup_timer.take() {
             timer.abort();
@@ -288,26 +272,14 @@ impl ServerState {
         reply: RpcReplyPort<Result<CallToolResult, CallError>>,
     ) {
         if self.phase == Phase::Initializing {
-            let _ = reply.send(Err(CallError::ServerStarting {
-                server: self.name.clone(),
-                name: call.name,
-            }));
+            let _ = reply.send(Err(CallError::ServerStarting { server: self.name.clone(), name: call.name }));
             return;
         }
         let id = self.fresh_id();
         let timeout_id = id.clone();
-        let timer = spawn_timer(myself, self.settings.call_timeout, move || {
-            ServerMsg::RequestTimedOut { id: timeout_id }
-        });
-        self.pending.insert(
-            id.clone(),
-            Pending::Call(PendingCall {
-                call,
-                reply,
-                timer,
-                sent: false,
-            }),
-        );
+        let timer =
+            spawn_timer(myself, self.settings.call_timeout, move || ServerMsg::RequestTimedOut { id: timeout_id });
+        self.pending.insert(id.clone(), Pending::Call(PendingCall { call, reply, timer, sent: false }));
         self.queued.push_back(id);
         self.send_queued_calls();
     }
@@ -348,11 +320,9 @@ impl ServerState {
         };
         match pending {
             Pending::Initialize => self.initialized(myself, response.outcome),
-            Pending::ListTools {
-                generation,
-                tools,
-                pages,
-            } => self.tools_page(myself, generation, tools, pages, response.outcome),
+            Pending::ListTools { generation, tools, pages } => {
+                self.tools_page(myself, generation, tools, pages, response.outcome)
+            }
             Pending::Call(call) => self.finish_call(call, response.outcome),
         }
     }
@@ -361,20 +331,12 @@ impl ServerState {
         let info = match outcome {
             Ok(result) => match serde_json::from_value::<InitializeResult>(result) {
                 Ok(info) => info,
-                Err(error) => {
-                    return self.fail(
-                        myself,
-                        format!("its answer to `initialize` is malformed: {error}"),
-                    )
-                }
+                Err(error) => return self.fail(myself, format!("its answer to `initialize` is malformed: {error}")),
             },
             Err(error) => {
                 return self.fail(
                     myself,
-                    format!(
-                        "it refused `initialize`: {} (JSON-RPC error {})",
-                        error.message, error.code
-                    ),
+                    format!("it refused `initialize`: {} (JSON-RPC error {})", error.message, error.code),
                 )
             }
         };
@@ -389,10 +351,7 @@ impl ServerState {
         self.send(Message::notification("notifications/initialized", None));
         self.phase = Phase::Discovering;
         let has_tools = info.capabilities.tools.is_some();
-        let _ = self.registry.cast(RegistryMsg::ServerInitialized {
-            server: self.name.clone(),
-            info: Box::new(info),
-        });
+        let _ = self.registry.cast(RegistryMsg::ServerInitialized { server: self.name.clone(), info: Box::new(info) });
         if has_tools {
             self.list_tools(None, Vec::new(), 0);
         } else {
@@ -402,11 +361,7 @@ impl ServerState {
 
     fn list_tools(&mut self, cursor: Option<String>, tools: Vec<Tool>, pages: usize) {
         let params = cursor.map(|cursor| json!({ "cursor": cursor }));
-        let pending = Pending::ListTools {
-            generation: self.generation,
-            tools,
-            pages: pages + 1,
-        };
+        let pending = Pending::ListTools { generation: self.generation, tools, pages: pages + 1 };
         self.request("tools/list", params, pending);
     }
 
@@ -424,18 +379,12 @@ impl ServerState {
         let page = match outcome.map(serde_json::from_value::<ListToolsResult>) {
             Ok(Ok(page)) => page,
             Ok(Err(error)) => {
-                return self.listing_failed(
-                    myself,
-                    format!("its `tools/list` answer is malformed: {error}"),
-                )
+                return self.listing_failed(myself, format!("its `tools/list` answer is malformed: {error}"))
             }
             Err(error) => {
                 return self.listing_failed(
                     myself,
-                    format!(
-                        "it refused `tools/list`: {} (JSON-RPC error {})",
-                        error.message, error.code
-                    ),
+                    format!("it refused `tools/list`: {} (JSON-RPC error {})", error.message, error.code),
                 )
             }
         };
@@ -466,10 +415,7 @@ impl ServerState {
                 timer.abort();
             }
         }
-        let _ = self.registry.cast(RegistryMsg::ToolsDiscovered {
-            server: self.name.clone(),
-            tools,
-        });
+        let _ = self.registry.cast(RegistryMsg::ToolsDiscovered { server: self.name.clone(), tools });
     }
 
     fn finish_call(&mut self, call: PendingCall, outcome: Result<Value, ErrorObject>) {
@@ -478,19 +424,12 @@ impl ServerState {
         let ToolCall { name, .. } = call.call;
         let server = self.name.clone();
         let result = match outcome {
-            Ok(value) => serde_json::from_value::<CallToolResult>(value).map_err(|error| {
-                CallError::BadResult {
-                    server,
-                    name,
-                    problem: error.to_string(),
-                }
-            }),
-            Err(error) => Err(CallError::Server {
+            Ok(value) => serde_json::from_value::<CallToolResult>(value).map_err(|error| CallError::BadResult {
                 server,
                 name,
-                code: error.code.0,
-                message: error.message,
+                problem: error.to_string(),
             }),
+            Err(error) => Err(CallError::Server { server, name, code: error.code.0, message: error.message }),
         };
         let _ = call.reply.send(result);
         self.send_queued_calls();
@@ -504,10 +443,7 @@ impl ServerState {
             method => {
                 tracing::debug!(server = %self.name, method, "server asked for something Warden does not offer");
                 let message = format!("Warden does not support `{method}`");
-                Message::error(
-                    request.id,
-                    ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, message),
-                )
+                Message::error(request.id, ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, message))
             }
         };
         self.send(reply);
@@ -532,10 +468,7 @@ impl ServerState {
 
     fn log_server_message(&self, params: Option<Value>) {
         let params = params.unwrap_or(Value::Null);
-        let level = params
-            .get("level")
-            .and_then(Value::as_str)
-            .unwrap_or("info");
+        let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
         let data = params.get("data").map(Value::to_string).unwrap_or_default();
         match level {
             "debug" => tracing::debug!(server = %self.name, "MCP '{}' says: {data}", self.name),
@@ -551,9 +484,7 @@ impl ServerState {
         let Some(Pending::Call(call)) = self.pending.remove(&id) else {
             return;
         };
-        let PendingCall {
-            call, reply, sent, ..
-        } = call;
+        let PendingCall { call, reply, sent, .. } = call;
         if sent {
             self.calls_in_flight -= 1;
             let reason = format!("timed out after {:?}", self.settings.call_timeout);
@@ -564,10 +495,7 @@ impl ServerState {
         } else {
             self.queued.retain(|queued| queued != &id);
         }
-        let _ = reply.send(Err(CallError::Timeout {
-            name: call.name,
-            timeout: self.settings.call_timeout,
-        }));
+        let _ = reply.send(Err(CallError::Timeout { name: call.name, timeout: self.settings.call_timeout }));
         self.send_queued_calls();
     }
 
@@ -575,6 +503,7 @@ impl ServerState {
         if self.phase != Phase::Ready {
             let secs = self.settings.startup_timeout.as_secs_f64();
             let reason = format!("it did not finish its handshake and tool discovery within {secs} s (raise `startup_timeout_secs` if it is just slow)");
+            let reason = self.with_stderr_tail(reason);
             self.fail(myself, reason);
         }
     }
@@ -586,46 +515,36 @@ impl ServerState {
         let reason = if self.phase == Phase::Ready {
             format!("the connection closed: {reason}")
         } else {
-            format!("it stopped before it was ready: {reason}")
+            self.with_stderr_tail(format!("it stopped before it was ready: {reason}"))
         };
         self.fail(myself, reason);
     }
 
     /// Reports the failure, fails every pending call, and stops the actor.
     fn fail(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
-        let mut reason = reason;
-        if self.phase != Phase::Ready {
-            let tail = self
-                .connection
-                .as_ref()
-                .map(Connection::stderr_tail)
-                .unwrap_or_default();
-            if !tail.is_empty() {
-                reason = format!("{reason}; its last stderr lines:\n  {}", tail.join("\n  "));
-            }
-        }
         self.fail_pending(&reason);
-        let _ = self.registry.cast(RegistryMsg::ServerFailed {
-            server: self.name.clone(),
-            reason: reason.clone(),
-        });
+        let _ = self.registry.cast(RegistryMsg::ServerFailed { server: self.name.clone(), reason: reason.clone() });
         myself.stop(Some(reason));
+    }
+
+    /// A server that died or hung before it was ready usually said why on
+    /// stderr: add its last lines to the reason.
+    fn with_stderr_tail(&self, reason: String) -> String {
+        let tail = self.connection.as_ref().map(Connection::stderr_tail).unwrap_or_default();
+        if self.phase == Phase::Ready || tail.is_empty() {
+            return reason;
+        }
+        format!("{reason}; its last stderr lines:\n  {}", tail.join("\n  "))
     }
 
     fn fail_pending(&mut self, reason: &str) {
         self.queued.clear();
         self.calls_in_flight = 0;
         for (_, pending) in self.pending.drain() {
-            if let Pending::Call(PendingCall {
-                call, reply, timer, ..
-            }) = pending
-            {
+            if let Pending::Call(PendingCall { call, reply, timer, .. }) = pending {
                 timer.abort();
-                let error = CallError::ServerGone {
-                    server: self.name.clone(),
-                    name: call.name,
-                    reason: reason.to_string(),
-                };
+                let error =
+                    CallError::ServerGone { server: self.name.clone(), name: call.name, reason: reason.to_string() };
                 let _ = reply.send(Err(error));
             }
         }

@@ -87,11 +87,7 @@ impl Warden {
             if plans.iter().any(|plan: &ServerPlan| plan.name == spec.name) {
                 return Err(StartError::DuplicateServer(spec.name));
             }
-            plans.push(ServerPlan {
-                name: spec.name,
-                connector: Ok(spec.connector),
-                settings: spec.settings,
-            });
+            plans.push(ServerPlan { name: spec.name, connector: Ok(spec.connector), settings: spec.settings });
         }
         Self::start_plans(plans).await
     }
@@ -105,11 +101,7 @@ impl Warden {
         let hub_task = tokio::spawn(async move {
             let _ = hub_task.await;
         });
-        Ok(Warden {
-            hub,
-            hub_task: Some(hub_task),
-            snapshot,
-        })
+        Ok(Warden { hub, hub_task: Some(hub_task), snapshot })
     }
 
     /// The tools of every running server, by name.
@@ -124,37 +116,32 @@ impl Warden {
 
     /// Waits until every server is running or failed.
     pub async fn settled(&self) {
+        self.wait_for(Snapshot::is_settled).await;
+    }
+
+    /// Waits until `condition` holds for the latest snapshot (checked now
+    /// and after every change), e.g. until a tool announced by
+    /// `tools/list_changed` is registered. Hosts bound it with a timeout.
+    pub async fn wait_for(&self, condition: impl FnMut(&Snapshot) -> bool) {
         let mut snapshot = self.snapshot.clone();
+        let mut condition = condition;
         // An error means the Registry is gone: nothing will change any more.
-        let _ = snapshot.wait_for(|snapshot| snapshot.is_settled()).await;
+        let _ = snapshot.wait_for(|snapshot| condition(snapshot)).await;
     }
 
     /// Runs the tool named `name` (`server__tool`) with `arguments`, which
     /// must be a JSON object (or null for none).
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Value,
-    ) -> Result<CallToolResult, CallError> {
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, CallError> {
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => Map::new(),
             other => {
-                return Err(CallError::InvalidArguments {
-                    name: name.to_string(),
-                    found: json_kind(&other),
-                });
+                return Err(CallError::InvalidArguments { name: name.to_string(), found: json_kind(&other) });
             }
         };
         let (actor, call) = self.route(name, arguments)?;
         let outcome = actor
-            .call(
-                |reply: RpcReplyPort<Result<CallToolResult, CallError>>| ServerMsg::CallTool {
-                    call,
-                    reply,
-                },
-                None,
-            )
+            .call(|reply: RpcReplyPort<Result<CallToolResult, CallError>>| ServerMsg::CallTool { call, reply }, None)
             .await;
         match outcome {
             Ok(ractor::rpc::CallResult::Success(result)) => result,
@@ -164,11 +151,7 @@ impl Warden {
     }
 
     /// Finds the actor and the server's own tool name for `name`.
-    fn route(
-        &self,
-        name: &str,
-        arguments: Map<String, Value>,
-    ) -> Result<(ActorRef<ServerMsg>, ToolCall), CallError> {
+    fn route(&self, name: &str, arguments: Map<String, Value>) -> Result<(ActorRef<ServerMsg>, ToolCall), CallError> {
         let snapshot = self.snapshot.borrow();
         let Some(entry) = snapshot.tools.get(name) else {
             return Err(unavailable(&snapshot, name));
@@ -177,11 +160,7 @@ impl Warden {
         let Some(actor) = server.actor.clone() else {
             return Err(unavailable(&snapshot, name));
         };
-        let call = ToolCall {
-            name: name.to_string(),
-            tool: entry.tool.name.clone(),
-            arguments,
-        };
+        let call = ToolCall { name: name.to_string(), tool: entry.tool.name.clone(), arguments };
         Ok((actor, call))
     }
 
@@ -192,10 +171,7 @@ impl Warden {
     /// Stops every server, waits for their processes to end, then stops the
     /// actor system.
     pub async fn shutdown(mut self) {
-        let _ = self
-            .hub
-            .call(|reply| HubMsg::Shutdown { reply }, None)
-            .await;
+        let _ = self.hub.call(|reply| HubMsg::Shutdown { reply }, None).await;
         self.hub.stop(None);
         if let Some(task) = self.hub_task.take() {
             let _ = task.await;
@@ -215,36 +191,19 @@ impl Drop for Warden {
 /// The most useful error for a name that cannot be called right now.
 fn unavailable(snapshot: &Snapshot, name: &str) -> CallError {
     let Some((server, _)) = warden_policy::split_namespaced(name) else {
-        return CallError::UnknownTool {
-            name: name.to_string(),
-        };
+        return CallError::UnknownTool { name: name.to_string() };
     };
-    match snapshot
-        .servers
-        .get(server)
-        .map(|entry| &entry.status.state)
-    {
-        Some(ServerState::Starting) => CallError::ServerStarting {
-            server: server.to_string(),
-            name: name.to_string(),
-        },
-        Some(ServerState::Failed { reason }) => CallError::ServerFailed {
-            server: server.to_string(),
-            name: name.to_string(),
-            reason: reason.clone(),
-        },
-        Some(ServerState::Running) | None => CallError::UnknownTool {
-            name: name.to_string(),
-        },
+    match snapshot.servers.get(server).map(|entry| &entry.status.state) {
+        Some(ServerState::Starting) => CallError::ServerStarting { server: server.to_string(), name: name.to_string() },
+        Some(ServerState::Failed { reason }) => {
+            CallError::ServerFailed { server: server.to_string(), name: name.to_string(), reason: reason.clone() }
+        }
+        Some(ServerState::Running) | None => CallError::UnknownTool { name: name.to_string() },
     }
 }
 
 /// The connector for a configured server, or why there is none yet.
-fn connector_for(
-    name: &str,
-    server: &ServerConfig,
-    config: &WardenConfig,
-) -> Result<Arc<dyn Connector>, String> {
+fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Result<Arc<dyn Connector>, String> {
     match (&server.command, &server.url) {
         (Some(command), _) => {
             let mut spec = StdioSpec::new(name, command.clone(), server.args.clone());

@@ -17,11 +17,7 @@ pub(crate) struct UsageError(pub(crate) String);
 pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Tools { common } => tools(&common).await,
-        Command::Call {
-            name,
-            arguments,
-            common,
-        } => call(&common, &name, &arguments).await,
+        Command::Call { name, arguments, common } => call(&common, &name, &arguments).await,
         Command::Status { common } => status(&common).await,
     }
 }
@@ -46,9 +42,7 @@ fn load(common: &Common) -> anyhow::Result<WardenConfig> {
 async fn start(common: &Common) -> anyhow::Result<Warden> {
     let config = load(common)?;
     if config.servers.is_empty() {
-        tracing::warn!(
-            "the config has no servers; add a [servers.NAME] table with `command` or `url`"
-        );
+        tracing::warn!("the config has no servers; add a [servers.NAME] table with `command` or `url`");
     }
     let warden = Warden::start(&config).await.context("starting Warden")?;
     warden.settled().await;
@@ -72,10 +66,8 @@ async fn tools(common: &Common) -> anyhow::Result<ExitCode> {
     warn_about_failed_servers(&warden);
     let tools = warden.tools();
     if common.json {
-        let list: Vec<Value> = tools
-            .iter()
-            .map(|entry| json!({"name": entry.name, "server": entry.server, "tool": entry.tool}))
-            .collect();
+        let list: Vec<Value> =
+            tools.iter().map(|entry| json!({"name": entry.name, "server": entry.server, "tool": entry.tool})).collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
     } else {
         print!("{}", render::tool_table(&tools));
@@ -104,11 +96,7 @@ async fn call(common: &Common, name: &str, arguments: &str) -> anyhow::Result<Ex
     } else {
         println!("{}", render::call_result(&result));
     }
-    Ok(if result.is_error() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if result.is_error() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 async fn status(common: &Common) -> anyhow::Result<ExitCode> {
@@ -121,12 +109,6 @@ async fn status(common: &Common) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", render::status_table(&statuses));
     }
-    let any_failed = statuses
-        .iter()
-        .any(|server| matches!(server.state, ServerState::Failed { .. }));
-    Ok(if any_failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    let any_failed = statuses.iter().any(|server| matches!(server.state, ServerState::Failed { .. }));
+    Ok(if any_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -11,27 +11,11 @@ const DESCRIPTION_CHARS: usize = 80;
 
 /// One line per tool: the name, then the first line of its description.
 pub(crate) fn tool_table(tools: &[ToolEntry]) -> String {
-    let width = tools
-        .iter()
-        .map(|entry| entry.name.len())
-        .max()
-        .unwrap_or(0);
+    let width = tools.iter().map(|entry| entry.name.len()).max().unwrap_or(0);
     let mut out = String::new();
     for entry in tools {
-        let description = entry
-            .tool
-            .description
-            .as_deref()
-            .unwrap_or("")
-            .lines()
-            .next()
-            .unwrap_or("");
-        let _ = writeln!(
-            out,
-            "{:width$}  {}",
-            entry.name,
-            cut(description, DESCRIPTION_CHARS)
-        );
+        let description = entry.tool.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
+        let _ = writeln!(out, "{:width$}  {}", entry.name, cut(description, DESCRIPTION_CHARS));
     }
     let _ = writeln!(out, "{} tools", tools.len());
     out
@@ -59,8 +43,10 @@ fn block(content: &ContentBlock) -> String {
             let field = |name: &str| map.get(name).and_then(Value::as_str).unwrap_or("");
             match content.kind() {
                 kind @ ("image" | "audio") => {
-                    // base64 is 4 characters for every 3 bytes.
-                    let bytes = field("data").len() / 4 * 3;
+                    // base64 is 4 characters for every 3 bytes, less padding.
+                    let data = field("data").trim_end();
+                    let padding = data.len() - data.trim_end_matches('=').len();
+                    let bytes = (data.len() / 4 * 3).saturating_sub(padding);
                     format!("[{kind} {}: ~{bytes} bytes]", field("mimeType"))
                 }
                 "resource_link" => format!("[resource {} ({})]", field("uri"), field("name")),
@@ -68,10 +54,7 @@ fn block(content: &ContentBlock) -> String {
                     let resource = map.get("resource").cloned().unwrap_or(Value::Null);
                     match resource.get("text").and_then(Value::as_str) {
                         Some(text) => text.to_string(),
-                        None => format!(
-                            "[resource {}]",
-                            resource.get("uri").and_then(Value::as_str).unwrap_or("")
-                        ),
+                        None => format!("[resource {}]", resource.get("uri").and_then(Value::as_str).unwrap_or("")),
                     }
                 }
                 other => format!("[{other} content]"),
@@ -82,11 +65,7 @@ fn block(content: &ContentBlock) -> String {
 
 /// One line per server: name, state, tool count, protocol, problems.
 pub(crate) fn status_table(statuses: &[ServerStatus]) -> String {
-    let width = statuses
-        .iter()
-        .map(|server| server.name.len())
-        .max()
-        .unwrap_or(0);
+    let width = statuses.iter().map(|server| server.name.len()).max().unwrap_or(0);
     let mut out = String::new();
     for server in statuses {
         let mut line = format!("{:width$}  {}", server.name, server.state);

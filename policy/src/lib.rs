@@ -12,6 +12,5 @@
 mod naming;
 
 pub use naming::{
-    namespaced_tool_name, split_namespaced, validate_server_name, NameError, MAX_TOOL_NAME_CHARS,
-    SEPARATOR,
+    namespaced_tool_name, split_namespaced, validate_server_name, NameError, MAX_TOOL_NAME_CHARS, SEPARATOR,
 };

@@ -51,29 +51,18 @@ pub enum NameError {
 
 /// Checks a server name against the rules above.
 pub fn validate_server_name(name: &str) -> Result<(), NameError> {
-    let bad = |problem| {
-        Err(NameError::BadCharacters {
-            name: name.to_string(),
-            problem,
-        })
-    };
+    let bad = |problem| Err(NameError::BadCharacters { name: name.to_string(), problem });
     let chars = name.chars().count();
     if chars == 0 {
         return Err(NameError::Empty);
     }
     if chars > MAX_SERVER_NAME_CHARS {
-        return Err(NameError::TooLong {
-            name: name.to_string(),
-            chars,
-        });
+        return Err(NameError::TooLong { name: name.to_string(), chars });
     }
     if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
         return bad("does not start with a letter");
     }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         return bad("has characters other than letters, digits, '-' and '_'");
     }
     if name.contains(SEPARATOR) {
@@ -87,16 +76,8 @@ pub fn validate_server_name(name: &str) -> Result<(), NameError> {
 
 /// The name a model sees for `tool` of `server` (a valid server name).
 pub fn namespaced_tool_name(server: &str, tool: &str) -> String {
-    let safe: String = tool
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe: String =
+        tool.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
     let full = format!("{server}{SEPARATOR}{safe}");
     if full.len() <= MAX_TOOL_NAME_CHARS {
         return full;
@@ -113,9 +94,7 @@ pub fn split_namespaced(name: &str) -> Option<(&str, &str)> {
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
 #[cfg(test)]

@@ -43,12 +43,7 @@ pub struct LineReader<R> {
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// A reader that accepts lines of at most `max` bytes.
     pub fn new(inner: R, max: usize) -> Self {
-        LineReader {
-            inner,
-            line: Vec::new(),
-            seen: 0,
-            max,
-        }
+        LineReader { inner, line: Vec::new(), seen: 0, max }
     }
 
     /// The next non-empty line, or `None` at end of stream.

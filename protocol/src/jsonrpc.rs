@@ -70,11 +70,7 @@ pub struct ErrorObject {
 impl ErrorObject {
     /// An error with no data.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ErrorObject {
-            code,
-            message: message.into(),
-            data: None,
-        }
+        ErrorObject { code, message: message.into(), data: None }
     }
 }
 
@@ -140,35 +136,22 @@ pub enum ParseError {
 impl Message {
     /// A request.
     pub fn request(id: RequestId, method: impl Into<String>, params: Option<Value>) -> Self {
-        Message::Request(Request {
-            id,
-            method: method.into(),
-            params,
-        })
+        Message::Request(Request { id, method: method.into(), params })
     }
 
     /// A notification.
     pub fn notification(method: impl Into<String>, params: Option<Value>) -> Self {
-        Message::Notification(Notification {
-            method: method.into(),
-            params,
-        })
+        Message::Notification(Notification { method: method.into(), params })
     }
 
     /// A successful response.
     pub fn result(id: RequestId, result: Value) -> Self {
-        Message::Response(Response {
-            id: Some(id),
-            outcome: Ok(result),
-        })
+        Message::Response(Response { id: Some(id), outcome: Ok(result) })
     }
 
     /// An error response.
     pub fn error(id: RequestId, error: ErrorObject) -> Self {
-        Message::Response(Response {
-            id: Some(id),
-            outcome: Err(error),
-        })
+        Message::Response(Response { id: Some(id), outcome: Err(error) })
     }
 
     /// Reads one message from text.
@@ -180,27 +163,18 @@ impl Message {
     /// Sorts a JSON value into request, notification or response.
     pub fn from_value(value: Value) -> Result<Message, ParseError> {
         let Value::Object(mut object) = value else {
-            return Err(ParseError::NotAnObject {
-                found: json_kind(&value),
-            });
+            return Err(ParseError::NotAnObject { found: json_kind(&value) });
         };
         match object.get("jsonrpc") {
             Some(Value::String(v)) if v == "2.0" => {}
-            Some(other) => {
-                return Err(ParseError::Invalid(format!(
-                    "\"jsonrpc\" is {other}, expected \"2.0\""
-                )))
-            }
+            Some(other) => return Err(ParseError::Invalid(format!("\"jsonrpc\" is {other}, expected \"2.0\""))),
             None => return Err(ParseError::Invalid("no \"jsonrpc\": \"2.0\" member".into())),
         }
         let id = match object.remove("id") {
             None | Some(Value::Null) => None,
             Some(raw) => Some(
-                serde_json::from_value::<RequestId>(raw.clone()).map_err(|_| {
-                    ParseError::Invalid(format!(
-                        "\"id\" must be a string or an integer, found {raw}"
-                    ))
-                })?,
+                serde_json::from_value::<RequestId>(raw.clone())
+                    .map_err(|_| ParseError::Invalid(format!("\"id\" must be a string or an integer, found {raw}")))?,
             ),
         };
         if let Some(method) = object.remove("method") {
@@ -217,15 +191,9 @@ impl Message {
             (Some(result), None) => Ok(result),
             (None, Some(error)) => Err(serde_json::from_value::<ErrorObject>(error)
                 .map_err(|e| ParseError::Invalid(format!("malformed \"error\" member: {e}")))?),
-            (Some(_), Some(_)) => {
-                return Err(ParseError::Invalid(
-                    "both \"result\" and \"error\" are present".into(),
-                ))
-            }
+            (Some(_), Some(_)) => return Err(ParseError::Invalid("both \"result\" and \"error\" are present".into())),
             (None, None) => {
-                return Err(ParseError::Invalid(
-                    "neither \"method\", \"result\" nor \"error\" is present".into(),
-                ))
+                return Err(ParseError::Invalid("neither \"method\", \"result\" nor \"error\" is present".into()))
             }
         };
         Ok(Message::Response(Response { id, outcome }))

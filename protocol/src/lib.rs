@@ -23,16 +23,13 @@ mod mcp;
 mod transport;
 
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES};
-pub use jsonrpc::{
-    json_kind, ErrorCode, ErrorObject, Message, Notification, ParseError, Request, RequestId,
-    Response,
-};
+pub use jsonrpc::{json_kind, ErrorCode, ErrorObject, Message, Notification, ParseError, Request, RequestId, Response};
 pub use mcp::{
-    CallToolParams, CallToolResult, ContentBlock, Implementation, InitializeParams,
-    InitializeResult, ListToolsParams, ListToolsResult, ResourceContents, ServerCapabilities, Tool,
-    ToolAnnotations, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
+    CallToolParams, CallToolResult, ContentBlock, Implementation, InitializeParams, InitializeResult, ListToolsParams,
+    ListToolsResult, ResourceContents, ServerCapabilities, Tool, ToolAnnotations, LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
 };
 pub use transport::{
-    memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, MemoryConnector,
-    MemoryPeer, StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent,
+    memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, MemoryConnector, MemoryPeer, StderrTail,
+    StdioConnector, StdioSpec, TransportError, TransportEvent,
 };

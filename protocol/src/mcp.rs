@@ -14,8 +14,7 @@ use serde_json::{Map, Value};
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// Every version Warden accepts in a server's `initialize` answer, newest first.
-pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
-    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// A client's or server's name and version.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -232,20 +231,14 @@ pub enum ContentBlock {
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text {
-            kind: TextTag::Text,
-            text: text.into(),
-            extra: Map::new(),
-        }
+        ContentBlock::Text { kind: TextTag::Text, text: text.into(), extra: Map::new() }
     }
 
     /// The block's `type`.
     pub fn kind(&self) -> &str {
         match self {
             ContentBlock::Text { .. } => "text",
-            ContentBlock::Other(map) => {
-                map.get("type").and_then(Value::as_str).unwrap_or("unknown")
-            }
+            ContentBlock::Other(map) => map.get("type").and_then(Value::as_str).unwrap_or("unknown"),
         }
     }
 }

@@ -87,24 +87,14 @@ pub struct Connection {
 
 impl Connection {
     /// A connection whose messages go to `outbound`, closed by `closer`.
-    pub fn new(
-        outbound: mpsc::UnboundedSender<Message>,
-        closer: Closer,
-        stderr: StderrTail,
-    ) -> Self {
-        Connection {
-            outbound,
-            closer: Some(closer),
-            stderr,
-        }
+    pub fn new(outbound: mpsc::UnboundedSender<Message>, closer: Closer, stderr: StderrTail) -> Self {
+        Connection { outbound, closer: Some(closer), stderr }
     }
 
     /// Queues a message for the server. Fails only when the connection is
     /// already gone.
     pub fn send(&self, message: Message) -> Result<(), TransportError> {
-        self.outbound
-            .send(message)
-            .map_err(|_| TransportError::Closed)
+        self.outbound.send(message).map_err(|_| TransportError::Closed)
     }
 
     /// The server's last stderr lines (empty for transports without one).
@@ -141,10 +131,7 @@ impl StderrTail {
 
     /// Remembers a line, forgetting the oldest past [`StderrTail::LINES`].
     pub fn push(&self, line: &str) {
-        let mut lines = self
-            .lines
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut lines = self.lines.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if lines.len() == Self::LINES {
             lines.pop_front();
         }
@@ -153,10 +140,7 @@ impl StderrTail {
 
     /// The kept lines, oldest first.
     pub fn lines(&self) -> Vec<String> {
-        let lines = self
-            .lines
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let lines = self.lines.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         lines.iter().cloned().collect()
     }
 }
@@ -166,16 +150,14 @@ pub(crate) fn frame_to_event(frame: Frame) -> TransportEvent {
     match frame {
         Frame::Line(line) => match Message::parse(&line) {
             Ok(message) => TransportEvent::Message(message),
-            Err(error) => TransportEvent::Malformed {
-                problem: format!("{error} (line starts: `{}`)", excerpt(&line, 80)),
-            },
+            Err(error) => {
+                TransportEvent::Malformed { problem: format!("{error} (line starts: `{}`)", excerpt(&line, 80)) }
+            }
         },
-        Frame::Oversized { bytes } => TransportEvent::Malformed {
-            problem: format!("a {bytes}-byte line is over the message size limit"),
-        },
-        Frame::NotUtf8 { bytes } => TransportEvent::Malformed {
-            problem: format!("a {bytes}-byte line is not UTF-8"),
-        },
+        Frame::Oversized { bytes } => {
+            TransportEvent::Malformed { problem: format!("a {bytes}-byte line is over the message size limit") }
+        }
+        Frame::NotUtf8 { bytes } => TransportEvent::Malformed { problem: format!("a {bytes}-byte line is not UTF-8") },
     }
 }
 

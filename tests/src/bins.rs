@@ -12,10 +12,7 @@ use std::path::PathBuf;
 /// Panics with what to do if it was not built.
 pub fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable has a path");
-    let mut dir = exe
-        .parent()
-        .expect("the test executable is in a directory")
-        .to_path_buf();
+    let mut dir = exe.parent().expect("the test executable is in a directory").to_path_buf();
     if dir.ends_with("deps") {
         dir.pop();
     }

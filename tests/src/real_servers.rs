@@ -123,12 +123,7 @@ impl RealServer {
         let script = script
             .into_os_string()
             .into_string()
-            .unwrap_or_else(|path| {
-                panic!(
-                    "the entry script of {} is not a UTF-8 path: {path:?}",
-                    self.package
-                )
-            });
+            .unwrap_or_else(|path| panic!("the entry script of {} is not a UTF-8 path: {path:?}", self.package));
         let mut args = Vec::with_capacity(1 + self.fixed_args.len() + extra_args.len());
         args.push(script);
         args.extend(self.fixed_args.iter().map(ToString::to_string));
@@ -158,10 +153,7 @@ fn bin_link(prefix: &Path, server: &RealServer) -> PathBuf {
 /// The `package.json` that pins every server; its hash names the cache dir.
 fn package_json() -> String {
     let entries = |pairs: &mut dyn Iterator<Item = (&str, &str)>| {
-        pairs
-            .map(|(name, version)| format!("    \"{name}\": \"{version}\""))
-            .collect::<Vec<_>>()
-            .join(",\n")
+        pairs.map(|(name, version)| format!("    \"{name}\": \"{version}\"")).collect::<Vec<_>>().join(",\n")
     };
     let deps = entries(&mut ALL.iter().map(|s| (s.package, s.version)));
     let overrides = entries(&mut OVERRIDES.iter().copied());
@@ -175,9 +167,7 @@ fn package_json() -> String {
 /// 64-bit FNV-1a: a hash that, unlike `DefaultHasher`, never changes between
 /// Rust releases, so the cache directory name is stable.
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// `CARGO_TARGET_DIR` when set (relative to the workspace root when relative),
@@ -198,18 +188,12 @@ fn is_installed(prefix: &Path, manifest: &str) -> bool {
 
 fn install_uncached() -> PathBuf {
     let manifest = package_json();
-    let prefix = target_dir()
-        .join("real-servers")
-        .join(format!("{:016x}", fnv1a(manifest.as_bytes())));
+    let prefix = target_dir().join("real-servers").join(format!("{:016x}", fnv1a(manifest.as_bytes())));
     if is_installed(&prefix, &manifest) {
         return prefix;
     }
-    fs::create_dir_all(&prefix).unwrap_or_else(|e| {
-        panic!(
-            "cannot create the real-server cache {}: {e}",
-            prefix.display()
-        )
-    });
+    fs::create_dir_all(&prefix)
+        .unwrap_or_else(|e| panic!("cannot create the real-server cache {}: {e}", prefix.display()));
     let _lock = lock_exclusive(&prefix.join(LOCK_FILE));
     // Another process may have finished the install while this one waited.
     if !is_installed(&prefix, &manifest) {
@@ -235,11 +219,7 @@ fn lock_exclusive(path: &Path) -> File {
             return file;
         }
         let err = io::Error::last_os_error();
-        assert!(
-            err.kind() == io::ErrorKind::Interrupted,
-            "cannot lock {}: {err}",
-            path.display()
-        );
+        assert!(err.kind() == io::ErrorKind::Interrupted, "cannot lock {}: {err}", path.display());
     }
 }
 
@@ -251,15 +231,8 @@ fn run_npm_install(prefix: &Path, manifest: &str) {
     let _ = fs::remove_file(&stamp);
     write_file(&prefix.join("package.json"), manifest);
 
-    let pins: Vec<String> = ALL
-        .iter()
-        .map(|s| format!("{}@{}", s.package, s.version))
-        .collect();
-    eprintln!(
-        "warden-tests: installing real MCP servers {} into {}",
-        pins.join(", "),
-        prefix.display()
-    );
+    let pins: Vec<String> = ALL.iter().map(|s| format!("{}@{}", s.package, s.version)).collect();
+    eprintln!("warden-tests: installing real MCP servers {} into {}", pins.join(", "), prefix.display());
     let what_to_do = format!(
         "the real-server tests need Node.js (>= 18) with npm on PATH and, the first time, the npm registry; \
          install them (e.g. `apt-get install nodejs npm`) and rerun: the install is retried on every run \

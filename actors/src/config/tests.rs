@@ -5,10 +5,7 @@ fn load(text: &str) -> Result<WardenConfig, ConfigError> {
         .add_source(config::File::from_str(text, config::FileFormat::Toml))
         .build()
         .and_then(|c| c.try_deserialize())
-        .map_err(|e| ConfigError::Unreadable {
-            file: "test.toml".into(),
-            problem: e.to_string(),
-        })?;
+        .map_err(|e| ConfigError::Unreadable { file: "test.toml".into(), problem: e.to_string() })?;
     let lookup = |name: &str| match name {
         "TOKEN" => Some("s3cret".to_string()),
         _ => None,
@@ -38,15 +35,9 @@ fn reads_stdio_and_http_servers_keeping_the_case_of_env_names() {
     assert_eq!(git.env["GITHUB_TOKEN"], "s3cret");
     assert_eq!(git.env["Mixed_Case"], "a$b");
     assert_eq!(git.startup_timeout(), Duration::from_millis(2500));
-    assert_eq!(
-        config.servers["remote"].headers["Authorization"],
-        "Bearer s3cret"
-    );
+    assert_eq!(config.servers["remote"].headers["Authorization"], "Bearer s3cret");
     assert_eq!(config.call_timeout(), Duration::from_secs(5));
-    assert_eq!(
-        config.servers["remote"].startup_timeout(),
-        DEFAULT_STARTUP_TIMEOUT
-    );
+    assert_eq!(config.servers["remote"].startup_timeout(), DEFAULT_STARTUP_TIMEOUT);
 }
 
 #[test]
@@ -56,39 +47,21 @@ fn errors_name_the_file_the_server_and_the_field() {
             "[servers.a]\ncommand = \"x\"\nurl = \"http://h\"",
             "config file 'test.toml', server 'a': has both `command` and `url`",
         ),
-        (
-            "[servers.a]\nargs = [\"x\"]",
-            "server 'a': has neither `command` nor `url`",
-        ),
+        ("[servers.a]\nargs = [\"x\"]", "server 'a': has neither `command` nor `url`"),
         (
             "[servers.a]\ncommand = \"x\"\nenv = { K = \"${NOPE}\" }",
             "server 'a': `env.K`: environment variable `NOPE` is not set",
         ),
-        (
-            "[servers.a]\ncommand = \"x\"\nheaders = { K = \"v\" }",
-            "`headers` only applies to `url` servers",
-        ),
+        ("[servers.a]\ncommand = \"x\"\nheaders = { K = \"v\" }", "`headers` only applies to `url` servers"),
         ("[servers.a]\ncomand = \"x\"", "unknown field `comand`"),
-        (
-            "[servers.\"bad name\"]\ncommand = \"x\"",
-            "server 'bad name': server name 'bad name' has characters",
-        ),
-        (
-            "[servers.a]\ncommand = \"x\"\nstartup_timeout_secs = 0",
-            "`startup_timeout_secs` must be a positive number",
-        ),
-        (
-            "call_timeout_secs = -1",
-            "`call_timeout_secs` must be a positive number",
-        ),
+        ("[servers.\"bad name\"]\ncommand = \"x\"", "server 'bad name': server name 'bad name' has characters"),
+        ("[servers.a]\ncommand = \"x\"\nstartup_timeout_secs = 0", "`startup_timeout_secs` must be a positive number"),
+        ("call_timeout_secs = -1", "`call_timeout_secs` must be a positive number"),
         ("servrs = 1", "unknown field `servrs`"),
     ];
     for (text, expected) in cases {
         let error = load(text).unwrap_err().to_string();
-        assert!(
-            error.contains(expected),
-            "for {text:?}\n  got: {error}\n  expected: {expected}"
-        );
+        assert!(error.contains(expected), "for {text:?}\n  got: {error}\n  expected: {expected}");
         assert!(error.contains("test.toml"), "{error}");
     }
 }
@@ -98,19 +71,13 @@ fn expansion_handles_literals_and_bad_references() {
     let lookup = |name: &str| (name == "A").then(|| "1".to_string());
     assert_eq!(expand("x${A}y${A}", &lookup).unwrap(), "x1y1");
     assert_eq!(expand("$${A} and $5", &lookup).unwrap(), "${A} and $5");
-    assert!(expand("${A", &lookup)
-        .unwrap_err()
-        .contains("without a closing"));
-    assert!(expand("${A-B}", &lookup)
-        .unwrap_err()
-        .contains("not a valid variable name"));
+    assert!(expand("${A", &lookup).unwrap_err().contains("without a closing"));
+    assert!(expand("${A-B}", &lookup).unwrap_err().contains("not a valid variable name"));
 }
 
 #[test]
 fn a_missing_file_says_how_to_give_one() {
-    let error = WardenConfig::load(Path::new("/nonexistent/warden.toml"))
-        .unwrap_err()
-        .to_string();
+    let error = WardenConfig::load(Path::new("/nonexistent/warden.toml")).unwrap_err().to_string();
     assert_eq!(
         error,
         "config file '/nonexistent/warden.toml': no such file; pass --config with the path of a warden.toml"

@@ -2,10 +2,7 @@ use super::*;
 
 #[test]
 fn plain_names_join_with_the_separator() {
-    assert_eq!(
-        namespaced_tool_name("everything", "echo"),
-        "everything__echo"
-    );
+    assert_eq!(namespaced_tool_name("everything", "echo"), "everything__echo");
     assert_eq!(namespaced_tool_name("fs", "read-file_2"), "fs__read-file_2");
 }
 
@@ -46,9 +43,6 @@ fn server_names_follow_the_rules() {
 
 #[test]
 fn a_namespaced_name_splits_back_at_the_server() {
-    assert_eq!(
-        split_namespaced("git-2__log__all"),
-        Some(("git-2", "log__all"))
-    );
+    assert_eq!(split_namespaced("git-2__log__all"), Some(("git-2", "log__all")));
     assert_eq!(split_namespaced("noseparator"), None);
 }

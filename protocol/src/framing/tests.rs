@@ -16,11 +16,7 @@ async fn splits_lines_and_skips_blank_ones() {
     let got = frames(b"{\"a\":1}\n\n  \r\n{\"b\":2}\r\nlast", 100, 4).await;
     assert_eq!(
         got,
-        vec![
-            Frame::Line("{\"a\":1}".into()),
-            Frame::Line("{\"b\":2}".into()),
-            Frame::Line("last".into()),
-        ]
+        vec![Frame::Line("{\"a\":1}".into()), Frame::Line("{\"b\":2}".into()), Frame::Line("last".into()),]
     );
 }
 
@@ -30,10 +26,7 @@ async fn an_oversized_line_is_reported_and_the_next_one_still_arrives() {
     input.extend_from_slice(b"\nok\n");
     // A small read buffer makes the long line arrive in many pieces.
     let got = frames(&input, 10, 3).await;
-    assert_eq!(
-        got,
-        vec![Frame::Oversized { bytes: 50 }, Frame::Line("ok".into())]
-    );
+    assert_eq!(got, vec![Frame::Oversized { bytes: 50 }, Frame::Line("ok".into())]);
 }
 
 #[tokio::test]
@@ -45,8 +38,5 @@ async fn a_line_at_exactly_the_limit_is_kept() {
 #[tokio::test]
 async fn invalid_utf8_is_reported_not_fatal() {
     let got = frames(b"\xff\xfe\nfine\n", 100, 64).await;
-    assert_eq!(
-        got,
-        vec![Frame::NotUtf8 { bytes: 2 }, Frame::Line("fine".into())]
-    );
+    assert_eq!(got, vec![Frame::NotUtf8 { bytes: 2 }, Frame::Line("fine".into())]);
 }

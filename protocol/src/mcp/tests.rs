@@ -14,10 +14,7 @@ fn a_tool_keeps_every_member_it_does_not_model() {
         "icons": [{"src": "a.png"}]
     });
     let tool: Tool = serde_json::from_value(raw.clone()).unwrap();
-    assert_eq!(
-        tool.annotations.as_ref().unwrap().read_only_hint,
-        Some(true)
-    );
+    assert_eq!(tool.annotations.as_ref().unwrap().read_only_hint, Some(true));
     assert_eq!(serde_json::to_value(&tool).unwrap(), raw);
 }
 

@@ -8,9 +8,7 @@
 
 use tokio::sync::{mpsc, watch};
 
-use super::{
-    frame_to_event, ConnectFuture, Connection, Connector, EventSink, StderrTail, TransportEvent,
-};
+use super::{frame_to_event, ConnectFuture, Connection, Connector, EventSink, StderrTail, TransportEvent};
 use crate::framing::Frame;
 use crate::jsonrpc::{Message, Request};
 
@@ -30,20 +28,10 @@ pub fn memory_pair(sink: EventSink) -> (Connection, MemoryPeer) {
     let close_sink = sink.clone();
     let closer = Box::pin(async move {
         let _ = closed_tx.send(true);
-        close_sink(TransportEvent::Closed {
-            reason: "closed by Warden".into(),
-        });
+        close_sink(TransportEvent::Closed { reason: "closed by Warden".into() });
     });
     let connection = Connection::new(outbound_tx, closer, stderr.clone());
-    (
-        connection,
-        MemoryPeer {
-            outbound: outbound_rx,
-            sink,
-            closed: closed_rx,
-            stderr,
-        },
-    )
+    (connection, MemoryPeer { outbound: outbound_rx, sink, closed: closed_rx, stderr })
 }
 
 impl MemoryPeer {
@@ -79,9 +67,7 @@ impl MemoryPeer {
 
     /// Makes the connection die, as a crashed server would.
     pub fn die(&self, reason: &str) {
-        (self.sink)(TransportEvent::Closed {
-            reason: reason.to_string(),
-        });
+        (self.sink)(TransportEvent::Closed { reason: reason.to_string() });
     }
 
     /// Waits until Warden closes the connection.

@@ -24,8 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::{
-    frame_to_event, ConnectFuture, Connection, Connector, EventSink, StderrTail, TransportError,
-    TransportEvent,
+    frame_to_event, ConnectFuture, Connection, Connector, EventSink, StderrTail, TransportError, TransportEvent,
 };
 use crate::framing::{LineReader, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::jsonrpc::Message;
@@ -76,9 +75,7 @@ pub struct StdioConnector {
 impl StdioConnector {
     /// A connector for `spec`.
     pub fn new(spec: StdioSpec) -> Self {
-        StdioConnector {
-            spec: Arc::new(spec),
-        }
+        StdioConnector { spec: Arc::new(spec) }
     }
 }
 
@@ -110,10 +107,8 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
             Ok(())
         });
     }
-    let mut child = command.spawn().map_err(|source| TransportError::Spawn {
-        command: spec.command.clone(),
-        source,
-    })?;
+    let mut child =
+        command.spawn().map_err(|source| TransportError::Spawn { command: spec.command.clone(), source })?;
     let group = GroupGuard(child.id().map(|pid| pid as libc::pid_t));
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
@@ -130,15 +125,7 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
     let keeper = tokio::spawn(keep(
         child,
         group,
-        Keep {
-            stop_writer: stop_writer_tx,
-            writer,
-            reader,
-            stderr,
-            close: close_rx,
-            sink,
-            spec: spec.clone(),
-        },
+        Keep { stop_writer: stop_writer_tx, writer, reader, stderr, close: close_rx, sink, spec: spec.clone() },
     ));
 
     let closer = Box::pin(async move {
@@ -170,8 +157,7 @@ async fn write_messages(
         // Take everything already queued, then flush once.
         while let Some(message) = next {
             line.clear();
-            serde_json::to_writer(&mut line, &message)
-                .expect("a JSON-RPC message always serialises");
+            serde_json::to_writer(&mut line, &message).expect("a JSON-RPC message always serialises");
             line.push(b'\n');
             if let Err(error) = stdin.write_all(&line).await {
                 tracing::debug!(%error, "writing to the server's stdin failed; it is exiting");
@@ -193,9 +179,7 @@ async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, sink: Ev
             Ok(Some(frame)) => sink(frame_to_event(frame)),
             Ok(None) => return,
             Err(error) => {
-                sink(TransportEvent::Malformed {
-                    problem: format!("reading stdout failed: {error}"),
-                });
+                sink(TransportEvent::Malformed { problem: format!("reading stdout failed: {error}") });
                 return;
             }
         }
@@ -230,15 +214,7 @@ struct Keep {
 /// the connection is dropped), then reports [`TransportEvent::Closed`] after
 /// the last stdout line has been delivered.
 async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
-    let Keep {
-        stop_writer,
-        writer,
-        reader,
-        stderr,
-        close,
-        sink,
-        spec,
-    } = keep;
+    let Keep { stop_writer, writer, reader, stderr, close, sink, spec } = keep;
     let (status, closed_by_warden) = tokio::select! {
         status = child.wait() => (status, false),
         _ = close => {
@@ -254,10 +230,7 @@ async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
     // saying the connection closed. A process that exited has closed its
     // pipes, unless a grandchild still holds them: do not wait forever.
     for mut task in [reader, stderr] {
-        if tokio::time::timeout(Duration::from_millis(500), &mut task)
-            .await
-            .is_err()
-        {
+        if tokio::time::timeout(Duration::from_millis(500), &mut task).await.is_err() {
             task.abort();
         }
     }
@@ -269,11 +242,7 @@ async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
     sink(TransportEvent::Closed { reason });
 }
 
-async fn shut_down(
-    child: &mut Child,
-    group: &GroupGuard,
-    spec: &StdioSpec,
-) -> std::io::Result<ExitStatus> {
+async fn shut_down(child: &mut Child, group: &GroupGuard, spec: &StdioSpec) -> std::io::Result<ExitStatus> {
     if let Ok(status) = tokio::time::timeout(spec.stdin_grace, child.wait()).await {
         return status;
     }

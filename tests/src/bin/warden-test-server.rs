@@ -72,6 +72,9 @@
 //!   request with that method and the id `"srv-<n>"` (n = 1, 2, ...), waits
 //!   for its answer and returns text `result: <result JSON>` or
 //!   `error: <code> <message>`.
+//! * `cwd {}`: text: the server's working directory.
+//! * `pid {}`: text: the server's process id (tests check it is gone after
+//!   shutdown).
 //!
 //! Not served until `notify` runs (or `--list-changed-after-initialized`):
 //!
@@ -120,8 +123,7 @@ const SERVER_NAME: &str = "warden-test-server";
 const SERVER_VERSION: &str = "0.1.0";
 
 /// Protocol versions the server accepts from a client, newest first.
-const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
-    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
 const PARSE_ERROR: i64 = -32700;
@@ -130,7 +132,7 @@ const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 
 /// Tools served when `--tools` is not given, in listing order.
-const DEFAULT_TOOLS: [&str; 12] = [
+const DEFAULT_TOOLS: [&str; 14] = [
     "echo",
     "add",
     "sleep",
@@ -143,6 +145,8 @@ const DEFAULT_TOOLS: [&str; 12] = [
     "env",
     "stderr",
     "ask_client",
+    "cwd",
+    "pid",
 ];
 /// The tool that only appears after `notify` (or `notifications/initialized`
 /// with `--list-changed-after-initialized`).
@@ -153,7 +157,8 @@ const LATE_TOOL: &str = "late_tool";
 const GARBAGE_LINES: [&str; 3] = ["this is not json", "[1,2]", r#"{"hello":"world"}"#];
 
 /// A valid 1x1 PNG, so clients that decode images have something real.
-const PNG_1X1_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+const PNG_1X1_BASE64: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 /// The largest integer a JSON number can hold exactly (2^53 - 1).
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
@@ -247,9 +252,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
     while let Some(arg) = args.next() {
         // Accept both `--flag value` and `--flag=value`.
         let (flag, inline_value) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_owned(), Some(value.to_owned()))
-            }
+            Some((flag, value)) if flag.starts_with("--") => (flag.to_owned(), Some(value.to_owned())),
             _ => (arg, None),
         };
         let mut value = || take_value(&flag, inline_value.clone(), &mut args);
@@ -264,13 +267,11 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--duplicate-tool" => options.duplicate_tools.push(value()?),
             "--extra-tool" => options.extra_tools.push(value()?),
             "--startup-delay-ms" => {
-                options.startup_delay =
-                    Some(Duration::from_millis(parse_number(&flag, &value()?)?));
+                options.startup_delay = Some(Duration::from_millis(parse_number(&flag, &value()?)?));
             }
             "--exit-at-start" => options.exit_at_start = Some(parse_number(&flag, &value()?)?),
             _ => {
-                let switch = switch_for(&mut options, &flag)
-                    .ok_or_else(|| format!("unknown option {flag}"))?;
+                let switch = switch_for(&mut options, &flag).ok_or_else(|| format!("unknown option {flag}"))?;
                 if inline_value.is_some() {
                     return Err(format!("{flag} takes no value"));
                 }
@@ -301,22 +302,15 @@ fn take_value(
     inline_value: Option<String>,
     args: &mut impl Iterator<Item = String>,
 ) -> Result<String, String> {
-    inline_value
-        .or_else(|| args.next())
-        .ok_or_else(|| format!("{flag} needs a value"))
+    inline_value.or_else(|| args.next()).ok_or_else(|| format!("{flag} needs a value"))
 }
 
 fn parse_number<T: std::str::FromStr>(flag: &str, text: &str) -> Result<T, String> {
-    text.parse()
-        .map_err(|_| format!("{flag}: `{text}` is not a valid number"))
+    text.parse().map_err(|_| format!("{flag}: `{text}` is not a valid number"))
 }
 
 fn split_list(text: &str) -> Vec<String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|name| !name.is_empty())
-        .map(str::to_owned)
-        .collect()
+    text.split(',').map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned).collect()
 }
 
 fn is_builtin_tool(name: &str) -> bool {
@@ -329,27 +323,14 @@ fn validate(options: &Options) -> Result<(), String> {
         return Err("--page-size must be at least 1".into());
     }
     if let Some(name) = options.tools.iter().find(|name| !is_builtin_tool(name)) {
-        return Err(format!(
-            "--tools: no built-in tool is called `{name}` (use --extra-tool)"
-        ));
+        return Err(format!("--tools: no built-in tool is called `{name}` (use --extra-tool)"));
     }
-    if let Some(name) = options
-        .extra_tools
-        .iter()
-        .find(|name| name.is_empty() || is_builtin_tool(name))
-    {
-        return Err(format!(
-            "--extra-tool `{name}` is empty or collides with a built-in tool"
-        ));
+    if let Some(name) = options.extra_tools.iter().find(|name| name.is_empty() || is_builtin_tool(name)) {
+        return Err(format!("--extra-tool `{name}` is empty or collides with a built-in tool"));
     }
-    let can_be_listed = |name: &String| {
-        name == LATE_TOOL || options.tools.contains(name) || options.extra_tools.contains(name)
-    };
-    if let Some(name) = options
-        .duplicate_tools
-        .iter()
-        .find(|name| !can_be_listed(name))
-    {
+    let can_be_listed =
+        |name: &String| name == LATE_TOOL || options.tools.contains(name) || options.extra_tools.contains(name);
+    if let Some(name) = options.duplicate_tools.iter().find(|name| !can_be_listed(name)) {
         return Err(format!("--duplicate-tool `{name}` is not a served tool"));
     }
     Ok(())
@@ -371,9 +352,7 @@ async fn main() {
     let (output, writer) = start_stdout_writer();
     if options.garbage_at_start {
         // The channel is FIFO, so this line is the very first one on stdout.
-        let _ = output.send(Output::Line(
-            "warden-test-server garbage: this is not JSON".into(),
-        ));
+        let _ = output.send(Output::Line("warden-test-server garbage: this is not JSON".into()));
     }
     if let Some(delay) = options.startup_delay {
         log!("waiting {} ms before reading stdin", delay.as_millis());
@@ -513,11 +492,7 @@ fn handle_line(server: &Arc<Server>, tasks: &mut JoinSet<()>, line: &str) {
     };
     let Some(fields) = message.as_object() else {
         log!("stdin message is not an object: {}", shorten(line));
-        server.reply_error(
-            Value::Null,
-            INVALID_REQUEST,
-            "Invalid Request: not a JSON object",
-        );
+        server.reply_error(Value::Null, INVALID_REQUEST, "Invalid Request: not a JSON object");
         return;
     };
     let params = fields.get("params").cloned().unwrap_or(Value::Null);
@@ -529,10 +504,7 @@ fn handle_line(server: &Arc<Server>, tasks: &mut JoinSet<()>, line: &str) {
         (None, Some(id)) if fields.contains_key("result") || fields.contains_key("error") => {
             server.route_client_response(id, message.clone());
         }
-        (None, Some(_)) => log!(
-            "ignoring a response without result or error: {}",
-            shorten(line)
-        ),
+        (None, Some(_)) => log!("ignoring a response without result or error: {}", shorten(line)),
         _ => {
             let id = fields.get("id").cloned().unwrap_or(Value::Null);
             server.reply_error(id, INVALID_REQUEST, "Invalid Request: no valid method");
@@ -549,15 +521,8 @@ fn shorten(line: &str) -> String {
     }
 }
 
-fn handle_request(
-    server: &Arc<Server>,
-    tasks: &mut JoinSet<()>,
-    id: Value,
-    method: &str,
-    params: &Value,
-) {
-    if method != "initialize" && method != "ping" && !server.initialize_seen.load(Ordering::SeqCst)
-    {
+fn handle_request(server: &Arc<Server>, tasks: &mut JoinSet<()>, id: Value, method: &str, params: &Value) {
+    if method != "initialize" && method != "ping" && !server.initialize_seen.load(Ordering::SeqCst) {
         log!("warning: {method} received before initialize; answering anyway");
     }
     match method {
@@ -606,10 +571,7 @@ fn handle_initialize(server: &Arc<Server>, tasks: &mut JoinSet<()>, id: Value, p
         Some(forced) => forced.clone(),
         None => negotiate_version(requested).to_owned(),
     };
-    let client = params
-        .pointer("/clientInfo/name")
-        .and_then(Value::as_str)
-        .unwrap_or("<unnamed>");
+    let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("<unnamed>");
     let asked = requested.unwrap_or("no version");
     log!("initialize from {client}, asking for {asked}; answering {version}");
 
@@ -626,10 +588,7 @@ fn handle_initialize(server: &Arc<Server>, tasks: &mut JoinSet<()>, id: Value, p
     // wait must happen in a task of its own.
     let server = Arc::clone(server);
     tasks.spawn(async move {
-        match server
-            .ask_client("ping", None, "init-ping".to_owned())
-            .await
-        {
+        match server.ask_client("ping", None, "init-ping".to_owned()).await {
             Ok(answer) => {
                 log!("client answered init-ping: {answer}");
                 server.reply(id, result);
@@ -648,11 +607,7 @@ fn negotiate_version(requested: Option<&str>) -> &'static str {
 }
 
 fn initialize_result(options: &Options, version: &str) -> Value {
-    let capabilities = if options.no_tools_capability {
-        json!({})
-    } else {
-        json!({"tools": {"listChanged": true}})
-    };
+    let capabilities = if options.no_tools_capability { json!({}) } else { json!({"tools": {"listChanged": true}}) };
     json!({
         "protocolVersion": version,
         "capabilities": capabilities,
@@ -742,9 +697,7 @@ impl Server {
     }
 
     fn reply_error(&self, id: Value, code: i64, message: &str) {
-        self.send(
-            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
-        );
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}));
     }
 
     fn notify(&self, method: &str, params: Option<Value>) {
@@ -782,14 +735,8 @@ impl Server {
     fn listed_tools(&self) -> Vec<Value> {
         let mut tools = Vec::new();
         for name in self.served_tool_names() {
-            let definition =
-                builtin_tool_definition(name).unwrap_or_else(|| extra_tool_definition(name));
-            if self
-                .options
-                .duplicate_tools
-                .iter()
-                .any(|duplicate| duplicate == name)
-            {
+            let definition = builtin_tool_definition(name).unwrap_or_else(|| extra_tool_definition(name));
+            if self.options.duplicate_tools.iter().any(|duplicate| duplicate == name) {
                 tools.push(definition.clone());
             }
             tools.push(definition);
@@ -802,9 +749,9 @@ impl Server {
         let tools = self.listed_tools();
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
-            Some(cursor) => self
-                .cursor_offset(cursor, tools.len())
-                .ok_or_else(|| format!("Invalid cursor: {cursor}"))?,
+            Some(cursor) => {
+                self.cursor_offset(cursor, tools.len()).ok_or_else(|| format!("Invalid cursor: {cursor}"))?
+            }
         };
         let end = match self.options.page_size {
             Some(size) => (start + size).min(tools.len()),
@@ -838,11 +785,7 @@ impl Server {
         let token = self.next_call_token.fetch_add(1, Ordering::SeqCst);
         let (cancel, cancelled) = oneshot::channel();
         running.insert(key.clone(), RunningCall { token, cancel });
-        Some(CallTicket {
-            key,
-            token,
-            cancelled,
-        })
+        Some(CallTicket { key, token, cancelled })
     }
 
     /// Unregisters a finished call; false if it was cancelled meanwhile, in
@@ -876,12 +819,7 @@ impl Server {
     // --- requests to the client ----------------------------------------------
 
     /// Sends the client a request and waits for its response message.
-    async fn ask_client(
-        &self,
-        method: &str,
-        params: Option<Value>,
-        id: String,
-    ) -> Result<Value, String> {
+    async fn ask_client(&self, method: &str, params: Option<Value>, id: String) -> Result<Value, String> {
         let (answer, answered) = oneshot::channel();
         {
             let mut requests = self.client_requests.lock().unwrap();
@@ -896,18 +834,11 @@ impl Server {
         }
         log!("asking the client: {method} (id {id})");
         self.send(&request);
-        answered
-            .await
-            .map_err(|_| "stdin closed before the client answered".to_owned())
+        answered.await.map_err(|_| "stdin closed before the client answered".to_owned())
     }
 
     fn route_client_response(&self, id: &Value, response: Value) {
-        let waiting = self
-            .client_requests
-            .lock()
-            .unwrap()
-            .waiting
-            .remove(&id_key(id));
+        let waiting = self.client_requests.lock().unwrap().waiting.remove(&id_key(id));
         match waiting {
             Some(answer) => {
                 if answer.send(response).is_err() {
@@ -944,23 +875,11 @@ fn start_tool_call(server: &Arc<Server>, tasks: &mut JoinSet<()>, id: Value, par
         Some(arguments) => arguments.clone(),
     };
     let ticket = server.register_call(&id);
-    tasks.spawn(run_call(
-        Arc::clone(server),
-        id,
-        name.to_owned(),
-        arguments,
-        ticket,
-    ));
+    tasks.spawn(run_call(Arc::clone(server), id, name.to_owned(), arguments, ticket));
 }
 
 /// Runs one tool call and answers it, unless it gets cancelled first.
-async fn run_call(
-    server: Arc<Server>,
-    id: Value,
-    name: String,
-    arguments: Value,
-    ticket: Option<CallTicket>,
-) {
+async fn run_call(server: Arc<Server>, id: Value, name: String, arguments: Value, ticket: Option<CallTicket>) {
     let result = match ticket {
         None => call_tool(&server, &name, &arguments).await,
         Some(ticket) => {
@@ -994,6 +913,8 @@ async fn call_tool(server: &Server, name: &str, arguments: &Value) -> Value {
         "fail" => tool_fail(args),
         "image" => Ok(tool_image()),
         "env" => tool_env(args),
+        "cwd" => tool_cwd(),
+        "pid" => Ok(text_result(&std::process::id().to_string())),
         "stderr" => tool_stderr(args),
         "ask_client" => tool_ask_client(server, args).await,
         LATE_TOOL => Ok(text_result("late")),
@@ -1051,10 +972,9 @@ async fn tool_sleep(args: &Args) -> Result<Value, String> {
 fn tool_crash(args: &Args) -> Result<Value, String> {
     let code = match optional(args, "code") {
         None => 1,
-        Some(code) => code
-            .as_i64()
-            .and_then(|code| i32::try_from(code).ok())
-            .ok_or("argument `code` must be a 32-bit integer")?,
+        Some(code) => {
+            code.as_i64().and_then(|code| i32::try_from(code).ok()).ok_or("argument `code` must be a 32-bit integer")?
+        }
     };
     log!("crashing on request with exit code {code}");
     std::process::exit(code);
@@ -1073,17 +993,12 @@ fn tool_huge(args: &Args) -> Result<Value, String> {
     if bytes > MAX_HUGE_BYTES {
         return Err(too_big());
     }
-    Ok(text_result(
-        &"x".repeat(usize::try_from(bytes).map_err(|_| too_big())?),
-    ))
+    Ok(text_result(&"x".repeat(usize::try_from(bytes).map_err(|_| too_big())?)))
 }
 
 fn tool_notify(server: &Server) -> Value {
     server.list_late_tool();
-    server.notify(
-        "notifications/message",
-        Some(json!({"level": "info", "data": "tools changed"})),
-    );
+    server.notify("notifications/message", Some(json!({"level": "info", "data": "tools changed"})));
     text_result("notified")
 }
 
@@ -1109,13 +1024,17 @@ fn tool_env(args: &Args) -> Result<Value, String> {
     Ok(text_result(value.as_deref().unwrap_or("<unset>")))
 }
 
+fn tool_cwd() -> Result<Value, String> {
+    let dir = std::env::current_dir().map_err(|error| format!("cannot read the working directory: {error}"))?;
+    Ok(text_result(&dir.display().to_string()))
+}
+
 fn tool_stderr(args: &Args) -> Result<Value, String> {
     let lines = required_u64(args, "lines")?;
     // One lock for all lines keeps them together, even if other tasks log.
     let mut stderr = std::io::stderr().lock();
     for i in 1..=lines {
-        writeln!(stderr, "stderr line {i}")
-            .map_err(|error| format!("cannot write to stderr: {error}"))?;
+        writeln!(stderr, "stderr line {i}").map_err(|error| format!("cannot write to stderr: {error}"))?;
     }
     Ok(text_result(&format!("wrote {lines} lines")))
 }
@@ -1127,10 +1046,7 @@ async fn tool_ask_client(server: &Server, args: &Args) -> Result<Value, String> 
         Some(params @ Value::Object(_)) => Some(params.clone()),
         Some(_) => return Err("argument `params` must be an object".into()),
     };
-    let id = format!(
-        "srv-{}",
-        server.next_client_request.fetch_add(1, Ordering::SeqCst)
-    );
+    let id = format!("srv-{}", server.next_client_request.fetch_add(1, Ordering::SeqCst));
     let response = server.ask_client(method, params, id).await?;
     Ok(text_result(&describe_client_response(&response)))
 }
@@ -1141,10 +1057,7 @@ fn describe_client_response(response: &Value) -> String {
         (Some(result), _) => format!("result: {result}"),
         (None, Some(error)) => {
             let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-            format!(
-                "error: {} {message}",
-                error.get("code").unwrap_or(&Value::Null)
-            )
+            format!("error: {} {message}", error.get("code").unwrap_or(&Value::Null))
         }
         (None, None) => format!("unexpected response: {response}"),
     }
@@ -1162,18 +1075,12 @@ fn required<'a>(args: &'a Args, name: &str) -> Result<&'a Value, String> {
 }
 
 fn required_str<'a>(args: &'a Args, name: &str) -> Result<&'a str, String> {
-    required(args, name)?
-        .as_str()
-        .ok_or_else(|| format!("argument `{name}` must be a string"))
+    required(args, name)?.as_str().ok_or_else(|| format!("argument `{name}` must be a string"))
 }
 
 fn optional_str<'a>(args: &'a Args, name: &str) -> Result<Option<&'a str>, String> {
     optional(args, name)
-        .map(|value| {
-            value
-                .as_str()
-                .ok_or_else(|| format!("argument `{name}` must be a string"))
-        })
+        .map(|value| value.as_str().ok_or_else(|| format!("argument `{name}` must be a string")))
         .transpose()
 }
 
@@ -1185,9 +1092,7 @@ fn required_number<'a>(args: &'a Args, name: &str) -> Result<&'a Number, String>
 }
 
 fn required_u64(args: &Args, name: &str) -> Result<u64, String> {
-    required(args, name)?
-        .as_u64()
-        .ok_or_else(|| format!("argument `{name}` must be a non-negative integer"))
+    required(args, name)?.as_u64().ok_or_else(|| format!("argument `{name}` must be a non-negative integer"))
 }
 
 // ---------------------------------------------------------------------------
@@ -1229,11 +1134,9 @@ fn builtin_tool_definition(name: &str) -> Option<Value> {
             "Exits the server process at once with `code` (default 1), without answering.",
             object_schema(json!({"code": {"type": "integer", "description": "Exit code."}}), &[]),
         ),
-        "garbage" => tool(
-            "garbage",
-            "Writes three invalid lines to stdout, then answers `after garbage`.",
-            no_arguments(),
-        ),
+        "garbage" => {
+            tool("garbage", "Writes three invalid lines to stdout, then answers `after garbage`.", no_arguments())
+        }
         "huge" => tool(
             "huge",
             "Answers with one text block of exactly `bytes` 'x' characters.",
@@ -1258,6 +1161,8 @@ fn builtin_tool_definition(name: &str) -> Option<Value> {
             "Answers with the value of environment variable `name`, or `<unset>`.",
             object_schema(json!({"name": {"type": "string", "description": "Variable name."}}), &["name"]),
         ),
+        "cwd" => tool("cwd", "Answers with the server's working directory.", no_arguments()),
+        "pid" => tool("pid", "Answers with the server's process id.", no_arguments()),
         "stderr" => tool(
             "stderr",
             "Writes `lines` lines to stderr, then answers `wrote <lines> lines`.",
@@ -1298,9 +1203,5 @@ fn add_tool_definition() -> Value {
 }
 
 fn extra_tool_definition(name: &str) -> Value {
-    tool(
-        name,
-        &format!("Extra tool added by --extra-tool; answers `extra {name}`."),
-        object_schema(json!({}), &[]),
-    )
+    tool(name, &format!("Extra tool added by --extra-tool; answers `extra {name}`."), object_schema(json!({}), &[]))
 }

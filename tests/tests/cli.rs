@@ -1,0 +1,176 @@
+//! The `warden` command as a user runs it: what it prints on stdout and
+//! stderr, and its exit code (0 ok, 1 a failed call or server, 2 bad usage
+//! or config).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use warden_tests::{bins, scratch_dir};
+
+/// A config file with the test server as `test` (plus `extra` TOML).
+fn config_file(extra: &str) -> PathBuf {
+    let path = scratch_dir("cli").join("warden.toml");
+    let text = format!("[servers.test]\ncommand = {:?}\n{extra}", bins::test_server().display().to_string());
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn warden(args: &[&str], config: &Path) -> Output {
+    Command::new(bins::warden())
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .env_remove("RUST_LOG")
+        .env_remove("WARDEN_CONFIG")
+        .output()
+        .expect("warden runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn tools_lists_namespaced_names_with_descriptions() {
+    let output = warden(&["tools"], &config_file(""));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 15, "{out}");
+    assert_eq!(lines[0], "test__add         Adds `a` and `b`; answers the sum as text and as structuredContent.");
+    assert!(lines.iter().any(|line| line.starts_with("test__echo  ")), "{out}");
+    assert_eq!(lines[14], "14 tools");
+    assert_eq!(stderr(&output), "");
+}
+
+#[test]
+fn tools_json_carries_the_raw_tool_definitions() {
+    let output = warden(&["tools", "--json"], &config_file(""));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let tools: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let add = tools.as_array().unwrap().iter().find(|tool| tool["name"] == "test__add").unwrap();
+    assert_eq!(add["server"], "test");
+    assert_eq!(add["tool"]["name"], "add");
+    assert_eq!(add["tool"]["_meta"]["warden-test/owner"], "tests");
+    assert_eq!(add["tool"]["annotations"]["readOnlyHint"], true);
+}
+
+#[test]
+fn call_prints_the_result_text() {
+    let output = warden(&["call", "test__echo", r#"{"message":"hello there"}"#], &config_file(""));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "hello there\n");
+}
+
+#[test]
+fn call_json_prints_the_raw_result() {
+    let output = warden(&["call", "test__add", r#"{"a":2,"b":3}"#, "--json"], &config_file(""));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        result,
+        serde_json::json!({"content": [{"type": "text", "text": "5"}], "structuredContent": {"sum": 5}})
+    );
+}
+
+#[test]
+fn a_tool_error_prints_its_text_and_exits_1() {
+    let output = warden(&["call", "test__fail", r#"{"message":"disk full"}"#], &config_file(""));
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "tool error: disk full\n");
+}
+
+#[test]
+fn an_image_is_summarised_not_dumped() {
+    let output = warden(&["call", "test__image"], &config_file(""));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "a 1x1 PNG image follows\n[image image/png: ~70 bytes]\n");
+}
+
+#[test]
+fn an_unknown_tool_exits_1_and_says_how_to_find_tools() {
+    let output = warden(&["call", "nope__tool"], &config_file(""));
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "");
+    assert_eq!(stderr(&output), "error: unknown tool 'nope__tool'; `warden tools` lists the tools available\n");
+}
+
+#[test]
+fn arguments_that_are_not_a_json_object_exit_2() {
+    let config = config_file("");
+    let output = warden(&["call", "test__echo", "[1,2]"], &config);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        "error: the arguments must be a JSON object such as '{\"message\":\"hi\"}', not an array\n"
+    );
+    let output = warden(&["call", "test__echo", "{message: hi}"], &config);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("error: the arguments are not JSON (key must be a string"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_config_error_names_the_file_and_the_field_and_exits_2() {
+    let config = config_file("comand = \"typo\"\n");
+    let output = warden(&["tools"], &config);
+    assert_eq!(output.status.code(), Some(2));
+    let error = stderr(&output);
+    assert!(
+        error.starts_with(&format!("error: config file '{}': unknown field `comand`", config.display())),
+        "{error}"
+    );
+    assert_eq!(stdout(&output), "");
+}
+
+#[test]
+fn no_config_exits_2_and_says_how_to_give_one() {
+    let output = Command::new(bins::warden()).arg("tools").env_remove("WARDEN_CONFIG").output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        "error: no config given; pass --config FILE or set WARDEN_CONFIG (examples/warden.toml is a start)\n"
+    );
+}
+
+#[test]
+fn status_shows_each_server_and_exits_1_when_one_failed() {
+    let server = bins::test_server().display().to_string();
+    let config = config_file(&format!("[servers.broken]\ncommand = {server:?}\nargs = [\"--exit-at-start\", \"4\"]\n"));
+    let output = warden(&["status"], &config);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stdout(&output),
+        "broken  failed: it stopped before it was ready: the server process exited with code 4; its last stderr lines:\n  \
+         warden-test-server 0.1.0 starting\n  about to exit with code 4 (--exit-at-start)\n  fatal: exiting at start as asked\n\
+         test    running, 14 tools, protocol 2025-11-25\n"
+    );
+
+    // `tools` still lists the healthy server, and warns about the other.
+    let output = warden(&["tools"], &config);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stdout(&output).ends_with("14 tools\n"));
+    assert!(
+        stderr(&output).starts_with("warning: server 'broken' failed: it stopped before it was ready"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn status_json_is_machine_readable() {
+    let output = warden(&["status", "--json"], &config_file(""));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let statuses: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(statuses[0]["name"], "test");
+    assert_eq!(statuses[0]["state"], "running");
+    assert_eq!(statuses[0]["tools"], 14);
+    assert_eq!(statuses[0]["error"], serde_json::Value::Null);
+}

@@ -1,0 +1,125 @@
+//! Warden against MCP servers other people wrote, installed at pinned
+//! versions by `warden_tests::real_servers` (see there for the facts these
+//! tests rely on). Real time, real processes, real npm packages.
+
+use std::time::Duration;
+
+use serde_json::json;
+use warden_actors::{ServerState, Warden, WardenConfig};
+use warden_tests::real_servers::{EVERYTHING, FILESYSTEM};
+use warden_tests::{bins, scratch_dir};
+
+/// A TOML server table for a real server.
+fn server_toml(name: &str, (program, args): (String, Vec<String>)) -> String {
+    format!("[servers.{name}]\ncommand = {program:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n")
+}
+
+async fn start(toml: &str) -> Warden {
+    let config = WardenConfig::from_toml(toml, "test config").expect("valid config");
+    let warden = Warden::start(&config).await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(90), warden.settled()).await.expect("servers settle");
+    for status in warden.status() {
+        assert_eq!(status.state, ServerState::Running, "{}", status.name);
+    }
+    warden
+}
+
+#[tokio::test]
+async fn server_everything_tools_are_namespaced_and_callable() {
+    let warden = start(&server_toml("everything", EVERYTHING.command(&[]))).await;
+    let names: Vec<String> = warden.tools().into_iter().map(|entry| entry.name).collect();
+    assert_eq!(
+        names,
+        [
+            "everything__echo",
+            "everything__get-annotated-message",
+            "everything__get-env",
+            "everything__get-resource-links",
+            "everything__get-resource-reference",
+            "everything__get-structured-content",
+            "everything__get-sum",
+            "everything__get-tiny-image",
+            "everything__gzip-file-as-resource",
+            // Registered only after `initialized`, announced by list_changed.
+            "everything__simulate-research-query",
+            "everything__toggle-simulated-logging",
+            "everything__toggle-subscriber-updates",
+            "everything__trigger-long-running-operation",
+        ]
+    );
+    let status = &warden.status()[0];
+    assert_eq!(status.protocol_version.as_deref(), Some("2025-11-25"));
+    assert_eq!(status.server_info.as_ref().unwrap().name, "mcp-servers/everything");
+
+    let echo = warden.call_tool("everything__echo", json!({"message": "hello"})).await.unwrap();
+    assert_eq!(echo.text(), "Echo: hello");
+    let sum = warden.call_tool("everything__get-sum", json!({"a": 2, "b": 3})).await.unwrap();
+    assert_eq!(sum.text(), "The sum of 2 and 3 is 5.");
+
+    // The server's own annotations and schema reach the host untouched.
+    let tool = warden.tools().into_iter().find(|entry| entry.name == "everything__echo").unwrap().tool;
+    let annotations = tool.annotations.unwrap();
+    assert_eq!((annotations.read_only_hint, annotations.destructive_hint), (Some(true), Some(false)));
+    assert_eq!(tool.input_schema["required"], json!(["message"]));
+    assert!(tool.extra.contains_key("execution"), "unmodelled members are kept: {:?}", tool.extra.keys());
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_filesystem_reads_a_file_and_refuses_outside_its_root() {
+    let root = scratch_dir("fs-root");
+    std::fs::write(root.join("note.txt"), "written by the test\n").unwrap();
+    let outside = scratch_dir("fs-outside").join("secret.txt");
+    std::fs::write(&outside, "no").unwrap();
+    let root = root.canonicalize().unwrap();
+    let warden = start(&server_toml("files", FILESYSTEM.command(&[root.to_str().unwrap()]))).await;
+    assert_eq!(warden.status()[0].tools, 14);
+
+    let path = root.join("note.txt");
+    let read = warden.call_tool("files__read_text_file", json!({"path": path})).await.unwrap();
+    assert!(!read.is_error());
+    assert_eq!(read.text(), "written by the test\n");
+
+    let refused = warden.call_tool("files__read_text_file", json!({"path": outside})).await.unwrap();
+    assert!(refused.is_error());
+    assert!(refused.text().starts_with("Access denied - path outside allowed directories"), "{}", refused.text());
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn two_real_servers_and_the_test_server_run_side_by_side() {
+    let root = scratch_dir("fs-side");
+    let mut toml = server_toml("everything", EVERYTHING.command(&[]));
+    toml.push_str(&server_toml("files", FILESYSTEM.command(&[root.to_str().unwrap()])));
+    toml.push_str(&format!("[servers.test]\ncommand = {:?}\n", bins::test_server().display().to_string()));
+    let warden = start(&toml).await;
+    let counts: Vec<(String, usize)> = warden.status().into_iter().map(|s| (s.name, s.tools)).collect();
+    assert_eq!(counts, [("everything".to_string(), 13), ("files".to_string(), 14), ("test".to_string(), 14)]);
+    let (a, b, c) = tokio::join!(
+        warden.call_tool("everything__echo", json!({"message": "a"})),
+        warden.call_tool("files__list_allowed_directories", json!({})),
+        warden.call_tool("test__echo", json!({"message": "c"})),
+    );
+    assert_eq!(a.unwrap().text(), "Echo: a");
+    assert!(b.unwrap().text().contains(root.canonicalize().unwrap().to_str().unwrap()));
+    assert_eq!(c.unwrap().text(), "c");
+    warden.shutdown().await;
+}
+
+#[test]
+fn the_embedding_example_lists_and_calls_a_real_tool() {
+    let dir = scratch_dir("embed");
+    let config = dir.join("warden.toml");
+    std::fs::write(&config, server_toml("everything", EVERYTHING.command(&[]))).unwrap();
+    let output = std::process::Command::new(bins::binary("embed-host"))
+        .arg(&config)
+        .arg("everything__echo")
+        .arg(r#"{"message":"from the example"}"#)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "stdout: {stdout}\nstderr: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.starts_with("server everything: running, 13 tools\n"), "{stdout}");
+    assert!(stdout.contains("tool everything__get-sum\n"), "{stdout}");
+    assert!(stdout.ends_with("result: Echo: from the example\n"), "{stdout}");
+}

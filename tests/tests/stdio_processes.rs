@@ -1,0 +1,275 @@
+//! Warden against real child processes: the scriptable test server over
+//! stdio, on real time (paused time and real processes do not mix).
+//!
+//! These tests cover what only a process can show: spawning, environment
+//! and working directory, pipes, crashes, garbage on stdout, stderr tails,
+//! and that nothing is left running after shutdown.
+
+use std::time::Duration;
+
+use serde_json::json;
+use warden_actors::{CallError, ServerState, Warden, WardenConfig};
+use warden_tests::{bins, process_alive, scratch_dir, wait_until_gone};
+
+/// A config whose servers all run the test server, each with `args`.
+fn config(servers: &[(&str, &[&str])], extra: &str) -> WardenConfig {
+    let server = bins::test_server();
+    let mut text = format!("{extra}\n");
+    for (name, args) in servers {
+        text.push_str(&format!("[servers.{name}]\ncommand = {:?}\nargs = {args:?}\n", server.display().to_string()));
+    }
+    WardenConfig::from_toml(&text, "test config").expect("the test config is valid")
+}
+
+async fn started(servers: &[(&str, &[&str])]) -> Warden {
+    let warden = Warden::start(&config(servers, "")).await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(20), warden.settled()).await.expect("servers settle");
+    warden
+}
+
+fn names(warden: &Warden) -> Vec<String> {
+    warden.tools().into_iter().map(|entry| entry.name).collect()
+}
+
+async fn text_of(warden: &Warden, name: &str, arguments: serde_json::Value) -> String {
+    let result = warden.call_tool(name, arguments).await.unwrap_or_else(|error| panic!("{name}: {error}"));
+    assert!(!result.is_error(), "{name} reported an error: {}", result.text());
+    result.text()
+}
+
+#[tokio::test]
+async fn tools_are_namespaced_and_calls_round_trip() {
+    let warden = started(&[("test", &[])]).await;
+    assert_eq!(
+        names(&warden),
+        [
+            "test__add",
+            "test__ask_client",
+            "test__crash",
+            "test__cwd",
+            "test__echo",
+            "test__env",
+            "test__fail",
+            "test__garbage",
+            "test__huge",
+            "test__image",
+            "test__notify",
+            "test__pid",
+            "test__sleep",
+            "test__stderr",
+        ]
+    );
+    let status = &warden.status()[0];
+    assert_eq!(status.state, ServerState::Running);
+    assert_eq!(status.protocol_version.as_deref(), Some("2025-11-25"));
+    assert_eq!(status.server_info.as_ref().map(|info| info.name.as_str()), Some("warden-test-server"));
+
+    assert_eq!(text_of(&warden, "test__echo", json!({"message": "héllo\nworld"})).await, "héllo\nworld");
+    let sum = warden.call_tool("test__add", json!({"a": 2, "b": 3})).await.unwrap();
+    assert_eq!(sum.text(), "5");
+    assert_eq!(sum.structured_content, Some(json!({"sum": 5})));
+
+    // Fields Warden does not model reach the host as the server sent them.
+    let add = warden.tools().into_iter().find(|entry| entry.name == "test__add").unwrap();
+    assert_eq!(add.tool.extra["_meta"], json!({"warden-test/owner": "tests"}));
+    assert!(add.tool.output_schema.is_some());
+    assert_eq!(add.tool.annotations.as_ref().unwrap().read_only_hint, Some(true));
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_error_is_a_result_not_a_failure() {
+    let warden = started(&[("test", &[])]).await;
+    let result = warden.call_tool("test__fail", json!({"message": "disk full"})).await.unwrap();
+    assert!(result.is_error());
+    assert_eq!(result.text(), "disk full");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn tools_added_after_initialized_are_not_lost() {
+    // Like server-everything: registers a tool on `initialized` and announces
+    // it with tools/list_changed.
+    let warden = started(&[("test", &["--list-changed-after-initialized"])]).await;
+    assert!(names(&warden).contains(&"test__late_tool".to_string()), "{:?}", names(&warden));
+    assert_eq!(text_of(&warden, "test__late_tool", json!({})).await, "late");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn list_changed_during_use_refreshes_the_tools() {
+    let warden = started(&[("test", &[])]).await;
+    assert!(!names(&warden).contains(&"test__late_tool".to_string()));
+    assert_eq!(text_of(&warden, "test__notify", json!({})).await, "notified");
+    let registered = warden.wait_for(|snapshot| snapshot.tools().iter().any(|t| t.name == "test__late_tool"));
+    tokio::time::timeout(Duration::from_secs(10), registered).await.expect("late_tool is registered");
+    assert_eq!(warden.status()[0].tools, 15);
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn garbage_on_stdout_is_skipped_and_the_call_completes() {
+    let warden = started(&[("test", &["--garbage-at-start"])]).await;
+    assert_eq!(warden.status()[0].state, ServerState::Running);
+    assert_eq!(text_of(&warden, "test__garbage", json!({})).await, "after garbage");
+    assert_eq!(text_of(&warden, "test__echo", json!({"message": "still fine"})).await, "still fine");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_oversized_answer_is_dropped_without_killing_the_connection() {
+    let server = bins::test_server();
+    let text = format!(
+        "max_message_bytes = 65536\ncall_timeout_secs = 2\n[servers.test]\ncommand = {:?}\n",
+        server.display().to_string()
+    );
+    let config = WardenConfig::from_toml(&text, "test config").unwrap();
+    let warden = Warden::start(&config).await.unwrap();
+    warden.settled().await;
+    // Under the limit: delivered whole.
+    assert_eq!(text_of(&warden, "test__huge", json!({"bytes": 60000})).await.len(), 60000);
+    // Over it: the line is skipped, so the call can only time out...
+    let error = warden.call_tool("test__huge", json!({"bytes": 100000})).await.unwrap_err();
+    assert_eq!(error.to_string(), "'test__huge' timed out after 2 s; the server was asked to cancel it");
+    // ...and the connection is still good.
+    assert_eq!(text_of(&warden, "test__echo", json!({"message": "ok"})).await, "ok");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_call_does_not_hold_up_a_fast_one() {
+    let warden = started(&[("test", &[])]).await;
+    let slow = warden.call_tool("test__sleep", json!({"ms": 1500}));
+    let fast = async {
+        let text = text_of(&warden, "test__echo", json!({"message": "fast"})).await;
+        (text, std::time::Instant::now())
+    };
+    let ((slow, slow_done), (fast, fast_done)) = tokio::join!(async { (slow.await, std::time::Instant::now()) }, fast);
+    assert_eq!(fast, "fast");
+    assert_eq!(slow.unwrap().text(), "slept 1500 ms");
+    assert!(fast_done < slow_done, "the echo waited for the sleep");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn env_is_expanded_and_cwd_is_applied() {
+    let dir = scratch_dir("cwd");
+    // A variable only this test sets, so parallel tests do not interfere.
+    std::env::set_var("WARDEN_TEST_EXPANDED_SECRET", "s3cr3t");
+    let server = bins::test_server();
+    let text = format!(
+        "[servers.test]\ncommand = {:?}\ncwd = {:?}\nenv = {{ GREETING = \"hi ${{WARDEN_TEST_EXPANDED_SECRET}}\", LITERAL = \"$${{NOT_EXPANDED}}\" }}\n",
+        server.display().to_string(),
+        dir.display().to_string()
+    );
+    let config = WardenConfig::from_toml(&text, "test config").unwrap();
+    let warden = Warden::start(&config).await.unwrap();
+    warden.settled().await;
+    assert_eq!(text_of(&warden, "test__env", json!({"name": "GREETING"})).await, "hi s3cr3t");
+    assert_eq!(text_of(&warden, "test__env", json!({"name": "LITERAL"})).await, "${NOT_EXPANDED}");
+    assert_eq!(text_of(&warden, "test__cwd", json!({})).await, dir.canonicalize().unwrap().display().to_string());
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_requests_are_answered() {
+    let warden = started(&[("test", &["--request-during-initialize"])]).await;
+    // It only answered initialize after Warden answered its ping.
+    assert_eq!(warden.status()[0].state, ServerState::Running);
+    assert_eq!(text_of(&warden, "test__ask_client", json!({"method": "ping"})).await, "result: {}");
+    let roots = text_of(&warden, "test__ask_client", json!({"method": "roots/list"})).await;
+    assert_eq!(roots, "error: -32601 Warden does not support `roots/list`");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crash_mid_call_fails_that_call_and_marks_the_server_failed() {
+    let warden = started(&[("test", &[]), ("other", &[])]).await;
+    let error = warden.call_tool("test__crash", json!({"code": 7})).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "server 'test' went away during 'test__crash': the connection closed: the server process exited with code 7"
+    );
+    let statuses = warden.status();
+    let ServerState::Failed { reason } = &statuses.iter().find(|s| s.name == "test").unwrap().state else {
+        panic!("test is not failed: {:?}", warden.status());
+    };
+    assert_eq!(reason, "the connection closed: the server process exited with code 7");
+    assert!(matches!(
+        warden.call_tool("test__echo", json!({"message": "x"})).await,
+        Err(CallError::ServerFailed { .. })
+    ));
+    assert!(!names(&warden).iter().any(|name| name.starts_with("test__")), "a failed server's tools are withdrawn");
+    // The other server is untouched.
+    assert_eq!(text_of(&warden, "other__echo", json!({"message": "alive"})).await, "alive");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failed_start_reports_the_exit_and_the_stderr_tail_and_the_rest_work() {
+    let warden = started(&[("broken", &["--exit-at-start", "3"]), ("good", &[])]).await;
+    let broken = warden.status().into_iter().find(|s| s.name == "broken").unwrap();
+    assert_eq!(
+        broken.state,
+        ServerState::Failed {
+            reason: "it stopped before it was ready: the server process exited with code 3; its last stderr lines:\n  \
+                     warden-test-server 0.1.0 starting\n  about to exit with code 3 (--exit-at-start)\n  \
+                     fatal: exiting at start as asked"
+                .into()
+        }
+    );
+    assert_eq!(text_of(&warden, "good__echo", json!({"message": "x"})).await, "x");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_command_and_a_wrong_protocol_version_are_clear_failures() {
+    let server = bins::test_server().display().to_string();
+    let text = format!(
+        "[servers.missing]\ncommand = \"/nonexistent/mcp-server\"\n\
+         [servers.future]\ncommand = {server:?}\nargs = [\"--protocol-version\", \"2099-01-01\"]\n"
+    );
+    let warden = Warden::start(&WardenConfig::from_toml(&text, "test config").unwrap()).await.unwrap();
+    warden.settled().await;
+    let reasons: Vec<String> = warden
+        .status()
+        .into_iter()
+        .map(|s| match s.state {
+            ServerState::Failed { reason } => format!("{}: {reason}", s.name),
+            other => panic!("{} should have failed, is {other}", s.name),
+        })
+        .collect();
+    assert_eq!(reasons[0], "future: it answered protocol version '2099-01-01', which Warden does not speak (Warden speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)");
+    assert_eq!(reasons[1], "missing: could not start `/nonexistent/mcp-server`: No such file or directory (os error 2); check `command` (is it installed and on PATH?) and `cwd`");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_a_server_that_ignores_stdin_and_sigterm_and_its_children() {
+    let server = bins::test_server().display().to_string();
+    // `sh` stays the group leader with the server as its child, the way
+    // `npx` leaves node behind it.
+    let script = format!("{server} --ignore-stdin-eof --ignore-sigterm; true");
+    let text = format!("[servers.stubborn]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\n");
+    let warden = Warden::start(&WardenConfig::from_toml(&text, "test config").unwrap()).await.unwrap();
+    warden.settled().await;
+    let pid: u32 = text_of(&warden, "stubborn__pid", json!({})).await.parse().unwrap();
+    assert!(process_alive(pid));
+    tokio::time::timeout(Duration::from_secs(15), warden.shutdown()).await.expect("shutdown finishes");
+    assert!(wait_until_gone(pid, Duration::from_secs(5)), "the server process {pid} outlived shutdown");
+}
+
+#[test]
+fn dropping_the_runtime_without_shutdown_kills_the_servers() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let pid: u32 = runtime.block_on(async {
+        let warden = started(&[("test", &["--ignore-stdin-eof", "--ignore-sigterm"])]).await;
+        let pid = text_of(&warden, "test__pid", json!({})).await.parse().unwrap();
+        // Leak the handle: no shutdown, no Drop — as in a host that panics.
+        std::mem::forget(warden);
+        pid
+    });
+    assert!(process_alive(pid));
+    drop(runtime);
+    assert!(wait_until_gone(pid, Duration::from_secs(5)), "the server process {pid} outlived Warden's runtime");
+}
