@@ -44,13 +44,21 @@ pub enum CallError {
         /// What was given instead.
         found: &'static str,
     },
-    /// The call took longer than its timeout; the server was asked to cancel.
-    #[error("'{name}' timed out after {}; the server was asked to cancel it", secs(*.timeout))]
+    /// The call took longer than its timeout. If it had been sent, the
+    /// server was asked to cancel it; if it was still waiting for a free
+    /// slot, the server never heard of it.
+    #[error(
+        "'{name}' timed out after {}; {}",
+        secs(*.timeout),
+        if *.sent { "the server was asked to cancel it" } else { "it was never sent: the server's other calls used every slot" }
+    )]
     Timeout {
         /// The tool.
         name: String,
         /// The timeout that ran out.
         timeout: Duration,
+        /// Whether the request had reached the server's connection.
+        sent: bool,
     },
     /// The server answered with a JSON-RPC error.
     #[error("server '{server}' refused '{name}': {message} (JSON-RPC error {code})")]
@@ -84,15 +92,10 @@ pub enum CallError {
         /// What happened to it.
         reason: String,
     },
-    /// Warden is shutting down.
-    #[error("Warden is shutting down; '{name}' was not run")]
-    ShuttingDown {
-        /// The tool.
-        name: String,
-    },
 }
 
-fn secs(duration: Duration) -> String {
+/// A duration as people write it: `5 s`, `1.5 s`.
+pub(crate) fn secs(duration: Duration) -> String {
     let secs = duration.as_secs_f64();
     if secs.fract() == 0.0 {
         format!("{secs:.0} s")

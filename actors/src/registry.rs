@@ -238,6 +238,12 @@ impl RegistryState {
         let mut warnings = Vec::new();
         let mut count = 0;
         for tool in tools {
+            if tool.name.is_empty() {
+                let warning = format!("server '{server}' listed a tool with an empty name; skipped it");
+                tracing::warn!(server, "{warning}");
+                warnings.push(warning);
+                continue;
+            }
             let name = warden_policy::namespaced_tool_name(server, &tool.name);
             if let Some(holder) = self.snapshot.tools.get(&name) {
                 let warning = format!(

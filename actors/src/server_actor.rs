@@ -32,6 +32,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::{json, Map, Value};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 use warden_protocol::{
     CallToolResult, Connection, Connector, ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message,
     Notification, Request, RequestId, Response, Tool, TransportEvent, LATEST_PROTOCOL_VERSION,
@@ -135,6 +136,8 @@ struct PendingCall {
     call: ToolCall,
     reply: RpcReplyPort<Result<CallToolResult, CallError>>,
     timer: JoinHandle<()>,
+    /// When `timer` fires; a call still queued then is never sent.
+    deadline: Instant,
     /// False while the call waits for a free slot.
     sent: bool,
 }
@@ -277,9 +280,10 @@ impl ServerState {
         }
         let id = self.fresh_id();
         let timeout_id = id.clone();
+        let deadline = Instant::now() + self.settings.call_timeout;
         let timer =
             spawn_timer(myself, self.settings.call_timeout, move || ServerMsg::RequestTimedOut { id: timeout_id });
-        self.pending.insert(id.clone(), Pending::Call(PendingCall { call, reply, timer, sent: false }));
+        self.pending.insert(id.clone(), Pending::Call(PendingCall { call, reply, timer, deadline, sent: false }));
         self.queued.push_back(id);
         self.send_queued_calls();
     }
@@ -293,6 +297,11 @@ impl ServerState {
             let Some(Pending::Call(call)) = self.pending.get_mut(&id) else {
                 continue;
             };
+            if call.deadline <= Instant::now() {
+                // Its time ran out in the queue (its timer's message is on
+                // the way): the server must not start work nobody awaits.
+                continue;
+            }
             call.sent = true;
             let params = json!({"name": call.call.tool, "arguments": call.call.arguments});
             self.calls_in_flight += 1;
@@ -313,6 +322,12 @@ impl ServerState {
             tracing::warn!(server = %self.name, "MCP '{}': error without a request id: {:?}", self.name, response.outcome);
             return;
         };
+        if matches!(self.pending.get(&id), Some(Pending::Call(call)) if !call.sent) {
+            // Warden has not sent that call yet (it waits for a slot), so this
+            // cannot be its answer; taking it would also free a slot twice.
+            tracing::warn!(server = %self.name, %id, "MCP '{}': reply to a request Warden never sent; ignored", self.name);
+            return;
+        }
         let Some(pending) = self.pending.remove(&id) else {
             // Most often the answer to a call that already timed out.
             tracing::debug!(server = %self.name, %id, "reply to no pending request; ignored");
@@ -487,7 +502,7 @@ impl ServerState {
         let PendingCall { call, reply, sent, .. } = call;
         if sent {
             self.calls_in_flight -= 1;
-            let reason = format!("timed out after {:?}", self.settings.call_timeout);
+            let reason = format!("timed out after {}", crate::error::secs(self.settings.call_timeout));
             self.send(Message::notification(
                 "notifications/cancelled",
                 Some(json!({"requestId": id, "reason": reason})),
@@ -495,7 +510,7 @@ impl ServerState {
         } else {
             self.queued.retain(|queued| queued != &id);
         }
-        let _ = reply.send(Err(CallError::Timeout { name: call.name, timeout: self.settings.call_timeout }));
+        let _ = reply.send(Err(CallError::Timeout { name: call.name, timeout: self.settings.call_timeout, sent }));
         self.send_queued_calls();
     }
 

@@ -140,13 +140,26 @@ impl Warden {
             }
         };
         let (actor, call) = self.route(name, arguments)?;
+        let actor_id = actor.get_id();
         let outcome = actor
             .call(|reply: RpcReplyPort<Result<CallToolResult, CallError>>| ServerMsg::CallTool { call, reply }, None)
             .await;
         match outcome {
             Ok(ractor::rpc::CallResult::Success(result)) => result,
-            // The actor stopped before answering: it is failing or shutting down.
-            _ => Err(self.unavailable(name)),
+            // The actor stopped before answering: its server failed (or Warden
+            // is shutting down). The snapshot that routed here may predate the
+            // Registry hearing why; wait until it has, so the caller reads the
+            // failure rather than "unknown tool".
+            _ => {
+                self.wait_for(|snapshot| {
+                    snapshot
+                        .servers
+                        .values()
+                        .all(|entry| entry.actor.as_ref().map(|actor| actor.get_id()) != Some(actor_id))
+                })
+                .await;
+                Err(self.unavailable(name))
+            }
         }
     }
 

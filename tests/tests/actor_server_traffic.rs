@@ -1,0 +1,205 @@
+//! What a server sends on its own: requests to the client, garbage on its
+//! output, tool lists that collide or change (including a change that
+//! overtakes the listing in progress).
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use warden_actors::ServerState;
+use warden_protocol::{ErrorCode, ErrorObject, MemoryPeer, Message, RequestId, LATEST_PROTOCOL_VERSION};
+
+#[tokio::test(start_paused = true)]
+async fn server_requests_get_pong_or_method_not_found_with_their_own_ids() {
+    let (warden, mut peer) = running(settings(), tools(&["echo"])).await;
+
+    let ping = RequestId::String("ping-7f3a".into());
+    peer.send(Message::request(ping.clone(), "ping", None));
+    assert_eq!(next(&mut peer).await, Message::result(ping, json!({})));
+
+    let requests = [
+        (RequestId::Number(41), "roots/list", None),
+        (
+            RequestId::String("sample-1".into()),
+            "sampling/createMessage",
+            Some(json!({"messages": [], "maxTokens": 10})),
+        ),
+        (
+            RequestId::Number(0),
+            "elicitation/create",
+            Some(json!({"message": "Your name?", "requestedSchema": {"type": "object"}})),
+        ),
+    ];
+    for (id, method, params) in requests {
+        peer.send(Message::request(id.clone(), method, params));
+        let message = format!("Warden does not support `{method}`");
+        assert_eq!(next(&mut peer).await, Message::error(id, ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, message)));
+    }
+    assert_silent(&mut peer).await;
+    assert_eq!(status(&warden, SRV).state, ServerState::Running);
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn garbage_on_the_servers_output_is_skipped_and_calls_carry_on() {
+    let (warden, mut peer) = running(settings(), tools(&["echo"])).await;
+    let garbage = |peer: &MemoryPeer| {
+        peer.send_line("this is not json");
+        peer.send_line("[1,2]");
+        peer.send_line("{\"hello\":1}");
+        peer.send_line("{\"jsonrpc\":\"1.0\",\"id\":1,\"result\":{}}");
+        // Well-formed, but answers nothing Warden asked.
+        peer.send_line("{\"jsonrpc\":\"2.0\",\"id\":4242,\"result\":{}}");
+        peer.send_line("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}");
+        peer.send_line("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/something_new\"}");
+    };
+
+    // Between calls: nothing is answered, nothing breaks.
+    garbage(&peer);
+    assert_silent(&mut peer).await;
+
+    // During a call: the call still completes.
+    let (outcome, ()) = tokio::join!(warden.call_tool("srv__echo", json!({"text": "hi"})), async {
+        let call = next_request(&mut peer, "tools/call").await;
+        garbage(&peer);
+        reply(&peer, &call, text_result("hi"));
+    });
+    assert_eq!(outcome.unwrap().text(), "hi");
+
+    let (outcome, ()) = tokio::join!(warden.call_tool("srv__echo", json!({"text": "again"})), async {
+        let call = next_request(&mut peer, "tools/call").await;
+        reply(&peer, &call, text_result("again"));
+    });
+    assert_eq!(outcome.unwrap().text(), "again");
+    assert_silent(&mut peer).await;
+    assert_eq!(status(&warden, SRV).state, ServerState::Running);
+    assert_eq!(names(&warden), ["srv__echo"]);
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn colliding_tool_names_keep_the_first_and_warn_naming_both() {
+    let mut first_echo = tool("echo");
+    first_echo["description"] = json!("the first echo");
+    let mut second_echo = tool("echo");
+    second_echo["description"] = json!("the second echo");
+    let listed = json!([first_echo, second_echo, tool("a.b"), tool("a_b")]);
+    let (warden, mut peer) = running(settings(), listed).await;
+
+    assert_eq!(names(&warden), ["srv__a_b", "srv__echo"]);
+    let entries = warden.tools();
+    assert_eq!(entries[0].tool.name, "a.b");
+    assert_eq!(entries[1].tool.description.as_deref(), Some("the first echo"));
+    let status = status(&warden, SRV);
+    assert_eq!(status.state, ServerState::Running);
+    assert_eq!(status.tools, 2);
+    assert_eq!(
+        status.warnings,
+        [
+            "tool 'echo' of server 'srv' would be named 'srv__echo', which tool 'echo' of server 'srv' already has; skipped it",
+            "tool 'a_b' of server 'srv' would be named 'srv__a_b', which tool 'a.b' of server 'srv' already has; skipped it",
+        ]
+    );
+
+    // The name reaches the tool that kept it, by its own name.
+    let (outcome, ()) = tokio::join!(warden.call_tool("srv__a_b", json!({})), async {
+        let call = next_request(&mut peer, "tools/call").await;
+        assert_eq!(call.params.as_ref().unwrap()["name"], "a.b");
+        reply(&peer, &call, text_result("dotted"));
+    });
+    assert_eq!(outcome.unwrap().text(), "dotted");
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_servers_with_the_same_tool_get_distinct_names_and_their_own_calls() {
+    let (warden, mut peers) = start(&[("alpha", settings()), ("beta", settings())]).await;
+    for peer in &mut peers {
+        ready(peer, tools(&["search"])).await;
+    }
+    within("the servers settle", warden.settled()).await;
+    assert_eq!(names(&warden), ["alpha__search", "beta__search"]);
+    assert!(warden.status().iter().all(|status| status.warnings.is_empty()));
+
+    let [alpha, beta] = &mut peers[..] else { unreachable!() };
+    let (outcome, ()) = tokio::join!(warden.call_tool("beta__search", json!({"q": "x"})), async {
+        let call = next_request(beta, "tools/call").await;
+        assert_eq!(call.params.as_ref().unwrap()["name"], "search");
+        reply(beta, &call, text_result("from beta"));
+    });
+    assert_eq!(outcome.unwrap().text(), "from beta");
+    assert_silent(alpha).await;
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn list_changed_relists_and_the_new_tool_becomes_callable() {
+    let (warden, mut peer) = running(settings(), tools(&["echo"])).await;
+    assert_eq!(names(&warden), ["srv__echo"]);
+
+    peer.send(Message::notification("notifications/tools/list_changed", None));
+    let list = next_request(&mut peer, "tools/list").await;
+    assert_eq!(list.params, None);
+    reply(&peer, &list, json!({"tools": tools(&["echo", "research"])}));
+    within("the new tool is registered", warden.wait_for(|snapshot| snapshot.tools().len() == 2)).await;
+    assert_eq!(names(&warden), ["srv__echo", "srv__research"]);
+    assert_eq!(status(&warden, SRV).tools, 2);
+
+    let (outcome, ()) = tokio::join!(warden.call_tool("srv__research", json!({})), async {
+        let call = next_request(&mut peer, "tools/call").await;
+        reply(&peer, &call, text_result("found it"));
+    });
+    assert_eq!(outcome.unwrap().text(), "found it");
+
+    // A change can also take tools away.
+    peer.send(Message::notification("notifications/tools/list_changed", None));
+    answer_tools_list(&mut peer, tools(&["research"])).await;
+    within("the removed tool is gone", warden.wait_for(|snapshot| snapshot.tools().len() == 1)).await;
+    assert_eq!(names(&warden), ["srv__research"]);
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_list_overtaken_by_list_changed_is_thrown_away() {
+    let (warden, mut peer) = start_one(settings()).await;
+    initialize(&mut peer, LATEST_PROTOCOL_VERSION, json!({"tools": {"listChanged": true}})).await;
+    let first = next_request(&mut peer, "tools/list").await;
+
+    // The list changes while Warden is still reading it.
+    peer.send(Message::notification("notifications/tools/list_changed", None));
+    let second = next_request(&mut peer, "tools/list").await;
+    assert_ne!(first.id, second.id);
+
+    // The first answer describes the list before the change: not registered,
+    // and the server is not running on the strength of it.
+    reply(&peer, &first, json!({"tools": tools(&["old"])}));
+    quiescent().await;
+    assert_eq!(status(&warden, SRV).state, ServerState::Starting);
+    assert!(warden.tools().is_empty());
+
+    reply(&peer, &second, json!({"tools": tools(&["new"])}));
+    within("the server settles", warden.settled()).await;
+    assert_eq!(status(&warden, SRV).state, ServerState::Running);
+    assert_eq!(names(&warden), ["srv__new"]);
+    assert_silent(&mut peer).await;
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refresh_the_server_refuses_keeps_the_tools_it_had() {
+    let (warden, mut peer) = running(settings(), tools(&["echo"])).await;
+
+    peer.send(Message::notification("notifications/tools/list_changed", None));
+    let list = next_request(&mut peer, "tools/list").await;
+    peer.send(Message::error(list.id, ErrorObject::new(ErrorCode::INTERNAL_ERROR, "database locked")));
+    quiescent().await;
+    assert_eq!(status(&warden, SRV).state, ServerState::Running);
+    assert_eq!(names(&warden), ["srv__echo"]);
+
+    // The next change is honoured.
+    peer.send(Message::notification("notifications/tools/list_changed", None));
+    answer_tools_list(&mut peer, tools(&["echo", "add"])).await;
+    within("the refreshed list is registered", warden.wait_for(|snapshot| snapshot.tools().len() == 2)).await;
+    assert_eq!(names(&warden), ["srv__add", "srv__echo"]);
+    warden.shutdown().await;
+}
