@@ -26,6 +26,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use warden_protocol::DEFAULT_MAX_MESSAGE_BYTES;
 
+use crate::server_settings::{CrashRetry, ServerSettings};
+
 /// The whole configuration.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -62,6 +64,27 @@ pub struct ServerConfig {
     pub headers: BTreeMap<String, String>,
     /// How long the handshake plus tool discovery may take, in seconds.
     pub startup_timeout_secs: Option<f64>,
+    /// stdio: start with Warden's environment (default) or an empty one.
+    #[serde(default = "yes")]
+    pub inherit_env: bool,
+    /// stdio, with `inherit_env = false`: Warden's variables passed anyway
+    /// (e.g. `["PATH", "HOME"]`).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+    /// stdio: consecutive restarts after crashes before the server is
+    /// failed (default 5; 0 turns restarts off).
+    pub max_restarts: Option<u32>,
+    /// stdio: the first restart's delay in seconds, doubled for each further
+    /// one (default 1: 1, 2, 4, 8, 16 s).
+    pub restart_delay_secs: Option<f64>,
+    /// Which calls are repeated when the server crashed while running them:
+    /// `safe` (default: tools annotated read-only or idempotent), `always`,
+    /// or `never`.
+    pub retry_after_crash: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The default for `startup_timeout_secs`.
@@ -180,15 +203,39 @@ impl ServerConfig {
             (None, None) => return Err("has neither `command` nor `url`; set `command` for a local (stdio) server or `url` for a remote (HTTP) one".into()),
             (Some(command), None) if command.trim().is_empty() => return Err("`command` is empty".into()),
             (Some(_), None) if !self.headers.is_empty() => return Err("`headers` only applies to `url` servers; use `env` for a `command` server".into()),
-            (None, Some(_)) if !self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some() => {
-                return Err("`args`, `env` and `cwd` only apply to `command` servers; a `url` server takes `headers`".into())
+            (None, Some(_))
+                if !self.args.is_empty()
+                    || !self.env.is_empty()
+                    || self.cwd.is_some()
+                    || !self.inherit_env
+                    || !self.pass_env.is_empty() =>
+            {
+                return Err("`args`, `env`, `cwd`, `inherit_env` and `pass_env` only apply to `command` servers; a `url` server takes `headers`".into())
+            }
+            (None, Some(_)) if self.max_restarts.is_some() || self.restart_delay_secs.is_some() => {
+                return Err("`max_restarts` and `restart_delay_secs` only apply to `command` servers: HTTP servers are not restarted".into())
             }
             _ => {}
         }
-        if let Some(secs) = self.startup_timeout_secs {
-            if !(secs.is_finite() && secs > 0.0) {
-                return Err(format!("`startup_timeout_secs` must be a positive number of seconds, not {secs}"));
+        for (field, secs) in
+            [("startup_timeout_secs", self.startup_timeout_secs), ("restart_delay_secs", self.restart_delay_secs)]
+        {
+            if let Some(secs) = secs {
+                if !(secs.is_finite() && secs > 0.0) {
+                    return Err(format!("`{field}` must be a positive number of seconds, not {secs}"));
+                }
             }
+        }
+        if let Some(retry) = &self.retry_after_crash {
+            if CrashRetry::parse(retry).is_none() {
+                return Err(format!("`retry_after_crash` must be \"safe\", \"always\" or \"never\", not \"{retry}\""));
+            }
+        }
+        if self.inherit_env && !self.pass_env.is_empty() {
+            return Err(
+                "`pass_env` only applies with `inherit_env = false` (with the default, every variable is passed)"
+                    .into(),
+            );
         }
         for (field, values) in [("env", &mut self.env), ("headers", &mut self.headers)] {
             for (key, value) in values.iter_mut() {
@@ -201,6 +248,21 @@ impl ServerConfig {
     /// How long the handshake plus tool discovery may take.
     pub fn startup_timeout(&self) -> Duration {
         self.startup_timeout_secs.map(Duration::from_secs_f64).unwrap_or(DEFAULT_STARTUP_TIMEOUT)
+    }
+
+    /// This server's limits, timeouts and restart schedule.
+    pub fn settings(&self, config: &WardenConfig) -> ServerSettings {
+        let defaults = ServerSettings::default();
+        // HTTP servers are not restarted: their errors go to the caller.
+        let max_restarts = if self.url.is_some() { 0 } else { self.max_restarts.unwrap_or(defaults.max_restarts) };
+        ServerSettings {
+            call_timeout: config.call_timeout(),
+            startup_timeout: self.startup_timeout(),
+            max_restarts,
+            restart_delay: self.restart_delay_secs.map(Duration::from_secs_f64).unwrap_or(defaults.restart_delay),
+            crash_retry: self.retry_after_crash.as_deref().and_then(CrashRetry::parse).unwrap_or_default(),
+            ..defaults
+        }
     }
 }
 

@@ -8,6 +8,8 @@
 
 use std::time::Duration;
 
+use crate::server_settings::CrashRetry;
+
 /// Why a tool call did not produce a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -60,6 +62,17 @@ pub enum CallError {
         /// Whether the request had reached the server's connection.
         sent: bool,
     },
+    /// The call's time ran out while its server was coming back from a
+    /// crash.
+    #[error("'{name}' timed out after {} waiting for server '{server}' to come back from a crash", secs(*.timeout))]
+    RestartTimeout {
+        /// The server.
+        server: String,
+        /// The tool.
+        name: String,
+        /// The timeout that ran out.
+        timeout: Duration,
+    },
     /// The server answered with a JSON-RPC error.
     #[error("server '{server}' refused '{name}': {message} (JSON-RPC error {code})")]
     Server {
@@ -82,7 +95,8 @@ pub enum CallError {
         /// What was wrong with it.
         problem: String,
     },
-    /// The connection ended before the answer came.
+    /// The server went down before it answered. When `delivered` is false
+    /// the request never reached it, and repeating the call is safe.
     #[error("server '{server}' went away during '{name}': {reason}")]
     ServerGone {
         /// The server.
@@ -91,15 +105,42 @@ pub enum CallError {
         name: String,
         /// What happened to it.
         reason: String,
+        /// Whether the request may have reached the server.
+        delivered: bool,
     },
+    /// The server crashed after it had the request and before it answered,
+    /// and the server's `retry_after_crash` does not allow repeating it.
+    #[error(
+        "server '{server}' crashed while running '{name}' ({reason}); the call was not repeated because {}, so it may \
+         or may not have taken effect{}",
+        not_repeated_because(*.policy).0,
+        not_repeated_because(*.policy).1
+    )]
+    CrashedMidCall {
+        /// The server.
+        server: String,
+        /// The tool.
+        name: String,
+        /// What happened to the server.
+        reason: String,
+        /// The server's `retry_after_crash`, which said no.
+        policy: CrashRetry,
+    },
+}
+
+/// Why a call was not repeated after a crash, and what would change that.
+fn not_repeated_because(policy: CrashRetry) -> (&'static str, &'static str) {
+    match policy {
+        CrashRetry::Never => ("the server's `retry_after_crash` is \"never\"", ""),
+        CrashRetry::Safe | CrashRetry::Always => (
+            "the tool is not marked read-only or idempotent",
+            " (set `retry_after_crash = \"always\"` on the server to repeat such calls)",
+        ),
+    }
 }
 
 /// A duration as people write it: `5 s`, `1.5 s`.
 pub(crate) fn secs(duration: Duration) -> String {
-    let secs = duration.as_secs_f64();
-    if secs.fract() == 0.0 {
-        format!("{secs:.0} s")
-    } else {
-        format!("{secs} s")
-    }
+    let text = format!("{:.3}", duration.as_secs_f64());
+    format!("{} s", text.trim_end_matches('0').trim_end_matches('.'))
 }

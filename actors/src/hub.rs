@@ -1,11 +1,11 @@
 //! The Hub: root of Warden's supervision tree.
 //!
-//! It spawns the Registry and one ServerActor per configured server, all
-//! linked to itself, and hears when any of them stops. A server that stops
-//! has already told the Registry why; a server actor that panics cannot, so
-//! the Hub reports that for it. Nothing a server does can stop the Hub: it
-//! overrides `handle_supervisor_evt`, whose default would stop the parent
-//! when any child exits.
+//! It spawns the Registry and one ServerSupervisor per configured server
+//! (which keeps that server's ServerActor alive), all linked to itself. A
+//! supervisor reports its server's fate to the Registry; one that panics
+//! cannot, so the Hub reports that for it. Nothing a server does can stop
+//! the Hub: it overrides `handle_supervisor_evt`, whose default would stop
+//! the parent when any child exits.
 //!
 //! Calls do not pass through the Hub (the `Warden` handle routes them from
 //! the Registry's snapshot straight to the server's actor); the Hub owns
@@ -21,7 +21,8 @@ use tokio::task::JoinSet;
 use warden_protocol::Connector;
 
 use crate::registry::{Registry, RegistryMsg};
-use crate::server_actor::{ServerActor, ServerArgs, ServerSettings};
+use crate::server_settings::ServerSettings;
+use crate::server_supervisor::{ServerSupervisor, SupervisorArgs};
 
 /// How long shutdown waits for one server to close before moving on.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
@@ -80,15 +81,17 @@ impl Actor for Hub {
                     continue;
                 }
             };
-            let server_args =
-                ServerArgs { name: plan.name.clone(), connector, settings: plan.settings, registry: registry.clone() };
+            let args = SupervisorArgs {
+                name: plan.name.clone(),
+                connector,
+                settings: plan.settings,
+                registry: registry.clone(),
+            };
             // Unnamed: ractor's global names would collide between Wardens
             // (and between parallel tests).
-            match Actor::spawn_linked(None, ServerActor, server_args, myself.get_cell()).await {
-                Ok((actor, _)) => {
-                    let _ =
-                        registry.cast(RegistryMsg::ServerSpawned { server: plan.name.clone(), actor: actor.clone() });
-                    servers.insert(actor.get_id(), (plan.name, actor.get_cell()));
+            match Actor::spawn_linked(None, ServerSupervisor, args, myself.get_cell()).await {
+                Ok((supervisor, _)) => {
+                    servers.insert(supervisor.get_id(), (plan.name, supervisor.get_cell()));
                 }
                 Err(error) => {
                     let reason = format!("internal error starting its actor: {error}");
@@ -123,12 +126,12 @@ impl Actor for Hub {
         match event {
             SupervisionEvent::ActorTerminated(cell, _, reason) => {
                 if let Some((name, _)) = state.servers.remove(&cell.get_id()) {
-                    tracing::debug!(server = %name, reason = ?reason, "server actor stopped");
+                    tracing::debug!(server = %name, reason = ?reason, "server supervisor stopped");
                 }
             }
             SupervisionEvent::ActorFailed(cell, error) => {
                 if let Some((name, _)) = state.servers.remove(&cell.get_id()) {
-                    let reason = format!("internal error in its actor: {error}");
+                    let reason = format!("internal error in its supervisor: {error}");
                     let _ = state.registry.cast(RegistryMsg::ServerFailed { server: name, reason });
                 } else if cell.get_id() == state.registry.get_id() {
                     // Without a registry no name resolves; say so loudly.

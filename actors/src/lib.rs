@@ -2,36 +2,45 @@
 //!
 //! ```text
 //! Warden (handle held by the host)
-//!  └─ Hub                 root: spawns and supervises the rest, owns shutdown
-//!      ├─ Registry        namespaced tool table, collisions, server states;
-//!      │                  publishes immutable snapshots the handle reads
-//!      └─ ServerActor × N one per server: owns its transport, handshake,
-//!                         discovery, calls in flight, timeouts
+//!  └─ Hub                      root: spawns and supervises the rest, owns shutdown
+//!      ├─ Registry             namespaced tool table, collisions, server states;
+//!      │                       publishes immutable snapshots the handle reads
+//!      └─ ServerSupervisor × N one per server: restarts with backoff
+//!          └─ ServerActor      owns its transport, handshake, discovery,
+//!                              calls in flight, timeouts
 //! ```
 //!
 //! - [`config`](WardenConfig): the TOML schema, loaded with the `config`
 //!   crate, checked strictly, `${VAR}` expanded.
-//! - [`ServerActor`]: one server's life and its calls.
+//! - [`ServerSupervisor`]: one server kept alive across crashes.
+//! - [`ServerActor`]: one connection's life and its calls.
+//! - [`ServerSettings`]: limits, timeouts, restart schedule, crash retry.
 //! - [`Registry`]: the one owner of names and states.
 //! - [`Hub`]: the root of the supervision tree.
 //! - [`Warden`]: start, list tools, call, status, settle, shut down.
 //! - [`CallError`]: every way a call can fail, each with its own advice.
 //!
 //! A call: `Warden::call_tool` → the latest Registry snapshot resolves the
-//! name (unknown, still starting and failed are different errors) →
-//! the server's actor writes the request and parks it → the transport's
-//! reader casts the reply back → the caller gets the result.
+//! name (unknown, still starting and failed are different errors; a
+//! restarting server is waited for) → the server's actor writes the request
+//! and parks it → the transport's reader casts the reply back → the caller
+//! gets the result, or, after a crash, the call is repeated when that is safe.
 
 mod config;
 mod error;
 mod hub;
 mod registry;
+mod routing;
 mod server_actor;
+mod server_settings;
+mod server_supervisor;
 mod warden;
 
 pub use config::{ConfigError, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
 pub use error::CallError;
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
 pub use registry::{Registry, RegistryMsg, ServerState, ServerStatus, Snapshot, ToolEntry};
-pub use server_actor::{ServerActor, ServerArgs, ServerMsg, ServerSettings, ToolCall};
-pub use warden::{ServerSpec, StartError, Warden};
+pub use server_actor::{ServerActor, ServerArgs, ServerMsg, ToolCall};
+pub use server_settings::{CrashRetry, ServerSettings};
+pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
+pub use warden::{ServerSpec, StartError, ToolChanges, Warden};

@@ -28,6 +28,18 @@ pub enum ServerState {
     Starting,
     /// Serving calls.
     Running,
+    /// Crashed; a restart is scheduled. Its tools stay listed and calls to
+    /// them wait for the restart (within their timeout).
+    Restarting {
+        /// Which consecutive restart this is (1 for the first).
+        attempt: u32,
+        /// How many consecutive restarts are allowed.
+        max_attempts: u32,
+        /// When the restart begins.
+        at: tokio::time::Instant,
+        /// Why the server went down.
+        reason: String,
+    },
     /// Stopped for good; its tools are withdrawn.
     Failed {
         /// What went wrong, for people.
@@ -36,9 +48,9 @@ pub enum ServerState {
 }
 
 impl ServerState {
-    /// True once the server is running or has failed.
+    /// True once the server is running or has failed for good.
     pub fn is_settled(&self) -> bool {
-        !matches!(self, ServerState::Starting)
+        matches!(self, ServerState::Running | ServerState::Failed { .. })
     }
 }
 
@@ -47,6 +59,12 @@ impl fmt::Display for ServerState {
         match self {
             ServerState::Starting => write!(f, "starting"),
             ServerState::Running => write!(f, "running"),
+            ServerState::Restarting { attempt, max_attempts, at, reason } => {
+                let wait = at.saturating_duration_since(tokio::time::Instant::now());
+                let next =
+                    if wait.is_zero() { "now".to_string() } else { format!("next in {:.1} s", wait.as_secs_f64()) };
+                write!(f, "restarting (attempt {attempt} of {max_attempts}, {next}) after: {reason}")
+            }
             ServerState::Failed { reason } => write!(f, "failed: {reason}"),
         }
     }
@@ -86,14 +104,18 @@ pub struct ToolEntry {
 pub(crate) struct ServerEntry {
     pub(crate) status: ServerStatus,
     pub(crate) actor: Option<ActorRef<ServerMsg>>,
+    /// It has been running at least once.
+    pub(crate) ran: bool,
 }
 
 /// Everything the Registry knows, frozen at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub(crate) servers: BTreeMap<String, ServerEntry>,
-    /// Tools of running servers, by namespaced name.
+    /// Tools of running (and restarting) servers, by namespaced name.
     pub(crate) tools: BTreeMap<String, ToolEntry>,
+    /// Goes up by one whenever the tool table changes.
+    pub(crate) tools_version: u64,
 }
 
 impl Snapshot {
@@ -110,15 +132,17 @@ impl Snapshot {
                     server_info: None,
                     warnings: Vec::new(),
                 };
-                (name.clone(), ServerEntry { status, actor: None })
+                (name.clone(), ServerEntry { status, actor: None, ran: false })
             })
             .collect();
-        Snapshot { servers, tools: BTreeMap::new() }
+        Snapshot { servers, tools: BTreeMap::new(), tools_version: 0 }
     }
 
-    /// True when no server is still starting.
+    /// True when no server is still on its way up: each is running,
+    /// failed, or restarting after it ran (its tools are listed and calls
+    /// wait for it). A server whose first start crashed is still on its way.
     pub fn is_settled(&self) -> bool {
-        self.servers.values().all(|entry| entry.status.state.is_settled())
+        self.servers.values().all(|entry| entry.status.state.is_settled() || entry.ran)
     }
 
     /// Every server's status, by name.
@@ -129,6 +153,17 @@ impl Snapshot {
     /// Every registered tool, by name.
     pub fn tools(&self) -> Vec<ToolEntry> {
         self.tools.values().cloned().collect()
+    }
+
+    /// Goes up by one whenever the tool table changes: compare two
+    /// snapshots' versions to know whether a host must re-read its tools.
+    pub fn tools_version(&self) -> u64 {
+        self.tools_version
+    }
+
+    /// One server's status.
+    pub fn status(&self, server: &str) -> Option<&ServerStatus> {
+        self.servers.get(server).map(|entry| &entry.status)
     }
 }
 
@@ -155,6 +190,19 @@ pub enum RegistryMsg {
         server: String,
         /// Every tool it listed.
         tools: Vec<Tool>,
+    },
+    /// A server went down and will be restarted.
+    ServerRestarting {
+        /// The server.
+        server: String,
+        /// Which consecutive restart this is.
+        attempt: u32,
+        /// How many are allowed.
+        max_attempts: u32,
+        /// How long until it begins.
+        delay: std::time::Duration,
+        /// Why it went down.
+        reason: String,
     },
     /// A server stopped for good.
     ServerFailed {
@@ -198,6 +246,10 @@ impl Actor for Registry {
             RegistryMsg::ServerSpawned { server, actor } => state.record_actor(&server, actor),
             RegistryMsg::ServerInitialized { server, info } => state.record_initialized(&server, *info),
             RegistryMsg::ToolsDiscovered { server, tools } => state.register_tools(&server, tools),
+            RegistryMsg::ServerRestarting { server, attempt, max_attempts, delay, reason } => {
+                let at = tokio::time::Instant::now() + delay;
+                state.record_restart(&server, ServerState::Restarting { attempt, max_attempts, at, reason });
+            }
             RegistryMsg::ServerFailed { server, reason } => state.record_failure(&server, reason),
         }
         state.publish();
@@ -233,7 +285,8 @@ impl RegistryState {
             tracing::error!(server, "registry heard from a server that is not configured");
             return;
         };
-        let first_time = entry.status.state == ServerState::Starting;
+        let was = entry.status.state.clone();
+        let before = self.tools_of(server);
         self.snapshot.tools.retain(|_, tool| tool.server != server);
         let mut warnings = Vec::new();
         let mut count = 0;
@@ -257,20 +310,43 @@ impl RegistryState {
             self.snapshot.tools.insert(name.clone(), ToolEntry { name, server: server.to_string(), tool });
             count += 1;
         }
+        if self.tools_of(server) != before {
+            self.snapshot.tools_version += 1;
+        }
         let entry = self.snapshot.servers.get_mut(server).expect("checked above");
+        entry.ran = true;
         entry.status.state = ServerState::Running;
         entry.status.tools = count;
         entry.status.warnings = warnings;
         let version = entry.status.protocol_version.as_deref().unwrap_or("unknown");
-        if first_time {
+        if was == ServerState::Starting {
             tracing::info!(server, "MCP '{server}': initialized (protocol {version}), {count} tools");
+        } else if let ServerState::Restarting { attempt, .. } = was {
+            tracing::info!(server, "MCP '{server}': restarted (attempt {attempt}, protocol {version}), {count} tools");
         } else {
             tracing::info!(server, "MCP '{server}': tool list changed, {count} tools");
         }
     }
 
+    fn tools_of(&self, server: &str) -> Vec<ToolEntry> {
+        self.snapshot.tools.values().filter(|tool| tool.server == server).cloned().collect()
+    }
+
+    fn record_restart(&mut self, server: &str, state: ServerState) {
+        if let Some(entry) = self.entry(server) {
+            tracing::warn!(server, "MCP '{server}': {state}");
+            entry.status.state = state;
+            // The dead actor must not be routed to; the next one registers itself.
+            entry.actor = None;
+        }
+    }
+
     fn record_failure(&mut self, server: &str, reason: String) {
+        let before = self.snapshot.tools.len();
         self.snapshot.tools.retain(|_, tool| tool.server != server);
+        if self.snapshot.tools.len() != before {
+            self.snapshot.tools_version += 1;
+        }
         if let Some(entry) = self.entry(server) {
             tracing::warn!(server, "MCP '{server}': failed: {reason}");
             entry.status.state = ServerState::Failed { reason };

@@ -14,16 +14,19 @@
 //! At most `max_in_flight` calls are sent at once (ractor mailboxes are
 //! unbounded, so the limit lives here); the rest wait in order.
 //!
-//! `tools/list_changed` starts a fresh listing under a new generation; the
-//! answer to an older listing is thrown away, so a list that changed while it
-//! was being read is never registered half-old.
+//! `tools/list_changed` bumps the list's generation. A listing under way
+//! notices at its next page and starts over; otherwise a new one starts. So
+//! a list that changed while it was being read is never registered half-old,
+//! and a burst of notifications costs one more listing, not one each.
 //!
 //! Failure: when the transport closes, the startup timer runs out or the
-//! handshake is refused, the actor tells the Registry why (with the server's
-//! last stderr lines when it never started), fails every pending call, and
-//! stops. Its parent decides what happens next; `post_stop` closes the
-//! transport, and the transport's own drop guard kills the process should
-//! `post_stop` never run.
+//! handshake is refused, the actor fails every pending call (saying whether
+//! each request may have reached the server, so the caller knows whether a
+//! repeat is safe), answers later calls "not delivered", and tells its
+//! [`ServerSupervisor`](crate::ServerSupervisor) — with the server's last
+//! stderr lines when it never got ready, and whether a restart can help.
+//! The supervisor stops it; `post_stop` closes the transport, and the
+//! transport's own drop guard kills the process should `post_stop` never run.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -41,31 +44,12 @@ use warden_protocol::{
 
 use crate::error::CallError;
 use crate::registry::RegistryMsg;
+use crate::server_settings::ServerSettings;
+use crate::server_supervisor::SupervisorMsg;
 
 /// How many pages of `tools/list` are read before Warden stops following
 /// cursors: a server that hands out cursors forever must not loop Warden.
 const MAX_LIST_PAGES: usize = 100;
-
-/// Limits and timeouts for one server.
-#[derive(Debug, Clone)]
-pub struct ServerSettings {
-    /// How long one call may take.
-    pub call_timeout: Duration,
-    /// How long handshake plus discovery may take.
-    pub startup_timeout: Duration,
-    /// How many calls are sent to the server at once.
-    pub max_in_flight: usize,
-}
-
-impl Default for ServerSettings {
-    fn default() -> Self {
-        ServerSettings {
-            call_timeout: crate::config::DEFAULT_CALL_TIMEOUT,
-            startup_timeout: crate::config::DEFAULT_STARTUP_TIMEOUT,
-            max_in_flight: 64,
-        }
-    }
-}
 
 /// A tool call on its way to a server.
 #[derive(Debug, Clone)]
@@ -74,8 +58,13 @@ pub struct ToolCall {
     pub name: String,
     /// The server's own name for the tool.
     pub tool: String,
-    /// The arguments.
-    pub arguments: Map<String, Value>,
+    /// The arguments (shared, so a repeat after a crash copies nothing).
+    pub arguments: Arc<Map<String, Value>>,
+    /// When the caller stops waiting (earlier attempts, after a crash, have
+    /// used some of the time).
+    pub deadline: Instant,
+    /// The call's whole timeout, for the error the caller reads.
+    pub timeout: Duration,
 }
 
 /// The ServerActor.
@@ -89,8 +78,13 @@ pub struct ServerArgs {
     pub connector: Arc<dyn Connector>,
     /// Its limits.
     pub settings: ServerSettings,
-    /// Where discoveries and failures are reported.
+    /// Where discoveries are reported.
     pub registry: ActorRef<RegistryMsg>,
+    /// Where a down server is reported; without one (actor tests), the
+    /// actor reports the failure to the Registry and stops itself.
+    pub supervisor: Option<ActorRef<SupervisorMsg>>,
+    /// 0 for the first start, N for the Nth restart in a row.
+    pub restart_attempt: u32,
 }
 
 /// Messages a ServerActor handles.
@@ -123,6 +117,8 @@ enum Phase {
     Discovering,
     /// Tools registered; serving calls.
     Ready,
+    /// The server is down; the supervisor is replacing this actor.
+    Down,
 }
 
 /// A request waiting for its answer.
@@ -156,7 +152,11 @@ pub struct ServerState {
     queued: VecDeque<RequestId>,
     calls_in_flight: usize,
     generation: u64,
+    /// A `tools/list` run is under way.
+    listing: bool,
     startup_timer: Option<JoinHandle<()>>,
+    supervisor: Option<ActorRef<SupervisorMsg>>,
+    restart_attempt: u32,
 }
 
 impl Actor for ServerActor {
@@ -181,7 +181,10 @@ impl Actor for ServerActor {
             queued: VecDeque::new(),
             calls_in_flight: 0,
             generation: 0,
+            listing: false,
             startup_timer: None,
+            supervisor: args.supervisor,
+            restart_attempt: args.restart_attempt,
         })
     }
 
@@ -212,7 +215,9 @@ impl Actor for ServerActor {
     }
 
     async fn post_stop(&self, _myself: ActorRef<ServerMsg>, state: &mut ServerState) -> Result<(), ActorProcessingErr> {
-        state.fail_pending("the server was stopped");
+        if state.phase != Phase::Down {
+            state.fail_pending("the server was stopped");
+        }
         if let Some(timer) = state.startup_timer.take() {
             timer.abort();
         }
@@ -232,7 +237,8 @@ impl ServerState {
         });
         match self.connector.connect(sink).await {
             Ok(connection) => self.connection = Some(connection),
-            Err(error) => return self.fail(myself, error.to_string()),
+            // Starting it again would fail the same way.
+            Err(error) => return self.fail(myself, error.to_string(), true),
         }
         let timeout = self.settings.startup_timeout;
         self.startup_timer = Some(spawn_timer(myself, timeout, || ServerMsg::StartupTimedOut));
@@ -274,15 +280,29 @@ impl ServerState {
         call: ToolCall,
         reply: RpcReplyPort<Result<CallToolResult, CallError>>,
     ) {
-        if self.phase == Phase::Initializing {
-            let _ = reply.send(Err(CallError::ServerStarting { server: self.name.clone(), name: call.name }));
-            return;
+        match self.phase {
+            Phase::Initializing => {
+                let _ = reply.send(Err(CallError::ServerStarting { server: self.name.clone(), name: call.name }));
+                return;
+            }
+            Phase::Down => {
+                // Never sent: the caller may safely repeat it on the next actor.
+                let error = CallError::ServerGone {
+                    server: self.name.clone(),
+                    name: call.name,
+                    reason: "the server is down".into(),
+                    delivered: false,
+                };
+                let _ = reply.send(Err(error));
+                return;
+            }
+            Phase::Discovering | Phase::Ready => {}
         }
         let id = self.fresh_id();
         let timeout_id = id.clone();
-        let deadline = Instant::now() + self.settings.call_timeout;
-        let timer =
-            spawn_timer(myself, self.settings.call_timeout, move || ServerMsg::RequestTimedOut { id: timeout_id });
+        let deadline = call.deadline;
+        let left = deadline.saturating_duration_since(Instant::now());
+        let timer = spawn_timer(myself, left, move || ServerMsg::RequestTimedOut { id: timeout_id });
         self.pending.insert(id.clone(), Pending::Call(PendingCall { call, reply, timer, deadline, sent: false }));
         self.queued.push_back(id);
         self.send_queued_calls();
@@ -303,7 +323,7 @@ impl ServerState {
                 continue;
             }
             call.sent = true;
-            let params = json!({"name": call.call.tool, "arguments": call.call.arguments});
+            let params = json!({"name": call.call.tool, "arguments": &*call.call.arguments});
             self.calls_in_flight += 1;
             self.send(Message::request(id, "tools/call", Some(params)));
         }
@@ -346,12 +366,15 @@ impl ServerState {
         let info = match outcome {
             Ok(result) => match serde_json::from_value::<InitializeResult>(result) {
                 Ok(info) => info,
-                Err(error) => return self.fail(myself, format!("its answer to `initialize` is malformed: {error}")),
+                Err(error) => {
+                    return self.fail(myself, format!("its answer to `initialize` is malformed: {error}"), true)
+                }
             },
             Err(error) => {
                 return self.fail(
                     myself,
                     format!("it refused `initialize`: {} (JSON-RPC error {})", error.message, error.code),
+                    true,
                 )
             }
         };
@@ -361,7 +384,7 @@ impl ServerState {
                 info.protocol_version,
                 SUPPORTED_PROTOCOL_VERSIONS.join(", ")
             );
-            return self.fail(myself, reason);
+            return self.fail(myself, reason, true);
         }
         self.send(Message::notification("notifications/initialized", None));
         self.phase = Phase::Discovering;
@@ -375,6 +398,7 @@ impl ServerState {
     }
 
     fn list_tools(&mut self, cursor: Option<String>, tools: Vec<Tool>, pages: usize) {
+        self.listing = true;
         let params = cursor.map(|cursor| json!({ "cursor": cursor }));
         let pending = Pending::ListTools { generation: self.generation, tools, pages: pages + 1 };
         self.request("tools/list", params, pending);
@@ -389,7 +413,9 @@ impl ServerState {
         outcome: Result<Value, ErrorObject>,
     ) {
         if generation != self.generation {
-            return; // A newer listing is under way; this one is stale.
+            // The list changed while this run read it: start over, once for
+            // however many notifications came in the meantime.
+            return self.list_tools(None, Vec::new(), 0);
         }
         let page = match outcome.map(serde_json::from_value::<ListToolsResult>) {
             Ok(Ok(page)) => page,
@@ -415,15 +441,17 @@ impl ServerState {
     }
 
     fn listing_failed(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
+        self.listing = false;
         if self.phase == Phase::Ready {
             // The old list stays; the next list_changed tries again.
             tracing::warn!(server = %self.name, "MCP '{}': refreshing tools failed: {reason}", self.name);
         } else {
-            self.fail(myself, reason);
+            self.fail(myself, reason, true);
         }
     }
 
     fn tools_discovered(&mut self, tools: Vec<Tool>) {
+        self.listing = false;
         if self.phase != Phase::Ready {
             self.phase = Phase::Ready;
             if let Some(timer) = self.startup_timer.take() {
@@ -436,6 +464,13 @@ impl ServerState {
     fn finish_call(&mut self, call: PendingCall, outcome: Result<Value, ErrorObject>) {
         call.timer.abort();
         self.calls_in_flight -= 1;
+        if outcome.is_ok() && self.restart_attempt > 0 {
+            // The server works again: the supervisor's crash streak is over.
+            if let Some(supervisor) = &self.supervisor {
+                let _ = supervisor.cast(SupervisorMsg::CallSucceeded);
+            }
+            self.restart_attempt = 0;
+        }
         let ToolCall { name, .. } = call.call;
         let server = self.name.clone();
         let result = match outcome {
@@ -472,13 +507,18 @@ impl ServerState {
         }
     }
 
+    /// Marks the list stale. A run already under way notices at its next
+    /// page and starts over; otherwise a new run starts now. Either way a
+    /// burst of notifications costs one more listing, not one each.
     fn refresh_tools(&mut self) {
-        if self.phase == Phase::Initializing {
+        if matches!(self.phase, Phase::Initializing | Phase::Down) {
             return; // The first listing comes after the handshake anyway.
         }
         self.generation += 1;
-        tracing::debug!(server = %self.name, generation = self.generation, "tool list changed; listing again");
-        self.list_tools(None, Vec::new(), 0);
+        tracing::debug!(server = %self.name, generation = self.generation, "tool list changed");
+        if !self.listing {
+            self.list_tools(None, Vec::new(), 0);
+        }
     }
 
     fn log_server_message(&self, params: Option<Value>) {
@@ -502,7 +542,7 @@ impl ServerState {
         let PendingCall { call, reply, sent, .. } = call;
         if sent {
             self.calls_in_flight -= 1;
-            let reason = format!("timed out after {}", crate::error::secs(self.settings.call_timeout));
+            let reason = format!("timed out after {}", crate::error::secs(call.timeout));
             self.send(Message::notification(
                 "notifications/cancelled",
                 Some(json!({"requestId": id, "reason": reason})),
@@ -510,7 +550,7 @@ impl ServerState {
         } else {
             self.queued.retain(|queued| queued != &id);
         }
-        let _ = reply.send(Err(CallError::Timeout { name: call.name, timeout: self.settings.call_timeout, sent }));
+        let _ = reply.send(Err(CallError::Timeout { name: call.name, timeout: call.timeout, sent }));
         self.send_queued_calls();
     }
 
@@ -519,27 +559,47 @@ impl ServerState {
             let secs = self.settings.startup_timeout.as_secs_f64();
             let reason = format!("it did not finish its handshake and tool discovery within {secs} s (raise `startup_timeout_secs` if it is just slow)");
             let reason = self.with_stderr_tail(reason);
-            self.fail(myself, reason);
+            // A first start that hangs would hang again; a restart that
+            // hangs is one more failed attempt.
+            let permanent = self.restart_attempt == 0;
+            self.fail(myself, reason, permanent);
         }
     }
 
     fn connection_closed(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
-        if self.connection.is_none() {
-            return; // Already failed and closing.
+        if self.phase == Phase::Down {
+            return; // Already reported.
         }
         let reason = if self.phase == Phase::Ready {
             format!("the connection closed: {reason}")
         } else {
             self.with_stderr_tail(format!("it stopped before it was ready: {reason}"))
         };
-        self.fail(myself, reason);
+        self.fail(myself, reason, false);
     }
 
-    /// Reports the failure, fails every pending call, and stops the actor.
-    fn fail(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
+    /// The server is down: fail every pending call, then tell the supervisor
+    /// (which stops this actor and decides about a restart). `permanent`
+    /// says a restart cannot help. Without a supervisor the failure is final.
+    fn fail(&mut self, myself: &ActorRef<ServerMsg>, reason: String, permanent: bool) {
+        if self.phase == Phase::Down {
+            return;
+        }
         self.fail_pending(&reason);
-        let _ = self.registry.cast(RegistryMsg::ServerFailed { server: self.name.clone(), reason: reason.clone() });
-        myself.stop(Some(reason));
+        self.phase = Phase::Down;
+        if let Some(timer) = self.startup_timer.take() {
+            timer.abort();
+        }
+        match &self.supervisor {
+            Some(supervisor) => {
+                let _ = supervisor.cast(SupervisorMsg::ServerDown { actor: myself.get_id(), reason, permanent });
+            }
+            None => {
+                let _ =
+                    self.registry.cast(RegistryMsg::ServerFailed { server: self.name.clone(), reason: reason.clone() });
+                myself.stop(Some(reason));
+            }
+        }
     }
 
     /// A server that died or hung before it was ready usually said why on
@@ -556,10 +616,16 @@ impl ServerState {
         self.queued.clear();
         self.calls_in_flight = 0;
         for (_, pending) in self.pending.drain() {
-            if let Pending::Call(PendingCall { call, reply, timer, .. }) = pending {
+            if let Pending::Call(PendingCall { call, reply, timer, sent, .. }) = pending {
                 timer.abort();
-                let error =
-                    CallError::ServerGone { server: self.name.clone(), name: call.name, reason: reason.to_string() };
+                // `sent` means queued for the transport: it may or may not
+                // have reached the process, so it counts as delivered.
+                let error = CallError::ServerGone {
+                    server: self.name.clone(),
+                    name: call.name,
+                    reason: reason.to_string(),
+                    delivered: sent,
+                };
                 let _ = reply.send(Err(error));
             }
         }

@@ -15,9 +15,10 @@
 //! asking an actor, then sends the call straight to the server's actor: one
 //! mailbox hop on the way in, none shared between servers.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use ractor::{Actor, ActorRef, RpcReplyPort};
+use ractor::{Actor, ActorRef};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 use warden_protocol::{json_kind, CallToolResult, Connector, StdioConnector, StdioSpec};
@@ -25,14 +26,17 @@ use warden_protocol::{json_kind, CallToolResult, Connector, StdioConnector, Stdi
 use crate::config::{ServerConfig, WardenConfig};
 use crate::error::CallError;
 use crate::hub::{Hub, HubArgs, HubMsg, ServerPlan};
-use crate::registry::{ServerState, ServerStatus, Snapshot, ToolEntry};
-use crate::server_actor::{ServerMsg, ServerSettings, ToolCall};
+use crate::registry::{ServerStatus, Snapshot, ToolEntry};
+use crate::routing;
+use crate::server_settings::ServerSettings;
 
 /// A running Warden.
 pub struct Warden {
     hub: ActorRef<HubMsg>,
     hub_task: Option<tokio::task::JoinHandle<()>>,
     snapshot: watch::Receiver<Arc<Snapshot>>,
+    /// Each server's settings, for the call path (timeouts, crash retry).
+    settings: HashMap<String, ServerSettings>,
 }
 
 /// A server to run, for hosts and tests that bring their own transport.
@@ -69,11 +73,7 @@ impl Warden {
             .map(|(name, server)| ServerPlan {
                 name: name.clone(),
                 connector: connector_for(name, server, config),
-                settings: ServerSettings {
-                    call_timeout: config.call_timeout(),
-                    startup_timeout: server.startup_timeout(),
-                    ..ServerSettings::default()
-                },
+                settings: server.settings(config),
             })
             .collect();
         Self::start_plans(plans).await
@@ -94,6 +94,7 @@ impl Warden {
 
     async fn start_plans(servers: Vec<ServerPlan>) -> Result<Warden, StartError> {
         let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name));
+        let settings = servers.iter().map(|plan| (plan.name.clone(), plan.settings.clone())).collect();
         let (publish, snapshot) = watch::channel(Arc::new(initial));
         let (hub, hub_task) = Actor::spawn(None, Hub, HubArgs { servers, publish })
             .await
@@ -101,7 +102,7 @@ impl Warden {
         let hub_task = tokio::spawn(async move {
             let _ = hub_task.await;
         });
-        Ok(Warden { hub, hub_task: Some(hub_task), snapshot })
+        Ok(Warden { hub, hub_task: Some(hub_task), snapshot, settings })
     }
 
     /// The tools of every running server, by name.
@@ -119,6 +120,14 @@ impl Warden {
         self.wait_for(Snapshot::is_settled).await;
     }
 
+    /// A subscription to changes of the tool table: a host that advertises
+    /// tools to a model re-reads [`Warden::tools`] when it fires.
+    pub fn tool_changes(&self) -> ToolChanges {
+        let mut snapshots = self.snapshot.clone();
+        let seen = snapshots.borrow_and_update().tools_version;
+        ToolChanges { snapshots, seen }
+    }
+
     /// Waits until `condition` holds for the latest snapshot (checked now
     /// and after every change), e.g. until a tool announced by
     /// `tools/list_changed` is registered. Hosts bound it with a timeout.
@@ -130,7 +139,9 @@ impl Warden {
     }
 
     /// Runs the tool named `name` (`server__tool`) with `arguments`, which
-    /// must be a JSON object (or null for none).
+    /// must be a JSON object (or null for none). Waits while the server
+    /// restarts, repeats a call that never reached a crashed server, and
+    /// ends within the server's call timeout whatever happens.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, CallError> {
         let arguments = match arguments {
             Value::Object(map) => map,
@@ -139,46 +150,8 @@ impl Warden {
                 return Err(CallError::InvalidArguments { name: name.to_string(), found: json_kind(&other) });
             }
         };
-        let (actor, call) = self.route(name, arguments)?;
-        let actor_id = actor.get_id();
-        let outcome = actor
-            .call(|reply: RpcReplyPort<Result<CallToolResult, CallError>>| ServerMsg::CallTool { call, reply }, None)
-            .await;
-        match outcome {
-            Ok(ractor::rpc::CallResult::Success(result)) => result,
-            // The actor stopped before answering: its server failed (or Warden
-            // is shutting down). The snapshot that routed here may predate the
-            // Registry hearing why; wait until it has, so the caller reads the
-            // failure rather than "unknown tool".
-            _ => {
-                self.wait_for(|snapshot| {
-                    snapshot
-                        .servers
-                        .values()
-                        .all(|entry| entry.actor.as_ref().map(|actor| actor.get_id()) != Some(actor_id))
-                })
-                .await;
-                Err(self.unavailable(name))
-            }
-        }
-    }
-
-    /// Finds the actor and the server's own tool name for `name`.
-    fn route(&self, name: &str, arguments: Map<String, Value>) -> Result<(ActorRef<ServerMsg>, ToolCall), CallError> {
-        let snapshot = self.snapshot.borrow();
-        let Some(entry) = snapshot.tools.get(name) else {
-            return Err(unavailable(&snapshot, name));
-        };
-        let server = &snapshot.servers[&entry.server];
-        let Some(actor) = server.actor.clone() else {
-            return Err(unavailable(&snapshot, name));
-        };
-        let call = ToolCall { name: name.to_string(), tool: entry.tool.name.clone(), arguments };
-        Ok((actor, call))
-    }
-
-    fn unavailable(&self, name: &str) -> CallError {
-        unavailable(&self.snapshot.borrow(), name)
+        let settings_of = |server: &str| self.settings.get(server).cloned().unwrap_or_default();
+        routing::call_tool(&self.snapshot, settings_of, name, arguments).await
     }
 
     /// Stops every server, waits for their processes to end, then stops the
@@ -201,20 +174,6 @@ impl Drop for Warden {
     }
 }
 
-/// The most useful error for a name that cannot be called right now.
-fn unavailable(snapshot: &Snapshot, name: &str) -> CallError {
-    let Some((server, _)) = warden_policy::split_namespaced(name) else {
-        return CallError::UnknownTool { name: name.to_string() };
-    };
-    match snapshot.servers.get(server).map(|entry| &entry.status.state) {
-        Some(ServerState::Starting) => CallError::ServerStarting { server: server.to_string(), name: name.to_string() },
-        Some(ServerState::Failed { reason }) => {
-            CallError::ServerFailed { server: server.to_string(), name: name.to_string(), reason: reason.clone() }
-        }
-        Some(ServerState::Running) | None => CallError::UnknownTool { name: name.to_string() },
-    }
-}
-
 /// The connector for a configured server, or why there is none yet.
 fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Result<Arc<dyn Connector>, String> {
     match (&server.command, &server.url) {
@@ -222,6 +181,8 @@ fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Re
             let mut spec = StdioSpec::new(name, command.clone(), server.args.clone());
             spec.env = server.env.clone();
             spec.cwd = server.cwd.clone();
+            spec.inherit_env = server.inherit_env;
+            spec.pass_env = server.pass_env.clone();
             spec.max_message_bytes = config.max_message_bytes;
             Ok(Arc::new(StdioConnector::new(spec)))
         }
@@ -229,5 +190,23 @@ fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Re
             "it is an HTTP server ({url}), and the Streamable HTTP transport is not built yet; only `command` (stdio) servers run for now"
         )),
         (None, None) => Err("it has neither `command` nor `url`".into()),
+    }
+}
+
+/// Fires when the tool table changes: a server came up, restarted with a
+/// different list, announced `tools/list_changed`, or failed.
+pub struct ToolChanges {
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    seen: u64,
+}
+
+impl ToolChanges {
+    /// Waits for the next change and returns the new tools; `None` once
+    /// Warden has shut down. Changes that land together are reported once.
+    pub async fn changed(&mut self) -> Option<Vec<ToolEntry>> {
+        let seen = self.seen;
+        let snapshot = self.snapshots.wait_for(|snapshot| snapshot.tools_version != seen).await.ok()?;
+        self.seen = snapshot.tools_version;
+        Some(snapshot.tools())
     }
 }

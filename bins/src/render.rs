@@ -87,6 +87,7 @@ pub(crate) fn status_json(server: &ServerStatus) -> Value {
     let (state, error) = match &server.state {
         warden_actors::ServerState::Failed { reason } => ("failed", Some(reason.clone())),
         warden_actors::ServerState::Starting => ("starting", None),
+        warden_actors::ServerState::Restarting { reason, .. } => ("restarting", Some(reason.clone())),
         warden_actors::ServerState::Running => ("running", None),
     };
     json!({

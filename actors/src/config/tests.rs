@@ -1,4 +1,5 @@
 use super::*;
+use crate::server_settings::CrashRetry;
 
 fn load(text: &str) -> Result<WardenConfig, ConfigError> {
     let mut config: WardenConfig = config::Config::builder()
@@ -58,12 +59,36 @@ fn errors_name_the_file_the_server_and_the_field() {
         ("[servers.a]\ncommand = \"x\"\nstartup_timeout_secs = 0", "`startup_timeout_secs` must be a positive number"),
         ("call_timeout_secs = -1", "`call_timeout_secs` must be a positive number"),
         ("servrs = 1", "unknown field `servrs`"),
+        ("[servers.a]\ncommand = \"x\"\npass_env = [\"PATH\"]", "`pass_env` only applies with `inherit_env = false`"),
+        ("[servers.a]\nurl = \"http://h\"\nmax_restarts = 2", "HTTP servers are not restarted"),
+        (
+            "[servers.a]\ncommand = \"x\"\nretry_after_crash = \"sometimes\"",
+            "`retry_after_crash` must be \"safe\", \"always\" or \"never\", not \"sometimes\"",
+        ),
+        ("[servers.a]\ncommand = \"x\"\nrestart_delay_secs = -2", "`restart_delay_secs` must be a positive number"),
     ];
     for (text, expected) in cases {
         let error = load(text).unwrap_err().to_string();
         assert!(error.contains(expected), "for {text:?}\n  got: {error}\n  expected: {expected}");
         assert!(error.contains("test.toml"), "{error}");
     }
+}
+
+#[test]
+fn restart_and_retry_settings_reach_the_server_settings() {
+    let config = load(
+        "[servers.a]\ncommand = \"x\"\nmax_restarts = 2\nrestart_delay_secs = 0.5\nretry_after_crash = \"never\"\n\
+         [servers.b]\ncommand = \"y\"\n[servers.c]\nurl = \"http://h\"",
+    )
+    .unwrap();
+    let a = config.servers["a"].settings(&config);
+    assert_eq!((a.max_restarts, a.restart_delay, a.crash_retry), (2, Duration::from_millis(500), CrashRetry::Never));
+    assert_eq!(a.restart_delay(3), Duration::from_secs(2));
+    let b = config.servers["b"].settings(&config);
+    assert_eq!((b.max_restarts, b.restart_delay, b.crash_retry), (5, Duration::from_secs(1), CrashRetry::Safe));
+    let schedule: Vec<u64> = (1..=5).map(|attempt| b.restart_delay(attempt).as_secs()).collect();
+    assert_eq!(schedule, [1, 2, 4, 8, 16]);
+    assert_eq!(config.servers["c"].settings(&config).max_restarts, 0, "HTTP servers are not restarted");
 }
 
 #[test]

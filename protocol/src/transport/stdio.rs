@@ -38,8 +38,12 @@ pub struct StdioSpec {
     pub command: String,
     /// Its arguments.
     pub args: Vec<String>,
-    /// Extra environment variables (on top of Warden's own environment).
+    /// Extra environment variables (on top of the inherited ones).
     pub env: BTreeMap<String, String>,
+    /// Start from Warden's environment (true) or an empty one (false).
+    pub inherit_env: bool,
+    /// With `inherit_env` false: Warden's variables passed anyway.
+    pub pass_env: Vec<String>,
     /// Working directory; Warden's own when `None`.
     pub cwd: Option<PathBuf>,
     /// The largest line accepted from the server.
@@ -58,6 +62,8 @@ impl StdioSpec {
             command: command.into(),
             args,
             env: BTreeMap::new(),
+            inherit_env: true,
+            pass_env: Vec::new(),
             cwd: None,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             stdin_grace: Duration::from_millis(1000),
@@ -88,6 +94,14 @@ impl Connector for StdioConnector {
 
 fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, TransportError> {
     let mut command = Command::new(&spec.command);
+    if !spec.inherit_env {
+        command.env_clear();
+        for name in &spec.pass_env {
+            if let Some(value) = std::env::var_os(name) {
+                command.env(name, value);
+            }
+        }
+    }
     command
         .args(&spec.args)
         .envs(&spec.env)
@@ -136,12 +150,13 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
 }
 
 /// Writes queued messages to stdin until the queue closes or Warden asks to
-/// stop; then drops stdin, which the server sees as end of input.
+/// stop; then drops stdin, which the server sees as end of input. Returns
+/// why writing failed, if it did: the server can no longer be talked to.
 async fn write_messages(
     stdin: ChildStdin,
     mut outbound: mpsc::UnboundedReceiver<Message>,
     mut stop: oneshot::Receiver<()>,
-) {
+) -> Option<String> {
     let mut stdin = BufWriter::new(stdin);
     let mut line = Vec::with_capacity(4096);
     loop {
@@ -160,16 +175,16 @@ async fn write_messages(
             serde_json::to_writer(&mut line, &message).expect("a JSON-RPC message always serialises");
             line.push(b'\n');
             if let Err(error) = stdin.write_all(&line).await {
-                tracing::debug!(%error, "writing to the server's stdin failed; it is exiting");
-                return;
+                return Some(format!("writing to the server's stdin failed: {error}"));
             }
             next = outbound.try_recv().ok();
         }
-        if stdin.flush().await.is_err() {
-            return;
+        if let Err(error) = stdin.flush().await {
+            return Some(format!("writing to the server's stdin failed: {error}"));
         }
     }
     let _ = stdin.shutdown().await;
+    None
 }
 
 async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, sink: EventSink) {
@@ -202,7 +217,7 @@ async fn drain_stderr(stderr: tokio::process::ChildStderr, server: String, tail:
 
 struct Keep {
     stop_writer: oneshot::Sender<()>,
-    writer: JoinHandle<()>,
+    writer: JoinHandle<Option<String>>,
     reader: JoinHandle<()>,
     stderr: JoinHandle<()>,
     close: oneshot::Receiver<()>,
@@ -214,12 +229,25 @@ struct Keep {
 /// the connection is dropped), then reports [`TransportEvent::Closed`] after
 /// the last stdout line has been delivered.
 async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
-    let Keep { stop_writer, writer, reader, stderr, close, sink, spec } = keep;
+    let Keep { stop_writer, mut writer, reader, stderr, close, sink, spec } = keep;
+    let mut write_error = None;
     let (status, closed_by_warden) = tokio::select! {
         status = child.wait() => (status, false),
         _ = close => {
             let _ = stop_writer.send(());
             (shut_down(&mut child, &group, &spec).await, true)
+        }
+        Ok(Some(error)) = &mut writer => {
+            // Usually the process just died: prefer its exit status as the
+            // reason. One that lives on without reading is no use: end it.
+            match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
+                Ok(status) => (status, false),
+                Err(_) => {
+                    write_error = Some(error);
+                    group.kill(libc::SIGKILL);
+                    (child.wait().await, false)
+                }
+            }
         }
     };
     // The leader is gone; anything it left behind in its group goes too.
@@ -236,6 +264,7 @@ async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
     }
     let reason = match (closed_by_warden, status) {
         (true, _) => "closed by Warden".to_string(),
+        (false, _) if write_error.is_some() => write_error.unwrap_or_default(),
         (false, Ok(status)) => describe_exit(status),
         (false, Err(error)) => format!("waiting for the process failed: {error}"),
     };

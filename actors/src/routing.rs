@@ -1,0 +1,162 @@
+//! One tool call, from name to result, across crashes and restarts.
+//!
+//! This runs in the caller's own task, not in an actor: the caller is the
+//! one waiting, it knows its deadline, and it holds its call until it ends,
+//! so nothing is lost when a server's actor dies with the call in its
+//! mailbox. For each attempt it reads the Registry's latest snapshot:
+//!
+//! - server running → send the call to its ServerActor;
+//! - server restarting → wait for the next snapshot (within the deadline);
+//! - server still on its first start → `ServerStarting` at once (retry later);
+//! - server failed → `ServerFailed`, with the reason.
+//!
+//! When the actor answers "gone, not delivered" — or dies before answering
+//! at all — the request never reached the old process, so the call goes to
+//! the next one. When it was delivered, it is repeated only if the server's
+//! `retry_after_crash` allows it for this tool (by default: tools annotated
+//! read-only or idempotent); otherwise the caller learns the server crashed
+//! mid-call. Every attempt gets only the time left, so no caller waits past
+//! its timeout.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::rpc::CallResult;
+use ractor::{ActorId, ActorRef, RpcReplyPort};
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+use tokio::time::Instant;
+use warden_protocol::{CallToolResult, Tool};
+
+use crate::error::CallError;
+use crate::registry::{ServerState, Snapshot};
+use crate::server_actor::{ServerMsg, ToolCall};
+use crate::server_settings::ServerSettings;
+
+/// What to do with a call given one snapshot.
+enum Route {
+    /// Send it here.
+    Go(ActorRef<ServerMsg>, Tool),
+    /// Wait for the next snapshot.
+    Wait,
+    /// Give up with this error.
+    Fail(CallError),
+}
+
+/// Runs `name` with `arguments` on the server the snapshots name.
+pub(crate) async fn call_tool(
+    snapshots: &watch::Receiver<Arc<Snapshot>>,
+    settings_of: impl Fn(&str) -> ServerSettings,
+    name: &str,
+    arguments: Map<String, Value>,
+) -> Result<CallToolResult, CallError> {
+    let server = {
+        let snapshot = snapshots.borrow();
+        match snapshot.tools.get(name) {
+            Some(entry) => entry.server.clone(),
+            None => return Err(unavailable(&snapshot, name)),
+        }
+    };
+    let settings = settings_of(&server);
+    let deadline = Instant::now() + settings.call_timeout;
+    let arguments = Arc::new(arguments);
+    let mut failed_actor: Option<ActorId> = None;
+    loop {
+        let (actor, tool) =
+            wait_for_route(snapshots.clone(), name, &server, failed_actor, deadline, settings.call_timeout).await?;
+        let call = ToolCall {
+            name: name.to_string(),
+            tool: tool.name.clone(),
+            arguments: arguments.clone(),
+            deadline,
+            timeout: settings.call_timeout,
+        };
+        let outcome = actor
+            .call(|reply: RpcReplyPort<Result<CallToolResult, CallError>>| ServerMsg::CallTool { call, reply }, None)
+            .await;
+        match outcome {
+            Ok(CallResult::Success(Err(CallError::ServerGone { delivered: true, server, name, reason }))) => {
+                if !settings.crash_retry.allows(&tool) {
+                    return Err(CallError::CrashedMidCall { server, name, reason, policy: settings.crash_retry });
+                }
+                tracing::info!(server = %server, "repeating '{name}' after the server went down: the tool is safe to repeat");
+            }
+            Ok(CallResult::Success(Err(CallError::ServerGone { delivered: false, .. }))) => {}
+            Ok(CallResult::Success(result)) => return result,
+            // The actor stopped before it took the call: it never reached
+            // the process.
+            Ok(CallResult::SenderError) | Ok(CallResult::Timeout) | Err(_) => {}
+        }
+        failed_actor = Some(actor.get_id());
+    }
+}
+
+/// Waits until the server can take the call, or says why it cannot.
+async fn wait_for_route(
+    mut snapshots: watch::Receiver<Arc<Snapshot>>,
+    name: &str,
+    server: &str,
+    failed_actor: Option<ActorId>,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<(ActorRef<ServerMsg>, Tool), CallError> {
+    loop {
+        let route = route(&snapshots.borrow_and_update(), name, server, failed_actor);
+        match route {
+            Route::Go(actor, tool) => return Ok((actor, tool)),
+            Route::Fail(error) => return Err(error),
+            Route::Wait => {}
+        }
+        match tokio::time::timeout_at(deadline, snapshots.changed()).await {
+            Ok(Ok(())) => {}
+            // The Registry is gone: Warden is shutting down.
+            Ok(Err(_)) => return Err(unavailable(&snapshots.borrow(), name)),
+            Err(_) => {
+                return Err(CallError::RestartTimeout { server: server.to_string(), name: name.to_string(), timeout })
+            }
+        }
+    }
+}
+
+fn route(snapshot: &Snapshot, name: &str, server: &str, failed_actor: Option<ActorId>) -> Route {
+    let Some(entry) = snapshot.servers.get(server) else {
+        return Route::Fail(CallError::UnknownTool { name: name.to_string() });
+    };
+    match &entry.status.state {
+        ServerState::Running => match (&entry.actor, snapshot.tools.get(name)) {
+            // The snapshot still names the actor that just failed: the
+            // Registry has not heard yet.
+            (Some(actor), _) if Some(actor.get_id()) == failed_actor => Route::Wait,
+            (Some(actor), Some(tool)) => Route::Go(actor.clone(), tool.tool.clone()),
+            // The restarted server no longer lists the tool.
+            (Some(_), None) => Route::Fail(CallError::UnknownTool { name: name.to_string() }),
+            (None, _) => Route::Wait,
+        },
+        ServerState::Restarting { .. } => Route::Wait,
+        ServerState::Starting if failed_actor.is_none() => Route::Fail(unavailable(snapshot, name)),
+        ServerState::Starting => Route::Wait,
+        ServerState::Failed { .. } => Route::Fail(unavailable(snapshot, name)),
+    }
+}
+
+/// The most useful error for a name that cannot be called right now.
+pub(crate) fn unavailable(snapshot: &Snapshot, name: &str) -> CallError {
+    let Some((server, _)) = warden_policy::split_namespaced(name) else {
+        return CallError::UnknownTool { name: name.to_string() };
+    };
+    let (server, name) = (server.to_string(), name.to_string());
+    match snapshot.servers.get(&server).map(|entry| &entry.status.state) {
+        Some(ServerState::Starting) => CallError::ServerStarting { server, name },
+        Some(ServerState::Failed { reason }) => CallError::ServerFailed { server, name, reason: reason.clone() },
+        // A name its server does not list: it never came up (so it may yet
+        // have the tool), or it did and does not have it.
+        Some(ServerState::Restarting { .. }) if !entry_ran(snapshot, &server) => {
+            CallError::ServerStarting { server, name }
+        }
+        Some(ServerState::Running | ServerState::Restarting { .. }) | None => CallError::UnknownTool { name },
+    }
+}
+
+fn entry_ran(snapshot: &Snapshot, server: &str) -> bool {
+    snapshot.servers.get(server).is_some_and(|entry| entry.ran)
+}
