@@ -15,7 +15,8 @@ use serde_json::{json, Map, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use warden_actors::{
-    CallError, Registry, ServerActor, ServerArgs, ServerMsg, ServerSettings, ServerState, Snapshot, ToolCall,
+    CallError, CrashRetry, Registry, ServerActor, ServerArgs, ServerMsg, ServerSettings, ServerState, Snapshot,
+    ToolCall,
 };
 use warden_protocol::{ContentBlock, ErrorCode, ErrorObject, MemoryConnector, Message, RequestId};
 
@@ -182,9 +183,12 @@ async fn a_reply_for_a_call_still_waiting_for_a_slot_is_ignored() {
     warden.shutdown().await;
 }
 
+/// What a crashed server's callers read when it is not restarted
+/// (`max_restarts = 0`); restarts have their own suite, `actor_supervision`.
 #[tokio::test(start_paused = true)]
 async fn a_crash_fails_the_pending_calls_and_leaves_other_servers_alone() {
-    let (warden, mut peers) = start(&[("srv", settings()), ("other", settings())]).await;
+    let no_restarts = ServerSettings { max_restarts: 0, ..settings() };
+    let (warden, mut peers) = start(&[("srv", no_restarts), ("other", settings())]).await;
     for peer in &mut peers {
         ready(peer, tools(&["echo"])).await;
     }
@@ -199,17 +203,25 @@ async fn a_crash_fails_the_pending_calls_and_leaves_other_servers_alone() {
     };
     let (outcomes, ()) = tokio::join!(join_all(calls), script);
 
+    // Both requests had reached the server, and `echo` is not annotated as
+    // safe to repeat: the callers learn it may or may not have run.
     let reason = "the connection closed: the server process exited with code 1";
     for outcome in outcomes {
         let error = outcome.unwrap_err();
         assert_eq!(
             error,
-            CallError::ServerGone { server: "srv".into(), name: "srv__echo".into(), reason: reason.into() }
+            CallError::CrashedMidCall {
+                server: "srv".into(),
+                name: "srv__echo".into(),
+                reason: reason.into(),
+                policy: CrashRetry::Safe,
+            }
         );
         assert_eq!(
             error.to_string(),
-            "server 'srv' went away during 'srv__echo': the connection closed: \
-             the server process exited with code 1"
+            "server 'srv' crashed while running 'srv__echo' (the connection closed: the server process exited with \
+             code 1); the call was not repeated because the tool is not marked read-only or idempotent, so it may \
+             or may not have taken effect (set `retry_after_crash = \"always\"` on the server to repeat such calls)"
         );
     }
 
@@ -238,26 +250,32 @@ async fn a_crash_fails_the_pending_calls_and_leaves_other_servers_alone() {
 }
 
 /// On a multi-threaded runtime (what hosts run), the caller that just got
-/// `ServerGone` can call again before the Registry has published the
+/// `CrashedMidCall` can call again before the Registry has published the
 /// failure; it must still read "failed", never "unknown tool". Real time:
 /// no timer is involved, and the race needs threads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_call_right_after_a_crash_says_the_server_failed_on_any_thread() {
+    let reason = "the connection closed: the server process was killed by signal 9";
     for round in 0..50 {
-        let (warden, mut peer) = running(settings(), tools(&["echo"])).await;
+        let (warden, mut peer) = running(ServerSettings { max_restarts: 0, ..settings() }, tools(&["echo"])).await;
         let (outcome, ()) = tokio::join!(warden.call_tool("srv__echo", json!({})), async {
             next_request(&mut peer, "tools/call").await;
             peer.die("the server process was killed by signal 9");
         });
-        assert!(matches!(outcome, Err(CallError::ServerGone { .. })), "round {round}: {outcome:?}");
+        assert_eq!(
+            outcome.unwrap_err(),
+            CallError::CrashedMidCall {
+                server: "srv".into(),
+                name: "srv__echo".into(),
+                reason: reason.into(),
+                policy: CrashRetry::Safe,
+            },
+            "round {round}"
+        );
         let error = warden.call_tool("srv__echo", json!({})).await.unwrap_err();
         assert_eq!(
             error,
-            CallError::ServerFailed {
-                server: "srv".into(),
-                name: "srv__echo".into(),
-                reason: "the connection closed: the server process was killed by signal 9".into()
-            },
+            CallError::ServerFailed { server: "srv".into(), name: "srv__echo".into(), reason: reason.into() },
             "round {round}"
         );
         warden.shutdown().await;
@@ -422,13 +440,21 @@ async fn stopping_a_server_actor_fails_its_pending_calls() {
         connector: Arc::new(connector),
         settings: settings(),
         registry: registry.clone(),
+        supervisor: None,
+        restart_attempt: 0,
     };
     let (server, _) = Actor::spawn(None, ServerActor, args).await.expect("the server actor starts");
     let mut peer = peers.recv().await.expect("the actor connects");
     ready(&mut peer, tools(&["echo"])).await;
     quiescent().await;
 
-    let call = ToolCall { name: "srv__echo".into(), tool: "echo".into(), arguments: Map::new() };
+    let call = ToolCall {
+        name: "srv__echo".into(),
+        tool: "echo".into(),
+        arguments: Arc::new(Map::new()),
+        deadline: tokio::time::Instant::now() + Duration::from_secs(30),
+        timeout: Duration::from_secs(30),
+    };
     let pending = server.call(|reply| ServerMsg::CallTool { call, reply }, None);
     let (outcome, ()) = tokio::join!(pending, async {
         next_request(&mut peer, "tools/call").await;
@@ -443,7 +469,8 @@ async fn stopping_a_server_actor_fails_its_pending_calls() {
         CallError::ServerGone {
             server: "srv".into(),
             name: "srv__echo".into(),
-            reason: "the server was stopped".into()
+            reason: "the server was stopped".into(),
+            delivered: true,
         }
     );
     within("the connection is closed", peer.closed_by_warden()).await;

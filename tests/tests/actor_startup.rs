@@ -255,20 +255,33 @@ async fn the_startup_timeout_also_covers_tool_discovery() {
 
 #[tokio::test(start_paused = true)]
 async fn a_server_that_dies_during_startup_reports_its_last_stderr_lines() {
-    let (warden, mut peer) = start_one(settings()).await;
+    let reason = "it stopped before it was ready: the server process exited with code 1; \
+                  its last stderr lines:\n  Error: FOO_API_KEY is not set\n      at main (server.js:3:9)";
+    // A death is a crash, so by default it is restarted: the reason is
+    // shown while Warden waits to try again.
+    let (warden, mut connections) = launch_one(settings()).await;
+    let mut peer = connections.next().await;
+    next_request(&mut peer, "initialize").await;
+    peer.write_stderr("Error: FOO_API_KEY is not set");
+    peer.write_stderr("    at main (server.js:3:9)");
+    peer.die("the server process exited with code 1");
+
+    until_state(&warden, SRV, "restarting", |state| matches!(state, ServerState::Restarting { .. })).await;
+    assert_eq!(
+        status(&warden, SRV).state.to_string(),
+        format!("restarting (attempt 1 of 5, next in 1.0 s) after: {reason}")
+    );
+    warden.shutdown().await;
+
+    // Without restarts, it is the reason the server failed.
+    let settings = warden_actors::ServerSettings { max_restarts: 0, ..settings() };
+    let (warden, mut peer) = start_one(settings).await;
     next_request(&mut peer, "initialize").await;
     peer.write_stderr("Error: FOO_API_KEY is not set");
     peer.write_stderr("    at main (server.js:3:9)");
     peer.die("the server process exited with code 1");
 
     within("the server settles", warden.settled()).await;
-    assert_eq!(
-        status(&warden, SRV).state,
-        ServerState::Failed {
-            reason: "it stopped before it was ready: the server process exited with code 1; \
-                     its last stderr lines:\n  Error: FOO_API_KEY is not set\n      at main (server.js:3:9)"
-                .into()
-        }
-    );
+    assert_eq!(status(&warden, SRV).state, ServerState::Failed { reason: reason.into() });
     warden.shutdown().await;
 }

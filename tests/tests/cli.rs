@@ -143,7 +143,9 @@ fn no_config_exits_2_and_says_how_to_give_one() {
 #[test]
 fn status_shows_each_server_and_exits_1_when_one_failed() {
     let server = bins::test_server().display().to_string();
-    let config = config_file(&format!("[servers.broken]\ncommand = {server:?}\nargs = [\"--exit-at-start\", \"4\"]\n"));
+    let config = config_file(&format!(
+        "[servers.broken]\ncommand = {server:?}\nargs = [\"--exit-at-start\", \"4\"]\nmax_restarts = 0\n"
+    ));
     let output = warden(&["status"], &config);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(

@@ -8,23 +8,33 @@
 use std::time::Duration;
 
 use serde_json::json;
-use warden_actors::{CallError, ServerState, Warden, WardenConfig};
+use warden_actors::{CallError, CrashRetry, ServerState, Warden, WardenConfig};
 use warden_tests::{bins, process_alive, scratch_dir, wait_until_gone};
 
-/// A config whose servers all run the test server, each with `args`.
-fn config(servers: &[(&str, &[&str])], extra: &str) -> WardenConfig {
+/// A config whose servers all run the test server, each with `args` and
+/// the TOML lines `server_extra`.
+fn config(servers: &[(&str, &[&str])], server_extra: &str) -> WardenConfig {
     let server = bins::test_server();
-    let mut text = format!("{extra}\n");
+    let mut text = String::new();
     for (name, args) in servers {
-        text.push_str(&format!("[servers.{name}]\ncommand = {:?}\nargs = {args:?}\n", server.display().to_string()));
+        let command = server.display().to_string();
+        text.push_str(&format!("[servers.{name}]\ncommand = {command:?}\nargs = {args:?}\n{server_extra}\n"));
     }
     WardenConfig::from_toml(&text, "test config").expect("the test config is valid")
 }
 
 async fn started(servers: &[(&str, &[&str])]) -> Warden {
-    let warden = Warden::start(&config(servers, "")).await.expect("Warden starts");
+    started_with(servers, "").await
+}
+
+async fn started_with(servers: &[(&str, &[&str])], server_extra: &str) -> Warden {
+    let warden = Warden::start(&config(servers, server_extra)).await.expect("Warden starts");
     tokio::time::timeout(Duration::from_secs(20), warden.settled()).await.expect("servers settle");
     warden
+}
+
+fn state_of(warden: &Warden, server: &str) -> ServerState {
+    warden.status().into_iter().find(|status| status.name == server).expect("configured").state
 }
 
 fn names(warden: &Warden) -> Vec<String> {
@@ -97,13 +107,29 @@ async fn tools_added_after_initialized_are_not_lost() {
 }
 
 #[tokio::test]
-async fn list_changed_during_use_refreshes_the_tools() {
+async fn list_changed_during_use_refreshes_the_tools_and_tells_the_host() {
     let warden = started(&[("test", &[])]).await;
+    let mut changes = warden.tool_changes();
     assert!(!names(&warden).contains(&"test__late_tool".to_string()));
     assert_eq!(text_of(&warden, "test__notify", json!({})).await, "notified");
-    let registered = warden.wait_for(|snapshot| snapshot.tools().iter().any(|t| t.name == "test__late_tool"));
-    tokio::time::timeout(Duration::from_secs(10), registered).await.expect("late_tool is registered");
+    let tools = tokio::time::timeout(Duration::from_secs(10), changes.changed()).await.expect("a change is announced");
+    let tools: Vec<String> = tools.expect("Warden is running").into_iter().map(|entry| entry.name).collect();
+    assert!(tools.contains(&"test__late_tool".to_string()), "{tools:?}");
     assert_eq!(warden.status()[0].tools, 15);
+    assert_eq!(text_of(&warden, "test__late_tool", json!({})).await, "late");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_cleared_environment_passes_only_what_is_allowed() {
+    std::env::set_var("WARDEN_TEST_PASSED", "through");
+    std::env::set_var("WARDEN_TEST_WITHHELD", "secret");
+    let extra = "inherit_env = false\npass_env = [\"WARDEN_TEST_PASSED\"]\nenv = { SET = \"here\" }";
+    let warden = started_with(&[("test", &[])], extra).await;
+    assert_eq!(text_of(&warden, "test__env", json!({"name": "WARDEN_TEST_PASSED"})).await, "through");
+    assert_eq!(text_of(&warden, "test__env", json!({"name": "SET"})).await, "here");
+    assert_eq!(text_of(&warden, "test__env", json!({"name": "WARDEN_TEST_WITHHELD"})).await, "<unset>");
+    assert_eq!(text_of(&warden, "test__env", json!({"name": "HOME"})).await, "<unset>");
     warden.shutdown().await;
 }
 
@@ -183,42 +209,129 @@ async fn server_requests_are_answered() {
 }
 
 #[tokio::test]
-async fn a_crash_mid_call_fails_that_call_and_marks_the_server_failed() {
+async fn a_crash_mid_call_is_reported_and_the_server_is_restarted() {
     let warden = started(&[("test", &[]), ("other", &[])]).await;
     let error = warden.call_tool("test__crash", json!({"code": 7})).await.unwrap_err();
     assert_eq!(
-        error.to_string(),
-        "server 'test' went away during 'test__crash': the connection closed: the server process exited with code 7"
+        error,
+        CallError::CrashedMidCall {
+            server: "test".into(),
+            name: "test__crash".into(),
+            reason: "the connection closed: the server process exited with code 7".into(),
+            policy: CrashRetry::Safe,
+        }
     );
-    let statuses = warden.status();
-    let ServerState::Failed { reason } = &statuses.iter().find(|s| s.name == "test").unwrap().state else {
-        panic!("test is not failed: {:?}", warden.status());
+    let ServerState::Restarting { attempt: 1, max_attempts: 5, reason, .. } = state_of(&warden, "test") else {
+        panic!("test is not restarting: {:?}", warden.status());
     };
     assert_eq!(reason, "the connection closed: the server process exited with code 7");
-    assert!(matches!(
-        warden.call_tool("test__echo", json!({"message": "x"})).await,
-        Err(CallError::ServerFailed { .. })
-    ));
-    assert!(!names(&warden).iter().any(|name| name.starts_with("test__")), "a failed server's tools are withdrawn");
-    // The other server is untouched.
+    // Its tools stay listed while it restarts, and a call waits for it.
+    assert!(names(&warden).contains(&"test__echo".to_string()));
+    let started = std::time::Instant::now();
+    assert_eq!(text_of(&warden, "test__echo", json!({"message": "back"})).await, "back");
+    assert!(started.elapsed() >= Duration::from_millis(900), "the call did not wait for the 1 s backoff");
+    assert_eq!(state_of(&warden, "test"), ServerState::Running);
+    // The other server never noticed.
     assert_eq!(text_of(&warden, "other__echo", json!({"message": "alive"})).await, "alive");
     warden.shutdown().await;
 }
 
 #[tokio::test]
-async fn a_failed_start_reports_the_exit_and_the_stderr_tail_and_the_rest_work() {
-    let warden = started(&[("broken", &["--exit-at-start", "3"]), ("good", &[])]).await;
-    let broken = warden.status().into_iter().find(|s| s.name == "broken").unwrap();
+async fn sigkill_in_the_middle_of_a_run_of_calls_ends_every_call_once() {
+    let warden = started(&[("test", &[])]).await;
+    let pid: u32 = text_of(&warden, "test__pid", json!({})).await.parse().unwrap();
+    // `sleep` is annotated idempotent, so Warden may repeat it; `echo` is
+    // not, so one that reached the dead process is reported, not repeated.
+    let warden = std::sync::Arc::new(warden);
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let warden = warden.clone();
+        calls.spawn(async move {
+            let outcome = if i % 2 == 0 {
+                warden.call_tool("test__sleep", json!({"ms": 300})).await
+            } else {
+                warden.call_tool("test__echo", json!({"message": format!("m{i}")})).await
+            };
+            (i, outcome)
+        });
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // SAFETY: kill only sends a signal, to the test server this test started.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    let mut outcomes = Vec::new();
+    while let Some(joined) =
+        tokio::time::timeout(Duration::from_secs(30), calls.join_next()).await.expect("no call hangs")
+    {
+        outcomes.push(joined.unwrap());
+    }
+    assert_eq!(outcomes.len(), 40);
+    let mut repeated_sleeps = 0;
+    for (i, outcome) in outcomes {
+        match outcome {
+            Ok(result) if i % 2 == 0 => {
+                assert_eq!(result.text(), "slept 300 ms");
+                repeated_sleeps += 1;
+            }
+            Ok(result) => assert_eq!(result.text(), format!("m{i}")),
+            Err(CallError::CrashedMidCall { name, reason, .. }) => {
+                assert_eq!(name, "test__echo", "only non-idempotent calls are left unrepeated");
+                assert_eq!(reason, "the connection closed: the server process was killed by signal 9");
+            }
+            Err(other) => panic!("call {i} ended with an unexpected error: {other}"),
+        }
+    }
+    assert_eq!(repeated_sleeps, 20, "every idempotent sleep completed, repeated on the new process if needed");
+    let new_pid: u32 = text_of(&warden, "test__pid", json!({})).await.parse().unwrap();
+    assert_ne!(new_pid, pid);
+    std::sync::Arc::into_inner(warden).expect("no call holds Warden any more").shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_every_start_fails_after_five_restarts_and_the_rest_work() {
+    let warden =
+        Warden::start(&config(&[("broken", &["--exit-at-start", "3"]), ("good", &[])], "restart_delay_secs = 0.05"))
+            .await
+            .unwrap();
+    // 0.05 + 0.1 + 0.2 + 0.4 + 0.8 s of backoff, plus six starts.
+    tokio::time::timeout(Duration::from_secs(20), warden.settled()).await.expect("servers settle");
     assert_eq!(
-        broken.state,
+        state_of(&warden, "broken"),
         ServerState::Failed {
             reason: "it stopped before it was ready: the server process exited with code 3; its last stderr lines:\n  \
                      warden-test-server 0.1.0 starting\n  about to exit with code 3 (--exit-at-start)\n  \
-                     fatal: exiting at start as asked"
+                     fatal: exiting at start as asked (gave up after 5 restarts in a row)"
                 .into()
         }
     );
     assert_eq!(text_of(&warden, "good__echo", json!({"message": "x"})).await, "x");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_hangs_in_initialize_fails_naming_the_setting() {
+    let warden = started_with(&[("hung", &["--hang-initialize"])], "startup_timeout_secs = 0.5").await;
+    assert_eq!(
+        state_of(&warden, "hung"),
+        ServerState::Failed {
+            reason: "it did not finish its handshake and tool discovery within 0.5 s (raise `startup_timeout_secs` \
+                     if it is just slow); its last stderr lines:\n  \
+                     [warden-test-server] initialize from warden, asking for 2025-11-25; answering 2025-11-25\n  \
+                     [warden-test-server] leaving initialize unanswered (--hang-initialize)"
+                .into()
+        }
+    );
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn restarts_can_be_turned_off() {
+    let warden = started_with(&[("test", &[])], "max_restarts = 0").await;
+    let _ = warden.call_tool("test__crash", json!({})).await;
+    assert_eq!(
+        state_of(&warden, "test"),
+        ServerState::Failed { reason: "the connection closed: the server process exited with code 1".into() }
+    );
+    assert!(names(&warden).is_empty(), "a failed server's tools are withdrawn");
     warden.shutdown().await;
 }
 

@@ -2,7 +2,9 @@
 //!
 //! Each server Warden starts is reached through a [`MemoryConnector`]; the
 //! test holds the [`MemoryPeer`] at the far end and plays the server: it
-//! reads what Warden wrote and answers, hangs, lies or dies on cue.
+//! reads what Warden wrote and answers, hangs, lies or dies on cue. Every
+//! start and restart connects again, so a test that watches restarts keeps
+//! the server's [`Connections`] and takes one peer per (re)start from it.
 //!
 //! Every suite runs on paused time (`#[tokio::test(start_paused = true)]`).
 //! Tokio moves a paused clock only when no task can run, which gives the
@@ -27,8 +29,9 @@ use std::task::Poll;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::timeout;
-use warden_actors::{ServerSettings, ServerSpec, ServerStatus, Warden};
+use warden_actors::{ServerSettings, ServerSpec, ServerState, ServerStatus, Warden};
 use warden_protocol::{MemoryConnector, MemoryPeer, Message, Request, LATEST_PROTOCOL_VERSION};
 
 /// The name of the server in single-server tests.
@@ -43,24 +46,60 @@ pub(crate) fn settings() -> ServerSettings {
         call_timeout: Duration::from_secs(30),
         startup_timeout: Duration::from_secs(60),
         max_in_flight: 64,
+        ..ServerSettings::default()
     }
 }
 
-/// Starts Warden with scripted servers and returns their peers, in order.
-pub(crate) async fn start(servers: &[(&str, ServerSettings)]) -> (Warden, Vec<MemoryPeer>) {
+/// The connections Warden opens to one scripted server: a new peer for the
+/// first start and for every restart.
+pub(crate) struct Connections {
+    server: String,
+    peers: UnboundedReceiver<MemoryPeer>,
+}
+
+impl Connections {
+    /// The far end of Warden's next connection to the server.
+    pub(crate) async fn next(&mut self) -> MemoryPeer {
+        let what = format!("Warden connects to '{}'", self.server);
+        within(&what, self.peers.recv()).await.expect("the connector is alive")
+    }
+
+    /// Fails if Warden has connected again since the last [`Connections::next`].
+    pub(crate) fn assert_none(&mut self) {
+        if self.peers.try_recv().is_ok() {
+            panic!("Warden should not have connected to '{}' again, but did", self.server);
+        }
+    }
+}
+
+/// Starts Warden with scripted servers and returns where each one's
+/// connections arrive, in order.
+pub(crate) async fn launch(servers: &[(&str, ServerSettings)]) -> (Warden, Vec<Connections>) {
     let mut specs = Vec::new();
-    let mut receivers = Vec::new();
+    let mut connections = Vec::new();
     for (name, settings) in servers {
         let (connector, peers) = MemoryConnector::new();
         specs.push(ServerSpec { name: name.to_string(), connector: Arc::new(connector), settings: settings.clone() });
-        receivers.push(peers);
+        connections.push(Connections { server: name.to_string(), peers });
     }
     let warden = Warden::start_with(specs).await.expect("Warden starts");
+    (warden, connections)
+}
+
+/// Starts Warden with the one server `srv`; its connections.
+pub(crate) async fn launch_one(settings: ServerSettings) -> (Warden, Connections) {
+    let (warden, mut connections) = launch(&[(SRV, settings)]).await;
+    (warden, connections.remove(0))
+}
+
+/// Starts Warden with scripted servers and returns the peers of their first
+/// starts, in order (a restart's connection goes nowhere: use [`launch`] to
+/// watch restarts).
+pub(crate) async fn start(servers: &[(&str, ServerSettings)]) -> (Warden, Vec<MemoryPeer>) {
+    let (warden, connections) = launch(servers).await;
     let mut peers = Vec::new();
-    for ((name, _), mut receiver) in servers.iter().zip(receivers) {
-        let what = format!("Warden connects to '{name}'");
-        let peer = within(&what, receiver.recv()).await;
-        peers.push(peer.expect("the connector is alive"));
+    for mut connection in connections {
+        peers.push(connection.next().await);
     }
     (warden, peers)
 }
@@ -77,6 +116,16 @@ pub(crate) async fn running(settings: ServerSettings, tools: Value) -> (Warden, 
     ready(&mut peer, tools).await;
     within("the server settles", warden.settled()).await;
     (warden, peer)
+}
+
+/// Starts Warden with `srv` running and listing `tools`, keeping its
+/// connections to watch it restart.
+pub(crate) async fn running_restartable(settings: ServerSettings, tools: Value) -> (Warden, Connections, MemoryPeer) {
+    let (warden, mut connections) = launch_one(settings).await;
+    let mut peer = connections.next().await;
+    ready(&mut peer, tools).await;
+    within("the server settles", warden.settled()).await;
+    (warden, connections, peer)
 }
 
 /// `future`'s output, or a panic naming `what` if it takes [`PATIENCE`].
@@ -202,6 +251,31 @@ pub(crate) fn status(warden: &Warden, server: &str) -> ServerStatus {
         .into_iter()
         .find(|status| status.name == server)
         .unwrap_or_else(|| panic!("no status for server '{server}'"))
+}
+
+/// Waits until `server`'s state satisfies `condition`; `what` names the
+/// state for the failure message.
+pub(crate) async fn until_state(
+    warden: &Warden,
+    server: &str,
+    what: &str,
+    mut condition: impl FnMut(&ServerState) -> bool,
+) {
+    let what = format!("server '{server}' is {what}");
+    let reached = warden.wait_for(|snapshot| snapshot.status(server).is_some_and(|status| condition(&status.state)));
+    within(&what, reached).await;
+}
+
+/// The current version of Warden's tool table.
+pub(crate) async fn tools_version(warden: &Warden) -> u64 {
+    let mut version = 0;
+    warden
+        .wait_for(|snapshot| {
+            version = snapshot.tools_version();
+            true
+        })
+        .await;
+    version
 }
 
 /// Runs `futures` concurrently, polling them in order, and returns their
