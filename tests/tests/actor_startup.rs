@@ -17,14 +17,7 @@ async fn handshake_is_initialize_alone_then_initialized_then_tools_list() {
     let (warden, mut peer) = start_one(settings()).await;
 
     let initialize = next_request(&mut peer, "initialize").await;
-    assert_eq!(
-        initialize.params,
-        Some(json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "warden", "version": env!("CARGO_PKG_VERSION")},
-        }))
-    );
+    assert_eq!(initialize.params, Some(warden_initialize_params()));
     // Before the answer, Warden may send nothing but pings, and has none to send.
     assert_silent(&mut peer).await;
     assert_eq!(status(&warden, SRV).state, ServerState::Starting);

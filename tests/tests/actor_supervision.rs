@@ -712,14 +712,7 @@ async fn a_restarted_server_redoes_the_whole_handshake_and_the_registry_shows_it
 
     let mut peer = connections.next().await;
     let initialize = next_request(&mut peer, "initialize").await;
-    assert_eq!(
-        initialize.params,
-        Some(json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "warden", "version": env!("CARGO_PKG_VERSION")},
-        }))
-    );
+    assert_eq!(initialize.params, Some(warden_initialize_params()));
     // The restart is under way: it is "now", no longer "next in".
     assert_eq!(
         state_text(&warden),

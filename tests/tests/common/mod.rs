@@ -302,3 +302,12 @@ pub(crate) async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
     .await;
     outputs.into_iter().map(Option::unwrap).collect()
 }
+
+/// The `initialize` parameters Warden sends, on every (re)start.
+pub(crate) fn warden_initialize_params() -> Value {
+    json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "warden", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
