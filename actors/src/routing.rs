@@ -19,14 +19,13 @@
 //! its timeout.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use ractor::rpc::CallResult;
 use ractor::{ActorId, ActorRef, RpcReplyPort};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
-use warden_protocol::{CallToolResult, Tool};
+use warden_protocol::CallToolResult;
 
 use crate::error::CallError;
 use crate::registry::{ServerState, Snapshot};
@@ -35,8 +34,9 @@ use crate::server_settings::ServerSettings;
 
 /// What to do with a call given one snapshot.
 enum Route {
-    /// Send it here.
-    Go(ActorRef<ServerMsg>, Tool),
+    /// Send it here: the actor, the server's own tool name, and whether the
+    /// call may be repeated if the server crashes while running it.
+    Go(ActorRef<ServerMsg>, String, bool),
     /// Wait for the next snapshot.
     Wait,
     /// Give up with this error.
@@ -62,11 +62,11 @@ pub(crate) async fn call_tool(
     let arguments = Arc::new(arguments);
     let mut failed_actor: Option<ActorId> = None;
     loop {
-        let (actor, tool) =
-            wait_for_route(snapshots.clone(), name, &server, failed_actor, deadline, settings.call_timeout).await?;
+        let wait = Wait { name, server: &server, failed_actor, deadline, settings: &settings };
+        let (actor, tool, repeatable) = wait_for_route(snapshots.clone(), wait).await?;
         let call = ToolCall {
             name: name.to_string(),
-            tool: tool.name.clone(),
+            tool,
             arguments: arguments.clone(),
             deadline,
             timeout: settings.call_timeout,
@@ -76,7 +76,7 @@ pub(crate) async fn call_tool(
             .await;
         match outcome {
             Ok(CallResult::Success(Err(CallError::ServerGone { delivered: true, server, name, reason }))) => {
-                if !settings.crash_retry.allows(&tool) {
+                if !repeatable {
                     return Err(CallError::CrashedMidCall { server, name, reason, policy: settings.crash_retry });
                 }
                 tracing::info!(server = %server, "repeating '{name}' after the server went down: the tool is safe to repeat");
@@ -91,19 +91,26 @@ pub(crate) async fn call_tool(
     }
 }
 
+/// What one attempt waits for.
+struct Wait<'a> {
+    name: &'a str,
+    server: &'a str,
+    /// The actor the previous attempt lost its call to.
+    failed_actor: Option<ActorId>,
+    deadline: Instant,
+    settings: &'a ServerSettings,
+}
+
 /// Waits until the server can take the call, or says why it cannot.
 async fn wait_for_route(
     mut snapshots: watch::Receiver<Arc<Snapshot>>,
-    name: &str,
-    server: &str,
-    failed_actor: Option<ActorId>,
-    deadline: Instant,
-    timeout: Duration,
-) -> Result<(ActorRef<ServerMsg>, Tool), CallError> {
+    wait: Wait<'_>,
+) -> Result<(ActorRef<ServerMsg>, String, bool), CallError> {
+    let Wait { name, server, deadline, .. } = wait;
     loop {
-        let route = route(&snapshots.borrow_and_update(), name, server, failed_actor);
+        let route = route(&snapshots.borrow_and_update(), &wait);
         match route {
-            Route::Go(actor, tool) => return Ok((actor, tool)),
+            Route::Go(actor, tool, repeatable) => return Ok((actor, tool, repeatable)),
             Route::Fail(error) => return Err(error),
             Route::Wait => {}
         }
@@ -112,13 +119,15 @@ async fn wait_for_route(
             // The Registry is gone: Warden is shutting down.
             Ok(Err(_)) => return Err(unavailable(&snapshots.borrow(), name)),
             Err(_) => {
-                return Err(CallError::RestartTimeout { server: server.to_string(), name: name.to_string(), timeout })
+                let timeout = wait.settings.call_timeout;
+                return Err(CallError::RestartTimeout { server: server.to_string(), name: name.to_string(), timeout });
             }
         }
     }
 }
 
-fn route(snapshot: &Snapshot, name: &str, server: &str, failed_actor: Option<ActorId>) -> Route {
+fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
+    let Wait { name, server, failed_actor, settings, .. } = *wait;
     let Some(entry) = snapshot.servers.get(server) else {
         return Route::Fail(CallError::UnknownTool { name: name.to_string() });
     };
@@ -127,7 +136,9 @@ fn route(snapshot: &Snapshot, name: &str, server: &str, failed_actor: Option<Act
             // The snapshot still names the actor that just failed: the
             // Registry has not heard yet.
             (Some(actor), _) if Some(actor.get_id()) == failed_actor => Route::Wait,
-            (Some(actor), Some(tool)) => Route::Go(actor.clone(), tool.tool.clone()),
+            (Some(actor), Some(tool)) => {
+                Route::Go(actor.clone(), tool.tool.name.clone(), settings.crash_retry.allows(&tool.tool))
+            }
             // The restarted server no longer lists the tool.
             (Some(_), None) => Route::Fail(CallError::UnknownTool { name: name.to_string() }),
             (None, _) => Route::Wait,

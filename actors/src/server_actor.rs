@@ -7,9 +7,12 @@
 //! It never waits for the server inside `handle`: a call is written to the
 //! connection's queue and parked in `pending` under its request id; the
 //! transport casts each reply back as [`ServerMsg::Transport`], which
-//! completes the matching call. Every call has a timer (a `send_after`
-//! message); when it fires first, the caller gets a timeout error and the
-//! server gets `notifications/cancelled`, and a late reply is ignored.
+//! completes the matching call. Every call has a deadline; one timer per
+//! actor, armed for the earliest deadline pending, wakes the actor to time
+//! calls out (the caller gets a timeout error, the server gets
+//! `notifications/cancelled`, a late reply is ignored). One timer rather
+//! than one per call: spawning and aborting a task per call cost a thread
+//! hand-off on every call (measured in `benches/call_latency.rs`).
 //!
 //! At most `max_in_flight` calls are sent at once (ractor mailboxes are
 //! unbounded, so the limit lives here); the rest wait in order.
@@ -99,11 +102,8 @@ pub enum ServerMsg {
     },
     /// Something arrived on (or happened to) the transport.
     Transport(TransportEvent),
-    /// A request's timer ran out.
-    RequestTimedOut {
-        /// The request.
-        id: RequestId,
-    },
+    /// The earliest pending call's deadline has come.
+    DeadlineReached,
     /// The startup timer ran out.
     StartupTimedOut,
 }
@@ -131,8 +131,7 @@ enum Pending {
 struct PendingCall {
     call: ToolCall,
     reply: RpcReplyPort<Result<CallToolResult, CallError>>,
-    timer: JoinHandle<()>,
-    /// When `timer` fires; a call still queued then is never sent.
+    /// When the caller stops waiting; a call still queued then is never sent.
     deadline: Instant,
     /// False while the call waits for a free slot.
     sent: bool,
@@ -155,6 +154,8 @@ pub struct ServerState {
     /// A `tools/list` run is under way.
     listing: bool,
     startup_timer: Option<JoinHandle<()>>,
+    /// The timer for the earliest call deadline, and when it fires.
+    deadline_timer: Option<(Instant, JoinHandle<()>)>,
     supervisor: Option<ActorRef<SupervisorMsg>>,
     restart_attempt: u32,
 }
@@ -183,6 +184,7 @@ impl Actor for ServerActor {
             generation: 0,
             listing: false,
             startup_timer: None,
+            deadline_timer: None,
             supervisor: args.supervisor,
             restart_attempt: args.restart_attempt,
         })
@@ -208,7 +210,7 @@ impl Actor for ServerActor {
                 tracing::warn!(server = %state.name, "MCP '{}': skipped output that is not an MCP message: {problem}", state.name);
             }
             ServerMsg::Transport(TransportEvent::Closed { reason }) => state.connection_closed(&myself, reason),
-            ServerMsg::RequestTimedOut { id } => state.time_out(&myself, id),
+            ServerMsg::DeadlineReached => state.deadline_reached(&myself),
             ServerMsg::StartupTimedOut => state.startup_timed_out(&myself),
         }
         Ok(())
@@ -218,9 +220,7 @@ impl Actor for ServerActor {
         if state.phase != Phase::Down {
             state.fail_pending("the server was stopped");
         }
-        if let Some(timer) = state.startup_timer.take() {
-            timer.abort();
-        }
+        state.stop_timers();
         if let Some(connection) = state.connection.take() {
             connection.close().await;
         }
@@ -299,11 +299,9 @@ impl ServerState {
             Phase::Discovering | Phase::Ready => {}
         }
         let id = self.fresh_id();
-        let timeout_id = id.clone();
         let deadline = call.deadline;
-        let left = deadline.saturating_duration_since(Instant::now());
-        let timer = spawn_timer(myself, left, move || ServerMsg::RequestTimedOut { id: timeout_id });
-        self.pending.insert(id.clone(), Pending::Call(PendingCall { call, reply, timer, deadline, sent: false }));
+        self.arm_deadline_timer(myself, deadline);
+        self.pending.insert(id.clone(), Pending::Call(PendingCall { call, reply, deadline, sent: false }));
         self.queued.push_back(id);
         self.send_queued_calls();
     }
@@ -318,8 +316,8 @@ impl ServerState {
                 continue;
             };
             if call.deadline <= Instant::now() {
-                // Its time ran out in the queue (its timer's message is on
-                // the way): the server must not start work nobody awaits.
+                // Its time ran out in the queue (the deadline timer is about
+                // to say so): the server must not start work nobody awaits.
                 continue;
             }
             call.sent = true;
@@ -462,7 +460,6 @@ impl ServerState {
     }
 
     fn finish_call(&mut self, call: PendingCall, outcome: Result<Value, ErrorObject>) {
-        call.timer.abort();
         self.calls_in_flight -= 1;
         if outcome.is_ok() && self.restart_attempt > 0 {
             // The server works again: the supervisor's crash streak is over.
@@ -535,7 +532,66 @@ impl ServerState {
         }
     }
 
-    fn time_out(&mut self, _myself: &ActorRef<ServerMsg>, id: RequestId) {
+    /// Makes sure the deadline timer fires no later than `deadline`. A timer
+    /// already set for earlier is kept: most calls finish long before their
+    /// deadline, so a steady stream of calls arms it about once a timeout.
+    fn arm_deadline_timer(&mut self, myself: &ActorRef<ServerMsg>, deadline: Instant) {
+        if let Some((at, _)) = &self.deadline_timer {
+            if *at <= deadline {
+                return;
+            }
+        }
+        if let Some((_, timer)) = self.deadline_timer.take() {
+            timer.abort();
+        }
+        let actor = myself.clone();
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep_until(deadline).await;
+            let _ = actor.cast(ServerMsg::DeadlineReached);
+        });
+        self.deadline_timer = Some((deadline, timer));
+    }
+
+    /// Times out every call whose deadline has passed, oldest request first,
+    /// then re-arms the timer for the earliest one left.
+    fn deadline_reached(&mut self, myself: &ActorRef<ServerMsg>) {
+        self.deadline_timer = None;
+        let now = Instant::now();
+        let mut expired: Vec<(i64, RequestId)> = self
+            .pending
+            .iter()
+            .filter_map(|(id, pending)| match (id, pending) {
+                (RequestId::Number(n), Pending::Call(call)) if call.deadline <= now => Some((*n, id.clone())),
+                _ => None,
+            })
+            .collect();
+        expired.sort_unstable_by_key(|(n, _)| *n);
+        for (_, id) in expired {
+            self.time_out(id);
+        }
+        let next = self
+            .pending
+            .values()
+            .filter_map(|pending| match pending {
+                Pending::Call(call) => Some(call.deadline),
+                _ => None,
+            })
+            .min();
+        if let Some(next) = next {
+            self.arm_deadline_timer(myself, next);
+        }
+    }
+
+    fn stop_timers(&mut self) {
+        if let Some(timer) = self.startup_timer.take() {
+            timer.abort();
+        }
+        if let Some((_, timer)) = self.deadline_timer.take() {
+            timer.abort();
+        }
+    }
+
+    fn time_out(&mut self, id: RequestId) {
         let Some(Pending::Call(call)) = self.pending.remove(&id) else {
             return;
         };
@@ -587,9 +643,7 @@ impl ServerState {
         }
         self.fail_pending(&reason);
         self.phase = Phase::Down;
-        if let Some(timer) = self.startup_timer.take() {
-            timer.abort();
-        }
+        self.stop_timers();
         match &self.supervisor {
             Some(supervisor) => {
                 let _ = supervisor.cast(SupervisorMsg::ServerDown { actor: myself.get_id(), reason, permanent });
@@ -616,8 +670,7 @@ impl ServerState {
         self.queued.clear();
         self.calls_in_flight = 0;
         for (_, pending) in self.pending.drain() {
-            if let Pending::Call(PendingCall { call, reply, timer, sent, .. }) = pending {
-                timer.abort();
+            if let Pending::Call(PendingCall { call, reply, sent, .. }) = pending {
                 // `sent` means queued for the transport: it may or may not
                 // have reached the process, so it counts as delivered.
                 let error = CallError::ServerGone {

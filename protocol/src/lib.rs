@@ -30,6 +30,6 @@ pub use mcp::{
     SUPPORTED_PROTOCOL_VERSIONS,
 };
 pub use transport::{
-    memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, MemoryConnector, MemoryPeer, StderrTail,
-    StdioConnector, StdioSpec, TransportError, TransportEvent,
+    memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, MemoryConnector, MemoryPeer, Outbound,
+    StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent,
 };

@@ -12,6 +12,7 @@
 //! the transport's own task, so an actor that sends never waits on a pipe.
 
 mod memory;
+mod stdin_writer;
 mod stdio;
 
 use std::collections::VecDeque;
@@ -78,23 +79,36 @@ pub enum TransportError {
     Closed,
 }
 
+/// Where a connection's outgoing messages go. `send` must not block: it
+/// writes or queues, and reports only a connection that is already gone.
+pub trait Outbound: Send + Sync + 'static {
+    /// Writes or queues one message.
+    fn send(&self, message: Message) -> Result<(), TransportError>;
+}
+
+impl Outbound for mpsc::UnboundedSender<Message> {
+    fn send(&self, message: Message) -> Result<(), TransportError> {
+        mpsc::UnboundedSender::send(self, message).map_err(|_| TransportError::Closed)
+    }
+}
+
 /// An open connection: send messages, read the stderr tail, close it.
 pub struct Connection {
-    outbound: mpsc::UnboundedSender<Message>,
+    outbound: Box<dyn Outbound>,
     closer: Option<Closer>,
     stderr: StderrTail,
 }
 
 impl Connection {
     /// A connection whose messages go to `outbound`, closed by `closer`.
-    pub fn new(outbound: mpsc::UnboundedSender<Message>, closer: Closer, stderr: StderrTail) -> Self {
+    pub fn new(outbound: Box<dyn Outbound>, closer: Closer, stderr: StderrTail) -> Self {
         Connection { outbound, closer: Some(closer), stderr }
     }
 
     /// Queues a message for the server. Fails only when the connection is
     /// already gone.
     pub fn send(&self, message: Message) -> Result<(), TransportError> {
-        self.outbound.send(message).map_err(|_| TransportError::Closed)
+        self.outbound.send(message)
     }
 
     /// The server's last stderr lines (empty for transports without one).

@@ -163,6 +163,27 @@ async fn an_oversized_answer_is_dropped_without_killing_the_connection() {
 }
 
 #[tokio::test]
+async fn a_request_larger_than_the_pipe_keeps_its_place_among_small_ones() {
+    // A 2 MB request does not fit the pipe at once: its rest queues for the
+    // writer task, and the small requests sent after it must queue behind
+    // it rather than be written into the middle of it.
+    let warden = started(&[("test", &[])]).await;
+    let big = "y".repeat(2 * 1024 * 1024);
+    let big_call = warden.call_tool("test__echo", json!({"message": big}));
+    let small_calls = async {
+        let mut texts = Vec::new();
+        for i in 0..20 {
+            texts.push(text_of(&warden, "test__echo", json!({"message": format!("small {i}")})).await);
+        }
+        texts
+    };
+    let (big_result, small) = tokio::join!(big_call, small_calls);
+    assert_eq!(big_result.unwrap().text().len(), big.len());
+    assert_eq!(small, (0..20).map(|i| format!("small {i}")).collect::<Vec<_>>());
+    warden.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_slow_call_does_not_hold_up_a_fast_one() {
     let warden = started(&[("test", &[])]).await;
     let slow = warden.call_tool("test__sleep", json!({"ms": 1500}));

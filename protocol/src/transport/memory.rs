@@ -30,7 +30,7 @@ pub fn memory_pair(sink: EventSink) -> (Connection, MemoryPeer) {
         let _ = closed_tx.send(true);
         close_sink(TransportEvent::Closed { reason: "closed by Warden".into() });
     });
-    let connection = Connection::new(outbound_tx, closer, stderr.clone());
+    let connection = Connection::new(Box::new(outbound_tx), closer, stderr.clone());
     (connection, MemoryPeer { outbound: outbound_rx, sink, closed: closed_rx, stderr })
 }
 

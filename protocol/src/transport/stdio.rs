@@ -1,9 +1,10 @@
 //! The stdio transport: a child process, JSON lines on its stdin and stdout.
 //!
-//! Each connection runs four tasks: a writer (queued messages → stdin, with
-//! a flush only when the queue is empty, so bursts become one write), a
-//! reader (stdout lines → events), a stderr drain (lines → `tracing` and a
-//! bounded tail) and a keeper that owns the process and reports its exit.
+//! Each connection runs four tasks: a writer for what does not fit in the
+//! pipe at once (see `stdin_writer`: most lines are written straight from
+//! `send`), a reader (stdout lines → events), a stderr drain (lines →
+//! `tracing` and a bounded tail) and a keeper that owns the process and
+//! reports its exit.
 //!
 //! The child runs in its own process group so that Warden can stop the whole
 //! tree (`npx` starts a shell that starts node). Closing is polite first:
@@ -18,16 +19,15 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncWriteExt, BufReader, BufWriter};
-use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::{mpsc, oneshot};
+use tokio::io::BufReader;
+use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use super::{
     frame_to_event, ConnectFuture, Connection, Connector, EventSink, StderrTail, TransportError, TransportEvent,
 };
 use crate::framing::{LineReader, DEFAULT_MAX_MESSAGE_BYTES};
-use crate::jsonrpc::Message;
 
 /// How to start one stdio server.
 #[derive(Debug, Clone)]
@@ -128,11 +128,10 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
 
-    let (outbound_tx, outbound_rx) = mpsc::unbounded_channel();
     let (stop_writer_tx, stop_writer_rx) = oneshot::channel();
     let (close_tx, close_rx) = oneshot::channel::<()>();
 
-    let writer = tokio::spawn(write_messages(stdin, outbound_rx, stop_writer_rx));
+    let (outbound, writer) = super::stdin_writer::spawn(stdin, stop_writer_rx);
     let reader = tokio::spawn(read_messages(stdout, spec.max_message_bytes, sink.clone()));
     let tail = StderrTail::default();
     let stderr = tokio::spawn(drain_stderr(stderr, spec.server.clone(), tail.clone()));
@@ -146,45 +145,7 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
         let _ = close_tx.send(());
         let _ = keeper.await;
     });
-    Ok(Connection::new(outbound_tx, closer, tail))
-}
-
-/// Writes queued messages to stdin until the queue closes or Warden asks to
-/// stop; then drops stdin, which the server sees as end of input. Returns
-/// why writing failed, if it did: the server can no longer be talked to.
-async fn write_messages(
-    stdin: ChildStdin,
-    mut outbound: mpsc::UnboundedReceiver<Message>,
-    mut stop: oneshot::Receiver<()>,
-) -> Option<String> {
-    let mut stdin = BufWriter::new(stdin);
-    let mut line = Vec::with_capacity(4096);
-    loop {
-        let message = tokio::select! {
-            biased;
-            _ = &mut stop => break,
-            message = outbound.recv() => match message {
-                Some(message) => message,
-                None => break,
-            },
-        };
-        let mut next = Some(message);
-        // Take everything already queued, then flush once.
-        while let Some(message) = next {
-            line.clear();
-            serde_json::to_writer(&mut line, &message).expect("a JSON-RPC message always serialises");
-            line.push(b'\n');
-            if let Err(error) = stdin.write_all(&line).await {
-                return Some(format!("writing to the server's stdin failed: {error}"));
-            }
-            next = outbound.try_recv().ok();
-        }
-        if let Err(error) = stdin.flush().await {
-            return Some(format!("writing to the server's stdin failed: {error}"));
-        }
-    }
-    let _ = stdin.shutdown().await;
-    None
+    Ok(Connection::new(Box::new(outbound), closer, tail))
 }
 
 async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, sink: EventSink) {
