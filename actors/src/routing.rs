@@ -59,21 +59,13 @@ pub(crate) async fn call_tool(
     };
     let settings = settings_of(&server);
     let deadline = Instant::now() + settings.call_timeout;
-    let arguments = Arc::new(arguments);
     let mut failed_actor: Option<ActorId> = None;
     loop {
         let wait = Wait { name, server: &server, failed_actor, deadline, settings: &settings };
         let (actor, tool, repeatable) = wait_for_route(snapshots.clone(), wait).await?;
-        let call = ToolCall {
-            name: name.to_string(),
-            tool,
-            arguments: arguments.clone(),
-            deadline,
-            timeout: settings.call_timeout,
-        };
-        let outcome = actor
-            .call(|reply: RpcReplyPort<Result<CallToolResult, CallError>>| ServerMsg::CallTool { call, reply }, None)
-            .await;
+        let call = ToolCall::new(name, &tool, &arguments, deadline, settings.call_timeout);
+        let outcome =
+            actor.call(|reply: RpcReplyPort<Result<Value, CallError>>| ServerMsg::CallTool { call, reply }, None).await;
         match outcome {
             Ok(CallResult::Success(Err(CallError::ServerGone { delivered: true, server, name, reason }))) => {
                 if !repeatable {
@@ -82,7 +74,16 @@ pub(crate) async fn call_tool(
                 tracing::info!(server = %server, "repeating '{name}' after the server went down: the tool is safe to repeat");
             }
             Ok(CallResult::Success(Err(CallError::ServerGone { delivered: false, .. }))) => {}
-            Ok(CallResult::Success(result)) => return result,
+            // Decoded here, in the caller's task, not in the actor that
+            // every call to this server passes through.
+            Ok(CallResult::Success(Ok(result))) => {
+                return serde_json::from_value::<CallToolResult>(result).map_err(|error| CallError::BadResult {
+                    server: server.clone(),
+                    name: name.to_string(),
+                    problem: error.to_string(),
+                });
+            }
+            Ok(CallResult::Success(Err(error))) => return Err(error),
             // The actor stopped before it took the call: it never reached
             // the process.
             Ok(CallResult::SenderError) | Ok(CallResult::Timeout) | Err(_) => {}

@@ -40,9 +40,8 @@ use serde_json::{json, Map, Value};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use warden_protocol::{
-    CallToolResult, Connection, Connector, ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message,
-    Notification, Request, RequestId, Response, Tool, TransportEvent, LATEST_PROTOCOL_VERSION,
-    SUPPORTED_PROTOCOL_VERSIONS,
+    Connection, Connector, ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message, Notification, Request,
+    RequestId, Response, Tool, TransportEvent, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
 };
 
 use crate::error::CallError;
@@ -59,10 +58,10 @@ const MAX_LIST_PAGES: usize = 100;
 pub struct ToolCall {
     /// The namespaced name, for errors the caller reads.
     pub name: String,
-    /// The server's own name for the tool.
-    pub tool: String,
-    /// The arguments (shared, so a repeat after a crash copies nothing).
-    pub arguments: Arc<Map<String, Value>>,
+    /// The `tools/call` params (`{"name": …, "arguments": …}`), serialised
+    /// by the caller: the actor, which every call of a server passes
+    /// through, only frames them.
+    pub params: Box<serde_json::value::RawValue>,
     /// When the caller stops waiting (earlier attempts, after a crash, have
     /// used some of the time).
     pub deadline: Instant,
@@ -97,8 +96,9 @@ pub enum ServerMsg {
     CallTool {
         /// The call.
         call: ToolCall,
-        /// Where the outcome goes.
-        reply: RpcReplyPort<Result<CallToolResult, CallError>>,
+        /// Where the outcome goes: the server's raw `result`, which the
+        /// caller decodes in its own task.
+        reply: RpcReplyPort<Result<Value, CallError>>,
     },
     /// Something arrived on (or happened to) the transport.
     Transport(TransportEvent),
@@ -130,7 +130,7 @@ enum Pending {
 
 struct PendingCall {
     call: ToolCall,
-    reply: RpcReplyPort<Result<CallToolResult, CallError>>,
+    reply: RpcReplyPort<Result<Value, CallError>>,
     /// When the caller stops waiting; a call still queued then is never sent.
     deadline: Instant,
     /// False while the call waits for a free slot.
@@ -228,6 +228,26 @@ impl Actor for ServerActor {
     }
 }
 
+impl ToolCall {
+    /// A call of the server's tool `tool` with `arguments`.
+    pub fn new(
+        name: impl Into<String>,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> ToolCall {
+        #[derive(serde::Serialize)]
+        struct Params<'a> {
+            name: &'a str,
+            arguments: &'a Map<String, Value>,
+        }
+        let params = serde_json::value::to_raw_value(&Params { name: tool, arguments })
+            .expect("a tool name and a JSON object always serialise");
+        ToolCall { name: name.into(), params, deadline, timeout }
+    }
+}
+
 impl ServerState {
     async fn connect(&mut self, myself: &ActorRef<ServerMsg>) {
         let actor = myself.clone();
@@ -278,7 +298,7 @@ impl ServerState {
         &mut self,
         myself: &ActorRef<ServerMsg>,
         call: ToolCall,
-        reply: RpcReplyPort<Result<CallToolResult, CallError>>,
+        reply: RpcReplyPort<Result<Value, CallError>>,
     ) {
         match self.phase {
             Phase::Initializing => {
@@ -321,9 +341,16 @@ impl ServerState {
                 continue;
             }
             call.sent = true;
-            let params = json!({"name": call.call.tool, "arguments": &*call.call.arguments});
             self.calls_in_flight += 1;
-            self.send(Message::request(id, "tools/call", Some(params)));
+            let RequestId::Number(number) = id else { unreachable!("Warden's own ids are numbers") };
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":{number},"method":"tools/call","params":{}}}"#,
+                call.call.params.get()
+            );
+            if let Some(connection) = &self.connection {
+                // A failed send shows up as `Closed` from the transport.
+                let _ = connection.send_json(line.into_bytes());
+            }
         }
     }
 
@@ -470,14 +497,8 @@ impl ServerState {
         }
         let ToolCall { name, .. } = call.call;
         let server = self.name.clone();
-        let result = match outcome {
-            Ok(value) => serde_json::from_value::<CallToolResult>(value).map_err(|error| CallError::BadResult {
-                server,
-                name,
-                problem: error.to_string(),
-            }),
-            Err(error) => Err(CallError::Server { server, name, code: error.code.0, message: error.message }),
-        };
+        let result =
+            outcome.map_err(|error| CallError::Server { server, name, code: error.code.0, message: error.message });
         let _ = call.reply.send(result);
         self.send_queued_calls();
     }

@@ -84,11 +84,22 @@ pub enum TransportError {
 pub trait Outbound: Send + Sync + 'static {
     /// Writes or queues one message.
     fn send(&self, message: Message) -> Result<(), TransportError>;
+
+    /// Writes or queues one message the caller already serialised (one
+    /// line of JSON, no newline): the hot path, which lets callers build a
+    /// request's text without building its JSON tree.
+    fn send_json(&self, json: Vec<u8>) -> Result<(), TransportError>;
 }
 
 impl Outbound for mpsc::UnboundedSender<Message> {
     fn send(&self, message: Message) -> Result<(), TransportError> {
         mpsc::UnboundedSender::send(self, message).map_err(|_| TransportError::Closed)
+    }
+
+    fn send_json(&self, json: Vec<u8>) -> Result<(), TransportError> {
+        let text = String::from_utf8(json).expect("serialised JSON is UTF-8");
+        let message = Message::parse(&text).expect("a pre-serialised message is valid JSON-RPC");
+        Outbound::send(self, message)
     }
 }
 
@@ -109,6 +120,11 @@ impl Connection {
     /// already gone.
     pub fn send(&self, message: Message) -> Result<(), TransportError> {
         self.outbound.send(message)
+    }
+
+    /// Queues a message already serialised as one line of JSON (no newline).
+    pub fn send_json(&self, json: Vec<u8>) -> Result<(), TransportError> {
+        self.outbound.send_json(json)
     }
 
     /// The server's last stderr lines (empty for transports without one).

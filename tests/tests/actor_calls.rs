@@ -448,13 +448,8 @@ async fn stopping_a_server_actor_fails_its_pending_calls() {
     ready(&mut peer, tools(&["echo"])).await;
     quiescent().await;
 
-    let call = ToolCall {
-        name: "srv__echo".into(),
-        tool: "echo".into(),
-        arguments: Arc::new(Map::new()),
-        deadline: tokio::time::Instant::now() + Duration::from_secs(30),
-        timeout: Duration::from_secs(30),
-    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let call = ToolCall::new("srv__echo", "echo", &Map::new(), deadline, Duration::from_secs(30));
     let pending = server.call(|reply| ServerMsg::CallTool { call, reply }, None);
     let (outcome, ()) = tokio::join!(pending, async {
         next_request(&mut peer, "tools/call").await;

@@ -59,7 +59,11 @@ fn lock(state: &Mutex<WriteState>) -> MutexGuard<'_, WriteState> {
 
 impl Outbound for StdinOutbound {
     fn send(&self, message: Message) -> Result<(), TransportError> {
-        let mut line = serde_json::to_vec(&message).expect("a JSON-RPC message always serialises");
+        self.send_json(serde_json::to_vec(&message).expect("a JSON-RPC message always serialises"))
+    }
+
+    fn send_json(&self, json: Vec<u8>) -> Result<(), TransportError> {
+        let mut line = json;
         line.push(b'\n');
         let mut state = lock(&self.state);
         if !state.open {
