@@ -11,6 +11,10 @@ mod cli;
 mod commands;
 mod render;
 
+// The CLI tests' dev-dependency, seen by this crate's own test build.
+#[cfg(test)]
+use warden_tests as _;
+
 use std::process::ExitCode;
 
 use clap::Parser;

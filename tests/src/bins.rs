@@ -1,9 +1,10 @@
 //! Paths of the binaries this workspace builds, for tests that run them.
 //!
 //! Cargo tells an integration test where its own package's binaries are
-//! (`CARGO_BIN_EXE_*`), but not another package's: the `warden` CLI lives in
-//! `bins/`. Every binary lands in the same target directory as the test
-//! executable's parent (`target/debug/deps/..`), so look there.
+//! (`CARGO_BIN_EXE_*`), but not another package's: the CLI tests in `bins/`
+//! need the test server built here. Every binary lands in the same target
+//! directory as the test executable's parent (`target/debug/deps/..`), so
+//! look there. `cargo test --workspace` builds them all before any test runs.
 
 use std::path::PathBuf;
 
@@ -28,9 +29,4 @@ pub fn binary(name: &str) -> PathBuf {
 /// The scriptable test MCP server.
 pub fn test_server() -> PathBuf {
     binary("warden-test-server")
-}
-
-/// The `warden` CLI.
-pub fn warden() -> PathBuf {
-    binary("warden")
 }

@@ -3,8 +3,8 @@
 //! - [`real_servers`]: MCP servers other people wrote, installed at pinned
 //!   versions into a cache under `target/`, so the suites test Warden against
 //!   the servers users run rather than against Warden's own idea of MCP.
-//! - [`bins`]: where the binaries built by this workspace are (the `warden`
-//!   CLI, the scriptable `warden-test-server`, the `embed-host` example).
+//! - [`bins`]: where the binaries built by this package are (the scriptable
+//!   `warden-test-server`, the `embed-host` example), for tests elsewhere.
 //! - The scriptable test server itself is `src/bin/warden-test-server.rs`,
 //!   written from scratch so it shares no code (and no bugs) with Warden.
 

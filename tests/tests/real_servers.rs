@@ -111,7 +111,7 @@ fn the_embedding_example_lists_and_calls_a_real_tool() {
     let dir = scratch_dir("embed");
     let config = dir.join("warden.toml");
     std::fs::write(&config, server_toml("everything", EVERYTHING.command(&[]))).unwrap();
-    let output = std::process::Command::new(bins::binary("embed-host"))
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_embed-host"))
         .arg(&config)
         .arg("everything__echo")
         .arg(r#"{"message":"from the example"}"#)

@@ -2,6 +2,9 @@
 //! stderr, and its exit code (0 ok, 1 a failed call or server, 2 bad usage
 //! or config).
 
+// A test crate gets every dependency of the package; it uses few of them.
+#![allow(unused_crate_dependencies)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -16,7 +19,7 @@ fn config_file(extra: &str) -> PathBuf {
 }
 
 fn warden(args: &[&str], config: &Path) -> Output {
-    Command::new(bins::warden())
+    Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(args)
         .arg("--config")
         .arg(config)
@@ -132,7 +135,7 @@ fn a_config_error_names_the_file_and_the_field_and_exits_2() {
 
 #[test]
 fn no_config_exits_2_and_says_how_to_give_one() {
-    let output = Command::new(bins::warden()).arg("tools").env_remove("WARDEN_CONFIG").output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_warden")).arg("tools").env_remove("WARDEN_CONFIG").output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr(&output),
