@@ -29,7 +29,7 @@ use warden_protocol::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::server_settings::{CrashRetry, ServerSettings};
 
 /// The whole configuration.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WardenConfig {
     /// The servers, by name. The name prefixes their tools: `name__tool`.
@@ -41,6 +41,14 @@ pub struct WardenConfig {
     /// How long one tool call may take before it is cancelled, in seconds.
     #[serde(default = "default_call_timeout_secs")]
     pub call_timeout_secs: f64,
+    /// The most text, in bytes, a model is handed from one tool result or
+    /// resource read; longer output is cut with a note saying how much.
+    #[serde(default = "default_output_limit_bytes")]
+    pub output_limit_bytes: usize,
+}
+
+fn default_output_limit_bytes() -> usize {
+    warden_policy::DEFAULT_OUTPUT_LIMIT
 }
 
 /// One server.
@@ -175,6 +183,13 @@ impl WardenConfig {
                 problem: format!("must be a positive number of seconds, not {}", self.call_timeout_secs),
             });
         }
+        if self.output_limit_bytes < 256 {
+            return Err(ConfigError::Setting {
+                file: file.into(),
+                field: "output_limit_bytes",
+                problem: format!("must be at least 256, not {}", self.output_limit_bytes),
+            });
+        }
         if self.max_message_bytes < 1024 {
             return Err(ConfigError::Setting {
                 file: file.into(),
@@ -261,6 +276,7 @@ impl ServerConfig {
             max_restarts,
             restart_delay: self.restart_delay_secs.map(Duration::from_secs_f64).unwrap_or(defaults.restart_delay),
             crash_retry: self.retry_after_crash.as_deref().and_then(CrashRetry::parse).unwrap_or_default(),
+            output_limit: config.output_limit_bytes,
             ..defaults
         }
     }

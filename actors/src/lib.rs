@@ -17,6 +17,7 @@
 //! - [`ServerSettings`]: limits, timeouts, restart schedule, crash retry.
 //! - [`Registry`]: the one owner of names and states.
 //! - [`Hub`]: the root of the supervision tree.
+//! - [`Wrapper`]: a server's resources and prompts as tools.
 //! - [`Warden`]: start, list tools, call, status, settle, shut down.
 //! - [`CallError`]: every way a call can fail, each with its own advice.
 //!
@@ -35,6 +36,7 @@ mod server_actor;
 mod server_settings;
 mod server_supervisor;
 mod warden;
+mod wrappers;
 
 pub use config::{ConfigError, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
 pub use error::CallError;
@@ -44,3 +46,5 @@ pub use server_actor::{ServerActor, ServerArgs, ServerMsg, ToolCall};
 pub use server_settings::{CrashRetry, ServerSettings};
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 pub use warden::{ServerSpec, StartError, ToolChanges, Warden};
+pub use warden_policy::RenderedResult;
+pub use wrappers::Wrapper;

@@ -20,6 +20,7 @@ use tokio::sync::watch;
 use warden_protocol::{Implementation, InitializeResult, Tool};
 
 use crate::server_actor::ServerMsg;
+use crate::wrappers::{wrapper_tools, Wrapper};
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,8 +96,11 @@ pub struct ToolEntry {
     /// The server that provides it.
     pub server: String,
     /// The tool as the server listed it (its own name, schema, annotations,
-    /// and every member Warden does not model).
+    /// and every member Warden does not model), or as Warden defines a
+    /// wrapper tool.
     pub tool: Tool,
+    /// Set for Warden's wrappers of the server's resources and prompts.
+    pub wrapper: Option<Wrapper>,
 }
 
 /// A server's row in the snapshot.
@@ -106,6 +110,8 @@ pub(crate) struct ServerEntry {
     pub(crate) actor: Option<ActorRef<ServerMsg>>,
     /// It has been running at least once.
     pub(crate) ran: bool,
+    /// What its `initialize` answer claimed: (resources, prompts).
+    pub(crate) primitives: (bool, bool),
 }
 
 /// Everything the Registry knows, frozen at one moment.
@@ -132,7 +138,7 @@ impl Snapshot {
                     server_info: None,
                     warnings: Vec::new(),
                 };
-                (name.clone(), ServerEntry { status, actor: None, ran: false })
+                (name.clone(), ServerEntry { status, actor: None, ran: false, primitives: (false, false) })
             })
             .collect();
         Snapshot { servers, tools: BTreeMap::new(), tools_version: 0 }
@@ -274,6 +280,7 @@ impl RegistryState {
 
     fn record_initialized(&mut self, server: &str, info: InitializeResult) {
         if let Some(entry) = self.entry(server) {
+            entry.primitives = (info.capabilities.resources.is_some(), info.capabilities.prompts.is_some());
             entry.status.protocol_version = Some(info.protocol_version);
             entry.status.server_info = Some(info.server_info);
         }
@@ -286,11 +293,17 @@ impl RegistryState {
             return;
         };
         let was = entry.status.state.clone();
+        let (resources, prompts) = entry.primitives;
         let before = self.tools_of(server);
         self.snapshot.tools.retain(|_, tool| tool.server != server);
         let mut warnings = Vec::new();
         let mut count = 0;
-        for tool in tools {
+        // The server's own tools first, then the wrappers of its resources
+        // and prompts: a server tool that happens to share a wrapper's name
+        // keeps it.
+        let listed = tools.into_iter().map(|tool| (None, tool));
+        let wrappers = wrapper_tools(resources, prompts).into_iter().map(|(wrapper, tool)| (Some(wrapper), tool));
+        for (wrapper, tool) in listed.chain(wrappers) {
             if tool.name.is_empty() {
                 let warning = format!("server '{server}' listed a tool with an empty name; skipped it");
                 tracing::warn!(server, "{warning}");
@@ -307,7 +320,7 @@ impl RegistryState {
                 warnings.push(warning);
                 continue;
             }
-            self.snapshot.tools.insert(name.clone(), ToolEntry { name, server: server.to_string(), tool });
+            self.snapshot.tools.insert(name.clone(), ToolEntry { name, server: server.to_string(), tool, wrapper });
             count += 1;
         }
         if self.tools_of(server) != before {

@@ -31,16 +31,27 @@ use crate::error::CallError;
 use crate::registry::{ServerState, Snapshot};
 use crate::server_actor::{ServerMsg, ToolCall};
 use crate::server_settings::ServerSettings;
+use crate::wrappers::{self, Wrapper};
 
 /// What to do with a call given one snapshot.
 enum Route {
-    /// Send it here: the actor, the server's own tool name, and whether the
-    /// call may be repeated if the server crashes while running it.
-    Go(ActorRef<ServerMsg>, String, bool),
+    /// Send it here.
+    Go(Target),
     /// Wait for the next snapshot.
     Wait,
     /// Give up with this error.
     Fail(CallError),
+}
+
+/// Where one attempt goes.
+struct Target {
+    actor: ActorRef<ServerMsg>,
+    /// The server's own tool name.
+    tool: String,
+    /// Set when the tool is one of Warden's resource or prompt wrappers.
+    wrapper: Option<Wrapper>,
+    /// Whether the call may be repeated if the server crashes running it.
+    repeatable: bool,
 }
 
 /// Runs `name` with `arguments` on the server the snapshots name.
@@ -62,33 +73,54 @@ pub(crate) async fn call_tool(
     let mut failed_actor: Option<ActorId> = None;
     loop {
         let wait = Wait { name, server: &server, failed_actor, deadline, settings: &settings };
-        let (actor, tool, repeatable) = wait_for_route(snapshots.clone(), wait).await?;
-        let call = ToolCall::new(name, &tool, &arguments, deadline, settings.call_timeout);
-        let outcome =
-            actor.call(|reply: RpcReplyPort<Result<Value, CallError>>| ServerMsg::CallTool { call, reply }, None).await;
+        let target = wait_for_route(snapshots.clone(), wait).await?;
+        let outcome = match target.wrapper {
+            Some(wrapper) => {
+                let request = |method, params: Value| {
+                    let call = ToolCall::request(name, method, &params, deadline, settings.call_timeout);
+                    send(&target.actor, &server, call)
+                };
+                wrappers::run(wrapper, &arguments, settings.output_limit, request).await
+            }
+            None => {
+                let call = ToolCall::new(name, &target.tool, &arguments, deadline, settings.call_timeout);
+                // Decoded here, in the caller's task, not in the actor that
+                // every call to this server passes through.
+                send(&target.actor, &server, call).await.and_then(|result| {
+                    serde_json::from_value::<CallToolResult>(result).map_err(|error| CallError::BadResult {
+                        server: server.clone(),
+                        name: name.to_string(),
+                        problem: error.to_string(),
+                    })
+                })
+            }
+        };
         match outcome {
-            Ok(CallResult::Success(Err(CallError::ServerGone { delivered: true, server, name, reason }))) => {
-                if !repeatable {
+            Err(CallError::ServerGone { delivered: true, server, name, reason }) => {
+                if !target.repeatable {
                     return Err(CallError::CrashedMidCall { server, name, reason, policy: settings.crash_retry });
                 }
                 tracing::info!(server = %server, "repeating '{name}' after the server went down: the tool is safe to repeat");
             }
-            Ok(CallResult::Success(Err(CallError::ServerGone { delivered: false, .. }))) => {}
-            // Decoded here, in the caller's task, not in the actor that
-            // every call to this server passes through.
-            Ok(CallResult::Success(Ok(result))) => {
-                return serde_json::from_value::<CallToolResult>(result).map_err(|error| CallError::BadResult {
-                    server: server.clone(),
-                    name: name.to_string(),
-                    problem: error.to_string(),
-                });
-            }
-            Ok(CallResult::Success(Err(error))) => return Err(error),
-            // The actor stopped before it took the call: it never reached
-            // the process.
-            Ok(CallResult::SenderError) | Ok(CallResult::Timeout) | Err(_) => {}
+            // It never reached the process: send it to the next one.
+            Err(CallError::ServerGone { delivered: false, .. }) => {}
+            other => return other,
         }
-        failed_actor = Some(actor.get_id());
+        failed_actor = Some(target.actor.get_id());
+    }
+}
+
+/// Sends one request to the actor and waits for its answer. An actor that
+/// stops before it answers never took the request: that is "gone, not
+/// delivered", and the caller may repeat it.
+async fn send(actor: &ActorRef<ServerMsg>, server: &str, call: ToolCall) -> Result<Value, CallError> {
+    let name = call.name.clone();
+    match actor.call(|reply: RpcReplyPort<Result<Value, CallError>>| ServerMsg::CallTool { call, reply }, None).await {
+        Ok(CallResult::Success(result)) => result,
+        _ => {
+            let reason = "its actor stopped before taking the call".to_string();
+            Err(CallError::ServerGone { server: server.to_string(), name, reason, delivered: false })
+        }
     }
 }
 
@@ -106,12 +138,12 @@ struct Wait<'a> {
 async fn wait_for_route(
     mut snapshots: watch::Receiver<Arc<Snapshot>>,
     wait: Wait<'_>,
-) -> Result<(ActorRef<ServerMsg>, String, bool), CallError> {
+) -> Result<Target, CallError> {
     let Wait { name, server, deadline, .. } = wait;
     loop {
         let route = route(&snapshots.borrow_and_update(), &wait);
         match route {
-            Route::Go(actor, tool, repeatable) => return Ok((actor, tool, repeatable)),
+            Route::Go(target) => return Ok(target),
             Route::Fail(error) => return Err(error),
             Route::Wait => {}
         }
@@ -137,9 +169,13 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
             // The snapshot still names the actor that just failed: the
             // Registry has not heard yet.
             (Some(actor), _) if Some(actor.get_id()) == failed_actor => Route::Wait,
-            (Some(actor), Some(tool)) => {
-                Route::Go(actor.clone(), tool.tool.name.clone(), settings.crash_retry.allows(&tool.tool))
-            }
+            (Some(actor), Some(tool)) => Route::Go(Target {
+                actor: actor.clone(),
+                tool: tool.tool.name.clone(),
+                wrapper: tool.wrapper,
+                // Wrappers only read; the server's tools as configured.
+                repeatable: tool.wrapper.is_some() || settings.crash_retry.allows(&tool.tool),
+            }),
             // The restarted server no longer lists the tool.
             (Some(_), None) => Route::Fail(CallError::UnknownTool { name: name.to_string() }),
             (None, _) => Route::Wait,

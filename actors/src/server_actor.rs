@@ -53,14 +53,16 @@ use crate::server_supervisor::SupervisorMsg;
 /// cursors: a server that hands out cursors forever must not loop Warden.
 const MAX_LIST_PAGES: usize = 100;
 
-/// A tool call on its way to a server.
+/// A request made for a tool call: `tools/call` for a server's own tool,
+/// or one of the requests a wrapper tool makes (`resources/read`, ...).
 #[derive(Debug, Clone)]
 pub struct ToolCall {
     /// The namespaced name, for errors the caller reads.
     pub name: String,
-    /// The `tools/call` params (`{"name": …, "arguments": …}`), serialised
-    /// by the caller: the actor, which every call of a server passes
-    /// through, only frames them.
+    /// The JSON-RPC method.
+    pub method: &'static str,
+    /// The params, serialised by the caller: the actor, which every call of
+    /// a server passes through, only frames them.
     pub params: Box<serde_json::value::RawValue>,
     /// When the caller stops waiting (earlier attempts, after a crash, have
     /// used some of the time).
@@ -229,7 +231,7 @@ impl Actor for ServerActor {
 }
 
 impl ToolCall {
-    /// A call of the server's tool `tool` with `arguments`.
+    /// A `tools/call` of the server's tool `tool` with `arguments`.
     pub fn new(
         name: impl Into<String>,
         tool: &str,
@@ -242,9 +244,19 @@ impl ToolCall {
             name: &'a str,
             arguments: &'a Map<String, Value>,
         }
-        let params = serde_json::value::to_raw_value(&Params { name: tool, arguments })
-            .expect("a tool name and a JSON object always serialise");
-        ToolCall { name: name.into(), params, deadline, timeout }
+        ToolCall::request(name, "tools/call", &Params { name: tool, arguments }, deadline, timeout)
+    }
+
+    /// Any other request made on behalf of tool `name`.
+    pub fn request(
+        name: impl Into<String>,
+        method: &'static str,
+        params: &impl serde::Serialize,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> ToolCall {
+        let params = serde_json::value::to_raw_value(params).expect("request params always serialise");
+        ToolCall { name: name.into(), method, params, deadline, timeout }
     }
 }
 
@@ -344,7 +356,8 @@ impl ServerState {
             self.calls_in_flight += 1;
             let RequestId::Number(number) = id else { unreachable!("Warden's own ids are numbers") };
             let line = format!(
-                r#"{{"jsonrpc":"2.0","id":{number},"method":"tools/call","params":{}}}"#,
+                r#"{{"jsonrpc":"2.0","id":{number},"method":"{}","params":{}}}"#,
+                call.call.method,
                 call.call.params.get()
             );
             if let Some(connection) = &self.connection {

@@ -61,6 +61,8 @@ pub struct ServerSettings {
     pub restart_delay: Duration,
     /// What may be repeated after a crash mid-call.
     pub crash_retry: CrashRetry,
+    /// The most text a wrapper tool (or a rendered result) hands a model.
+    pub output_limit: usize,
 }
 
 impl Default for ServerSettings {
@@ -72,6 +74,7 @@ impl Default for ServerSettings {
             max_restarts: 5,
             restart_delay: Duration::from_secs(1),
             crash_retry: CrashRetry::Safe,
+            output_limit: warden_policy::DEFAULT_OUTPUT_LIMIT,
         }
     }
 }

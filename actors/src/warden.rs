@@ -21,6 +21,7 @@ use std::sync::Arc;
 use ractor::{Actor, ActorRef};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
+use warden_policy::RenderedResult;
 use warden_protocol::{json_kind, CallToolResult, Connector, StdioConnector, StdioSpec};
 
 use crate::config::{ServerConfig, WardenConfig};
@@ -152,6 +153,21 @@ impl Warden {
         };
         let settings_of = |server: &str| self.settings.get(server).cloned().unwrap_or_default();
         routing::call_tool(&self.snapshot, settings_of, name, arguments).await
+    }
+
+    /// Runs a tool like [`Warden::call_tool`] and renders the result as the
+    /// text a model should read: images and audio summarised, embedded
+    /// resources as their text, `isError` marked, and at most the server's
+    /// output limit (`output_limit_bytes`), cut with a note saying how much.
+    pub async fn call_tool_text(&self, name: &str, arguments: Value) -> Result<RenderedResult, CallError> {
+        let result = self.call_tool(name, arguments).await?;
+        let value = serde_json::to_value(&result).expect("a tool result always serialises");
+        let mut rendered = warden_policy::render_call_result(&value);
+        let limit = warden_policy::split_namespaced(name)
+            .and_then(|(server, _)| self.settings.get(server))
+            .map_or(warden_policy::DEFAULT_OUTPUT_LIMIT, |settings| settings.output_limit);
+        rendered.text = warden_policy::truncate(rendered.text, limit);
+        Ok(rendered)
     }
 
     /// Stops every server, waits for their processes to end, then stops the

@@ -88,15 +88,18 @@ async fn call(common: &Common, name: &str, arguments: &str) -> anyhow::Result<Ex
         .into());
     }
     let warden = start(common).await?;
-    let outcome = warden.call_tool(name, arguments).await;
-    warden.shutdown().await;
-    let result = outcome.map_err(|error| anyhow!(error))?;
-    if common.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+    let printed = if common.json {
+        warden.call_tool(name, arguments).await.map(|result| {
+            let json = serde_json::to_string_pretty(&result).expect("a tool result always serialises");
+            (json, result.is_error())
+        })
     } else {
-        println!("{}", render::call_result(&result));
-    }
-    Ok(if result.is_error() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        warden.call_tool_text(name, arguments).await.map(|rendered| (rendered.text, rendered.is_error))
+    };
+    warden.shutdown().await;
+    let (text, is_error) = printed.map_err(|error| anyhow!(error))?;
+    println!("{text}");
+    Ok(if is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 async fn status(common: &Common) -> anyhow::Result<ExitCode> {

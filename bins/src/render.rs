@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 use warden_actors::{ServerStatus, ToolEntry};
-use warden_protocol::{CallToolResult, ContentBlock};
 
 /// Widest a description gets in the tool table before it is cut.
 const DESCRIPTION_CHARS: usize = 80;
@@ -19,48 +18,6 @@ pub(crate) fn tool_table(tools: &[ToolEntry]) -> String {
     }
     let _ = writeln!(out, "{} tools", tools.len());
     out
-}
-
-/// The result as text: text blocks as they are, other blocks summarised,
-/// structured content when nothing else was said.
-pub(crate) fn call_result(result: &CallToolResult) -> String {
-    let mut parts: Vec<String> = result.content.iter().map(block).collect();
-    if let (Some(structured), true) = (&result.structured_content, parts.is_empty()) {
-        parts.push(serde_json::to_string_pretty(structured).unwrap_or_default());
-    }
-    let text = parts.join("\n");
-    if result.is_error() {
-        format!("tool error: {text}")
-    } else {
-        text
-    }
-}
-
-fn block(content: &ContentBlock) -> String {
-    match content {
-        ContentBlock::Text { text, .. } => text.clone(),
-        ContentBlock::Other(map) => {
-            let field = |name: &str| map.get(name).and_then(Value::as_str).unwrap_or("");
-            match content.kind() {
-                kind @ ("image" | "audio") => {
-                    // base64 is 4 characters for every 3 bytes, less padding.
-                    let data = field("data").trim_end();
-                    let padding = data.len() - data.trim_end_matches('=').len();
-                    let bytes = (data.len() / 4 * 3).saturating_sub(padding);
-                    format!("[{kind} {}: ~{bytes} bytes]", field("mimeType"))
-                }
-                "resource_link" => format!("[resource {} ({})]", field("uri"), field("name")),
-                "resource" => {
-                    let resource = map.get("resource").cloned().unwrap_or(Value::Null);
-                    match resource.get("text").and_then(Value::as_str) {
-                        Some(text) => text.to_string(),
-                        None => format!("[resource {}]", resource.get("uri").and_then(Value::as_str).unwrap_or("")),
-                    }
-                }
-                other => format!("[{other} content]"),
-            }
-        }
-    }
 }
 
 /// One line per server: name, state, tool count, protocol, problems.

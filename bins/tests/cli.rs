@@ -84,7 +84,7 @@ fn call_json_prints_the_raw_result() {
 fn a_tool_error_prints_its_text_and_exits_1() {
     let output = warden(&["call", "test__fail", r#"{"message":"disk full"}"#], &config_file(""));
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(stdout(&output), "tool error: disk full\n");
+    assert_eq!(stdout(&output), "Error: disk full\n");
 }
 
 #[test]

@@ -1,16 +1,25 @@
 //! Warden's rules, as pure functions: no I/O, no async, no actors.
 //!
 //! Everything here can be tested with plain `#[test]`s and reused by any
-//! face of Warden (embedded, daemon, CLI). Today it holds tool naming:
+//! face of Warden (embedded, daemon, CLI). Today it holds tool naming and
+//! what the model sees:
 //!
 //! - [`validate_server_name`]: which server names are allowed, and why.
 //! - [`namespaced_tool_name`]: how a server's tool becomes `server__tool`, a
 //!   name every major LLM provider accepts.
+//! - [`render_call_result`], [`render_resource_read`], [`render_resource_list`],
+//!   [`render_prompt_list`], [`render_prompt`] and [`truncate`]: what the model
+//!   sees of a server's answers — text kept, binary summarised, output bounded.
 //!
 //! Tool policies, approval rules, allowlists and leak detection join it.
 
 mod naming;
+mod render;
 
 pub use naming::{
     namespaced_tool_name, split_namespaced, validate_server_name, NameError, MAX_TOOL_NAME_CHARS, SEPARATOR,
+};
+pub use render::{
+    render_call_result, render_prompt, render_prompt_list, render_resource_list, render_resource_read, truncate,
+    RenderedResult, DEFAULT_OUTPUT_LIMIT,
 };

@@ -105,12 +105,13 @@ async fn initialize_refused_with_an_error_fails_the_server_with_its_text() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_server_without_the_tools_capability_runs_with_no_tools_and_is_not_listed() {
+async fn a_server_without_the_tools_capability_is_never_asked_for_tools_and_gets_only_its_wrappers() {
     let (warden, mut peer) = start_one(settings()).await;
     handshake(&mut peer, LATEST_PROTOCOL_VERSION, json!({"prompts": {}}), json!([])).await;
     within("the server settles", warden.settled()).await;
     assert_eq!(status(&warden, SRV).state, ServerState::Running);
-    assert!(warden.tools().is_empty());
+    // It claims prompts only: the prompt wrappers, no resource wrappers.
+    assert_eq!(names(&warden), ["srv__get_prompt", "srv__list_prompts"]);
     assert_silent(&mut peer).await;
     warden.shutdown().await;
 }

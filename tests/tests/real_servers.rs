@@ -39,7 +39,12 @@ async fn server_everything_tools_are_namespaced_and_callable() {
             "everything__get-structured-content",
             "everything__get-sum",
             "everything__get-tiny-image",
+            // Warden's wrappers of its prompts and resources.
+            "everything__get_prompt",
             "everything__gzip-file-as-resource",
+            "everything__list_prompts",
+            "everything__list_resources",
+            "everything__read_resource",
             // Registered only after `initialized`, announced by list_changed.
             "everything__simulate-research-query",
             "everything__toggle-simulated-logging",
@@ -94,7 +99,7 @@ async fn two_real_servers_and_the_test_server_run_side_by_side() {
     toml.push_str(&format!("[servers.test]\ncommand = {:?}\n", bins::test_server().display().to_string()));
     let warden = start(&toml).await;
     let counts: Vec<(String, usize)> = warden.status().into_iter().map(|s| (s.name, s.tools)).collect();
-    assert_eq!(counts, [("everything".to_string(), 13), ("files".to_string(), 14), ("test".to_string(), 14)]);
+    assert_eq!(counts, [("everything".to_string(), 17), ("files".to_string(), 14), ("test".to_string(), 14)]);
     let (a, b, c) = tokio::join!(
         warden.call_tool("everything__echo", json!({"message": "a"})),
         warden.call_tool("files__list_allowed_directories", json!({})),
@@ -119,7 +124,7 @@ fn the_embedding_example_lists_and_calls_a_real_tool() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "stdout: {stdout}\nstderr: {}", String::from_utf8_lossy(&output.stderr));
-    assert!(stdout.starts_with("server everything: running, 13 tools\n"), "{stdout}");
+    assert!(stdout.starts_with("server everything: running, 17 tools\n"), "{stdout}");
     assert!(stdout.contains("tool everything__get-sum\n"), "{stdout}");
     assert!(stdout.ends_with("result: Echo: from the example\n"), "{stdout}");
 }
