@@ -135,10 +135,7 @@ struct Wait<'a> {
 }
 
 /// Waits until the server can take the call, or says why it cannot.
-async fn wait_for_route(
-    mut snapshots: watch::Receiver<Arc<Snapshot>>,
-    wait: Wait<'_>,
-) -> Result<Target, CallError> {
+async fn wait_for_route(mut snapshots: watch::Receiver<Arc<Snapshot>>, wait: Wait<'_>) -> Result<Target, CallError> {
     let Wait { name, server, deadline, .. } = wait;
     loop {
         let route = route(&snapshots.borrow_and_update(), &wait);
