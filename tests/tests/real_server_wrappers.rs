@@ -1,0 +1,545 @@
+//! Warden's wrapper tools (`<server>__list_resources`, `__read_resource`,
+//! `__list_prompts`, `__get_prompt`) against the pinned reference servers,
+//! installed by `warden_tests::real_servers`, and the text a model reads from
+//! them and from ordinary tools (`Warden::call_tool_text`): listings, resource
+//! and prompt bodies, binary summaries, errors, and truncation at
+//! `output_limit_bytes`. Real time, real processes, real npm packages.
+//!
+//! Facts about `@modelcontextprotocol/server-everything` pinned here (the
+//! version in `real_servers::EVERYTHING`):
+//!
+//! * Its static resources are the files of its `dist/docs/` folder, at
+//!   `demo://resource/static/document/<file>`; its two templates are
+//!   `demo://resource/dynamic/{text,blob}/{resourceId}`.
+//! * The dynamic resources end with the server's local time
+//!   (`... created at 1:50:26 PM`), so their length moves with the clock:
+//!   tests that pin a blob's size read the time's length just before and
+//!   just after, and retry if an hour boundary changed it in between.
+//! * `gzip-file-as-resource` with a `data:` URL makes a session resource
+//!   whose blob is the same bytes every time (31 bytes for `hello world`).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use warden_actors::{CallError, ServerState, Warden, WardenConfig, Wrapper};
+use warden_protocol::ContentBlock;
+use warden_tests::real_servers::{install, EVERYTHING, FILESYSTEM};
+use warden_tests::{bins, scratch_dir};
+
+/// A TOML server table for a real server, plus `extra` lines.
+fn server_toml(name: &str, (program, args): (String, Vec<String>), extra: &str) -> String {
+    format!("[servers.{name}]\ncommand = {program:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n{extra}")
+}
+
+/// Starts Warden with `toml` and waits until every server runs.
+async fn start(toml: &str) -> Warden {
+    let config = WardenConfig::from_toml(toml, "test config").expect("valid config");
+    let warden = Warden::start(&config).await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(90), warden.settled()).await.expect("servers settle");
+    for status in warden.status() {
+        assert_eq!(status.state, ServerState::Running, "{}", status.name);
+    }
+    warden
+}
+
+/// Warden with server-everything as `everything`, its tool list complete
+/// (one tool is registered only after `initialized`, announced by
+/// `list_changed`).
+async fn everything(top_level: &str) -> Warden {
+    let warden = start(&format!("{top_level}{}", server_toml("everything", EVERYTHING.command(&[]), ""))).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !warden.tools().iter().any(|entry| entry.name == "everything__simulate-research-query") {
+        assert!(Instant::now() < deadline, "server-everything never listed simulate-research-query");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    warden
+}
+
+/// What a model reads from a call that must succeed.
+async fn text(warden: &Warden, name: &str, arguments: Value) -> String {
+    let rendered = warden.call_tool_text(name, arguments.clone()).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(!rendered.is_error, "{name} {arguments}: {}", rendered.text);
+    rendered.text
+}
+
+/// A file of server-everything's `dist/docs/` folder, which its static
+/// resources serve.
+fn everything_doc(file: &str) -> String {
+    let path: PathBuf = install().join("node_modules/@modelcontextprotocol/server-everything/dist/docs").join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The time a dynamic resource was made at: what follows `created at `.
+fn created_at(text: &str) -> &str {
+    let (_, time) = text.rsplit_once(" created at ").unwrap_or_else(|| panic!("no time in {text:?}"));
+    assert!(time.contains(':') && !time.contains('\n'), "not a time: {time:?}");
+    time
+}
+
+/// How long the server's clock reading is right now, in bytes.
+async fn clock_len(warden: &Warden) -> usize {
+    let read = text(warden, "everything__read_resource", json!({"uri": "demo://resource/dynamic/text/9"})).await;
+    created_at(&read).len()
+}
+
+/// Runs `call` between two clock readings of the same length (so its own
+/// reading had that length too) and returns its text and that length.
+async fn with_clock_len(warden: &Warden, name: &str, arguments: Value) -> (String, usize) {
+    for _ in 0..3 {
+        let before = clock_len(warden).await;
+        let rendered = text(warden, name, arguments.clone()).await;
+        if clock_len(warden).await == before {
+            return (rendered, before);
+        }
+    }
+    panic!("the server's clock kept changing length");
+}
+
+/// The marker `truncate` ends a cut text with.
+fn marker(cut: usize, total: usize) -> String {
+    format!("\n[truncated: {cut} of {total} bytes not shown]")
+}
+
+/// What a model must see of `full` with an output limit of `limit` bytes,
+/// worked out here rather than by calling Warden's own `truncate`.
+fn cut_to(full: &str, limit: usize) -> String {
+    let total = full.len();
+    let mut keep = limit - marker(total, total).len();
+    while !full.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!("{}{}", &full[..keep], marker(total - keep, total))
+}
+
+#[tokio::test]
+async fn a_server_with_resources_and_prompts_gets_four_read_only_wrappers() {
+    let warden = everything("").await;
+    let names: Vec<String> = warden.tools().into_iter().map(|entry| entry.name).collect();
+    assert_eq!(
+        names,
+        [
+            "everything__echo",
+            "everything__get-annotated-message",
+            "everything__get-env",
+            "everything__get-resource-links",
+            "everything__get-resource-reference",
+            "everything__get-structured-content",
+            "everything__get-sum",
+            "everything__get-tiny-image",
+            "everything__get_prompt",
+            "everything__gzip-file-as-resource",
+            "everything__list_prompts",
+            "everything__list_resources",
+            "everything__read_resource",
+            "everything__simulate-research-query",
+            "everything__toggle-simulated-logging",
+            "everything__toggle-subscriber-updates",
+            "everything__trigger-long-running-operation",
+        ]
+    );
+    assert_eq!(warden.status()[0].tools, 17, "13 of the server's tools and 4 wrappers");
+
+    let wrappers: Vec<(String, Wrapper, String, Value)> = warden
+        .tools()
+        .into_iter()
+        .filter_map(|entry| Some((entry.name, entry.wrapper?, entry.tool.name, entry.tool.input_schema)))
+        .collect();
+    let object = |properties: Value, required: &[&str]| {
+        let mut schema = json!({"type": "object", "properties": properties});
+        if !required.is_empty() {
+            schema["required"] = json!(required);
+        }
+        schema
+    };
+    assert_eq!(
+        wrappers,
+        [
+            (
+                "everything__get_prompt".to_string(),
+                Wrapper::GetPrompt,
+                "get_prompt".to_string(),
+                object(
+                    json!({
+                        "name": {"type": "string", "description": "The prompt's name, as list_prompts shows it."},
+                        "arguments": {
+                            "type": "object",
+                            "description": "The prompt's arguments, by name.",
+                            "additionalProperties": {"type": "string"},
+                        },
+                    }),
+                    &["name"],
+                ),
+            ),
+            (
+                "everything__list_prompts".to_string(),
+                Wrapper::ListPrompts,
+                "list_prompts".to_string(),
+                object(json!({}), &[])
+            ),
+            (
+                "everything__list_resources".to_string(),
+                Wrapper::ListResources,
+                "list_resources".to_string(),
+                object(json!({}), &[]),
+            ),
+            (
+                "everything__read_resource".to_string(),
+                Wrapper::ReadResource,
+                "read_resource".to_string(),
+                object(json!({"uri": {"type": "string", "description": "The resource's URI."}}), &["uri"]),
+            ),
+        ]
+    );
+
+    for entry in warden.tools().into_iter().filter(|entry| entry.wrapper.is_some()) {
+        assert_eq!(entry.server, "everything");
+        let annotations =
+            entry.tool.annotations.as_ref().unwrap_or_else(|| panic!("{} has no annotations", entry.name));
+        assert_eq!(
+            (
+                annotations.read_only_hint,
+                annotations.destructive_hint,
+                annotations.idempotent_hint,
+                annotations.open_world_hint
+            ),
+            (Some(true), Some(false), Some(true), Some(false)),
+            "{}",
+            entry.name
+        );
+        let description = entry.tool.description.as_deref().unwrap_or_default();
+        assert!(!description.is_empty(), "{} has no description", entry.name);
+    }
+    // The server's own tools are not wrappers.
+    let own = warden.tools().into_iter().filter(|entry| entry.wrapper.is_none()).count();
+    assert_eq!(own, 13);
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn list_resources_shows_every_document_and_both_templates() {
+    let warden = everything("").await;
+    let listing = text(&warden, "everything__list_resources", json!({})).await;
+    let documents = [
+        "architecture.md",
+        "extension.md",
+        "features.md",
+        "how-it-works.md",
+        "instructions.md",
+        "startup.md",
+        "structure.md",
+    ];
+    let mut expected: Vec<String> = documents
+        .iter()
+        .map(|file| {
+            format!(
+                "- demo://resource/static/document/{file} — {file} (text/markdown): Static document file exposed from \
+                 /docs: {file}"
+            )
+        })
+        .collect();
+    expected.push("Templates:".to_string());
+    expected.push(
+        "- demo://resource/dynamic/text/{resourceId} — Dynamic Text Resource (text/plain): Plaintext dynamic resource \
+         fabricated from the {resourceId} variable, which must be an integer."
+            .to_string(),
+    );
+    expected.push(
+        "- demo://resource/dynamic/blob/{resourceId} — Dynamic Blob Resource (application/octet-stream): Binary \
+         (base64) dynamic resource fabricated from the {resourceId} variable, which must be an integer."
+            .to_string(),
+    );
+    assert_eq!(listing, expected.join("\n"));
+    assert_eq!(
+        listing.lines().nth(4),
+        Some(
+            "- demo://resource/static/document/instructions.md — instructions.md (text/markdown): Static document \
+             file exposed from /docs: instructions.md"
+        )
+    );
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn read_resource_returns_text_as_the_server_sent_it() {
+    let warden = everything("").await;
+    let instructions =
+        text(&warden, "everything__read_resource", json!({"uri": "demo://resource/static/document/instructions.md"}))
+            .await;
+    assert_eq!(instructions, everything_doc("instructions.md"));
+    assert!(instructions.starts_with("# Everything Server – Server Instructions\n\nAudience: "), "{instructions}");
+    assert_eq!(instructions.len(), 1579);
+
+    let dynamic = text(&warden, "everything__read_resource", json!({"uri": "demo://resource/dynamic/text/1"})).await;
+    let time = created_at(&dynamic);
+    assert_eq!(dynamic, format!("Resource 1: This is a plaintext resource created at {time}"));
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn read_resource_summarises_a_blob_with_its_decoded_size() {
+    let warden = everything("").await;
+    // The template's blob: base64 of `Resource 1: This is a base64 blob
+    // created at <time>`, 45 bytes and the time. The contents say
+    // text/plain (the template's listing says application/octet-stream).
+    let (summary, time_len) =
+        with_clock_len(&warden, "everything__read_resource", json!({"uri": "demo://resource/dynamic/blob/1"})).await;
+    assert_eq!("Resource 1: This is a base64 blob created at ".len(), 45);
+    assert_eq!(summary, format!("[binary text/plain: ~{} bytes]", 45 + time_len));
+
+    // A blob whose bytes never change: `hello world`, gzipped into a session
+    // resource (10 bytes of header, 13 of deflate, 8 of trailer).
+    let gzip = json!({"name": "hello.gz", "data": "data:text/plain;base64,aGVsbG8gd29ybGQ=", "outputType": "resource"});
+    let raw = warden.call_tool("everything__gzip-file-as-resource", gzip.clone()).await.unwrap();
+    let [ContentBlock::Other(block)] = raw.content.as_slice() else { panic!("one resource block: {raw:?}") };
+    assert_eq!(block["resource"]["blob"], "H4sIAAAAAAAAA8tIzcnJVyjPL8pJAQCFEUoNCwAAAA==");
+    // 44 base64 characters, two of them padding: 11 * 3 - 2 = 31 bytes.
+    let rendered = text(&warden, "everything__gzip-file-as-resource", gzip).await;
+    assert_eq!(rendered, "[binary application/gzip: ~31 bytes] demo://resource/session/hello.gz");
+    let read = text(&warden, "everything__read_resource", json!({"uri": "demo://resource/session/hello.gz"})).await;
+    assert_eq!(read, "[binary application/gzip: ~31 bytes]");
+    // The listing asks the server every time, so the new resource is there.
+    let listing = text(&warden, "everything__list_resources", json!({})).await;
+    assert!(
+        listing.contains("\n- demo://resource/session/hello.gz — hello.gz (application/gzip)\nTemplates:\n"),
+        "{listing}"
+    );
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn list_prompts_marks_required_arguments_and_shows_empty_ones() {
+    let warden = everything("").await;
+    let listing = text(&warden, "everything__list_prompts", json!({})).await;
+    // `state` has no description line: the server lists none for it (its
+    // zod `.describe()` sits inside `.optional()`).
+    assert_eq!(
+        listing,
+        "- simple-prompt(): A prompt with no arguments\n\
+         - args-prompt(city*, state): A prompt with two arguments, one required and one optional\n    \
+         city: Name of the city\n\
+         - completable-prompt(department*, name*): First argument choice narrows values for second argument.\n    \
+         department: Choose the department.\n    \
+         name: Choose a team member to lead the selected department.\n\
+         - resource-prompt(resourceType*, resourceId*): A prompt that includes an embedded resource reference\n    \
+         resourceType: Type of resource to fetch\n    \
+         resourceId: ID of the text resource to fetch"
+    );
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn get_prompt_substitutes_arguments_and_keeps_embedded_resources() {
+    let warden = everything("").await;
+    let get = |name: &str, arguments: Value| json!({"name": name, "arguments": arguments});
+    assert_eq!(
+        text(&warden, "everything__get_prompt", get("args-prompt", json!({"city": "Paris", "state": "Texas"}))).await,
+        "[user] What's weather in Paris, Texas?"
+    );
+    assert_eq!(
+        text(&warden, "everything__get_prompt", get("args-prompt", json!({"city": "Lyon"}))).await,
+        "[user] What's weather in Lyon?"
+    );
+    assert_eq!(
+        text(&warden, "everything__get_prompt", json!({"name": "simple-prompt"})).await,
+        "[user] This is a simple prompt without arguments."
+    );
+    assert_eq!(
+        text(
+            &warden,
+            "everything__get_prompt",
+            get("completable-prompt", json!({"department": "Sales", "name": "Eve"}))
+        )
+        .await,
+        "[user] Please promote Eve to the head of the Sales team."
+    );
+
+    // The embedded text resource is shown, as its own message.
+    let with_text = text(
+        &warden,
+        "everything__get_prompt",
+        get("resource-prompt", json!({"resourceType": "Text", "resourceId": "2"})),
+    )
+    .await;
+    let time = created_at(&with_text);
+    assert_eq!(
+        with_text,
+        format!(
+            "[user] This prompt includes the Text resource with id: 2. Please analyze the following resource:\n\n\
+             [user] Resource 2: This is a plaintext resource created at {time}"
+        )
+    );
+
+    // The embedded blob is summarised with its URI; a number is sent as the
+    // string MCP prompt arguments must be.
+    let (with_blob, time_len) = with_clock_len(
+        &warden,
+        "everything__get_prompt",
+        get("resource-prompt", json!({"resourceType": "Blob", "resourceId": 3})),
+    )
+    .await;
+    assert_eq!(
+        with_blob,
+        format!(
+            "[user] This prompt includes the Blob resource with id: 3. Please analyze the following resource:\n\n\
+             [user] [binary text/plain: ~{} bytes] demo://resource/dynamic/blob/3",
+            45 + time_len
+        )
+    );
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_image_is_summarised_for_the_model_and_kept_for_the_host() {
+    let warden = everything("").await;
+    let rendered = text(&warden, "everything__get-tiny-image", json!({})).await;
+    assert_eq!(
+        rendered,
+        "Here's the image you requested:\n[image image/png: ~4033 bytes]\nThe image above is the MCP logo."
+    );
+    // The raw result still carries the image: 5380 base64 characters, two of
+    // them padding, which decode to 5380 / 4 * 3 - 2 = 4033 bytes (Node's
+    // own decoder agrees).
+    let raw = warden.call_tool("everything__get-tiny-image", json!({})).await.unwrap();
+    let ContentBlock::Other(image) = &raw.content[1] else { panic!("an image block: {raw:?}") };
+    assert_eq!((image["type"].as_str(), image["mimeType"].as_str()), (Some("image"), Some("image/png")));
+    let data = image["data"].as_str().unwrap();
+    assert_eq!(data.len(), 5380);
+    assert_eq!(data.trim_end_matches('=').len() * 3 / 4, 4033);
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn servers_that_claim_only_tools_get_no_wrappers() {
+    let root = scratch_dir("wrappers-fs");
+    let mut toml = server_toml("files", FILESYSTEM.command(&[root.to_str().unwrap()]), "");
+    toml.push_str(&format!("[servers.test]\ncommand = {:?}\n", bins::test_server().display().to_string()));
+    let warden = start(&toml).await;
+    let counts: Vec<(String, usize)> = warden.status().into_iter().map(|s| (s.name, s.tools)).collect();
+    assert_eq!(counts, [("files".to_string(), 14), ("test".to_string(), 14)]);
+    let tools = warden.tools();
+    assert!(
+        tools.iter().all(|entry| entry.wrapper.is_none()),
+        "{:?}",
+        tools.iter().map(|e| &e.name).collect::<Vec<_>>()
+    );
+    for suffix in ["__list_resources", "__read_resource", "__list_prompts", "__get_prompt"] {
+        assert!(!tools.iter().any(|entry| entry.name.ends_with(suffix)), "a {suffix} wrapper was registered");
+    }
+    let error = warden.call_tool("files__list_resources", json!({})).await.unwrap_err();
+    assert_eq!(error, CallError::UnknownTool { name: "files__list_resources".to_string() });
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn output_is_cut_at_the_configured_limit_with_a_marker() {
+    // Padding makes get-env's answer long on any machine.
+    let padding = format!("env = {{ WARDEN_PADDING = {:?} }}\n", "x".repeat(3000));
+    let toml = format!("output_limit_bytes = 1024\n{}", server_toml("everything", EVERYTHING.command(&[]), &padding));
+    let warden = start(&toml).await;
+
+    // A tool: the model's text is cut, the host's raw result is not.
+    let raw = warden.call_tool("everything__get-env", json!({})).await.unwrap().text();
+    assert!(raw.len() > 3000 && raw.contains(&"x".repeat(3000)), "raw get-env is whole: {} bytes", raw.len());
+    let rendered = warden.call_tool_text("everything__get-env", json!({})).await.unwrap();
+    assert!(!rendered.is_error);
+    assert!(rendered.text.len() <= 1024, "{} bytes", rendered.text.len());
+    assert_eq!(rendered.text, cut_to(&raw, 1024));
+    assert!(rendered.text.ends_with(&format!(" of {} bytes not shown]", raw.len())), "{}", rendered.text);
+
+    // A wrapper: the text it answers is bounded even for `call_tool`.
+    let uri = json!({"uri": "demo://resource/static/document/structure.md"});
+    let structure = everything_doc("structure.md");
+    assert_eq!(structure.len(), 12324);
+    let read = text(&warden, "everything__read_resource", uri.clone()).await;
+    assert_eq!(read.len(), 1024);
+    assert!(read.ends_with("\n[truncated: 11344 of 12324 bytes not shown]"), "{read}");
+    assert_eq!(read, format!("{}\n[truncated: 11344 of 12324 bytes not shown]", &structure[..980]));
+    let raw_read = warden.call_tool("everything__read_resource", uri.clone()).await.unwrap();
+    assert_eq!(raw_read.text(), read);
+    warden.shutdown().await;
+
+    // A limit that falls inside a `│` (3 bytes, 968..971): the cut keeps
+    // whole characters, so the text is 2 bytes short of the limit.
+    let toml = format!("output_limit_bytes = 1014\n{}", server_toml("everything", EVERYTHING.command(&[]), ""));
+    let warden = start(&toml).await;
+    let read = text(&warden, "everything__read_resource", uri).await;
+    assert_eq!(read, format!("{}\n[truncated: 11356 of 12324 bytes not shown]", &structure[..968]));
+    assert_eq!(read.len(), 1012);
+    assert_eq!(read, cut_to(&structure, 1014));
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn wrapper_misuse_and_unknown_names_are_explained() {
+    let warden = everything("").await;
+
+    // Missing or mistyped arguments: a failed tool result the model reads.
+    for arguments in [json!({}), json!({"uri": 42})] {
+        let rendered = warden.call_tool_text("everything__read_resource", arguments.clone()).await.unwrap();
+        assert!(rendered.is_error, "{arguments}");
+        assert_eq!(rendered.text, "Error: read_resource needs `uri`, the resource's URI as a string");
+        let raw = warden.call_tool("everything__read_resource", arguments).await.unwrap();
+        assert!(raw.is_error());
+        assert_eq!(raw.text(), "read_resource needs `uri`, the resource's URI as a string");
+    }
+    let rendered = warden.call_tool_text("everything__get_prompt", json!({})).await.unwrap();
+    assert_eq!(
+        (rendered.is_error, rendered.text.as_str()),
+        (true, "Error: get_prompt needs `name`, the prompt's name as a string")
+    );
+    let rendered = warden
+        .call_tool_text("everything__get_prompt", json!({"name": "args-prompt", "arguments": "Paris"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        (rendered.is_error, rendered.text.as_str()),
+        (true, "Error: get_prompt's `arguments` must be an object of strings")
+    );
+
+    // What the server refuses comes back as the server's JSON-RPC error,
+    // naming the server, the wrapper and what was asked for.
+    let error = warden.call_tool_text("everything__read_resource", json!({"uri": "demo://nope"})).await.unwrap_err();
+    assert_eq!(
+        error,
+        CallError::Server {
+            server: "everything".to_string(),
+            name: "everything__read_resource".to_string(),
+            code: -32602,
+            message: "MCP error -32602: Resource demo://nope not found".to_string(),
+        }
+    );
+    assert_eq!(
+        error.to_string(),
+        "server 'everything' refused 'everything__read_resource': MCP error -32602: Resource demo://nope not found \
+         (JSON-RPC error -32602)"
+    );
+    // A URI that matches a template but not its rules fails in the server's handler.
+    let error = warden
+        .call_tool_text("everything__read_resource", json!({"uri": "demo://resource/dynamic/text/0"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "server 'everything' refused 'everything__read_resource': Unknown resource: demo://resource/dynamic/text/0 \
+         (JSON-RPC error -32603)"
+    );
+    let error = warden.call_tool_text("everything__get_prompt", json!({"name": "nope"})).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "server 'everything' refused 'everything__get_prompt': MCP error -32602: Prompt nope not found (JSON-RPC error \
+         -32602)"
+    );
+    let error = warden.call_tool_text("everything__get_prompt", json!({"name": "args-prompt"})).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "server 'everything' refused 'everything__get_prompt': MCP error -32602: Invalid arguments for prompt \
+         args-prompt: Invalid input: expected string, received undefined at city (JSON-RPC error -32602)"
+    );
+    // The server is still fine afterwards.
+    assert_eq!(
+        text(&warden, "everything__get_prompt", json!({"name": "simple-prompt"})).await,
+        "[user] This is a simple prompt without arguments."
+    );
+    warden.shutdown().await;
+}
