@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use ractor::rpc::CallResult;
 use ractor::{ActorId, ActorRef, RpcReplyPort};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -78,7 +79,17 @@ pub(crate) async fn call_tool(
             Some(wrapper) => {
                 let request = |method, params: Value| {
                     let call = ToolCall::request(name, method, &params, deadline, settings.call_timeout);
-                    send(&target.actor, &server, call)
+                    let (actor, server) = (&target.actor, &server);
+                    async move {
+                        let result = send(actor, server, call).await?;
+                        // Wrappers work on JSON trees; their requests are
+                        // not the hot path.
+                        serde_json::from_str::<Value>(result.get()).map_err(|error| CallError::BadResult {
+                            server: server.clone(),
+                            name: name.to_string(),
+                            problem: error.to_string(),
+                        })
+                    }
                 };
                 wrappers::run(wrapper, &arguments, settings.output_limit, request).await
             }
@@ -87,7 +98,7 @@ pub(crate) async fn call_tool(
                 // Decoded here, in the caller's task, not in the actor that
                 // every call to this server passes through.
                 send(&target.actor, &server, call).await.and_then(|result| {
-                    serde_json::from_value::<CallToolResult>(result).map_err(|error| CallError::BadResult {
+                    decode_result(&result).map_err(|error| CallError::BadResult {
                         server: server.clone(),
                         name: name.to_string(),
                         problem: error.to_string(),
@@ -113,15 +124,26 @@ pub(crate) async fn call_tool(
 /// Sends one request to the actor and waits for its answer. An actor that
 /// stops before it answers never took the request: that is "gone, not
 /// delivered", and the caller may repeat it.
-async fn send(actor: &ActorRef<ServerMsg>, server: &str, call: ToolCall) -> Result<Value, CallError> {
+async fn send(actor: &ActorRef<ServerMsg>, server: &str, call: ToolCall) -> Result<Box<RawValue>, CallError> {
     let name = call.name.clone();
-    match actor.call(|reply: RpcReplyPort<Result<Value, CallError>>| ServerMsg::CallTool { call, reply }, None).await {
+    let outcome =
+        actor.call(|reply: RpcReplyPort<Result<Box<RawValue>, CallError>>| ServerMsg::CallTool { call, reply }, None);
+    match outcome.await {
         Ok(CallResult::Success(result)) => result,
         _ => {
             let reason = "its actor stopped before taking the call".to_string();
             Err(CallError::ServerGone { server: server.to_string(), name, reason, delivered: false })
         }
     }
+}
+
+/// A `tools/call` result from the server's text. Straight from the text is
+/// the fast way; should that fail, the text is read again through a
+/// [`Value`] tree, the way results were read before they stayed raw, so the
+/// error the caller reads is worded exactly as it was.
+fn decode_result(result: &RawValue) -> Result<CallToolResult, serde_json::Error> {
+    serde_json::from_str(result.get())
+        .or_else(|_| serde_json::from_str::<Value>(result.get()).and_then(serde_json::from_value))
 }
 
 /// What one attempt waits for.

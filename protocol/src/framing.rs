@@ -5,6 +5,15 @@
 //! down or make Warden buffer without bound: [`LineReader`] hands back each
 //! line, and for a line over the limit it keeps reading to the newline,
 //! throwing the bytes away, and reports only how long it was.
+//!
+//! [`LineReader::ready_frame`] takes the next line only if it can be had
+//! without waiting, so a reader can hand on everything that arrived
+//! together in one go (the stdio transport delivers such lines to the actor
+//! as one message).
+
+use std::future::Future as _;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 
@@ -73,6 +82,22 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                     return Ok(Some(frame));
                 }
             }
+        }
+    }
+
+    /// What [`LineReader::next_frame`] would return, if it can return it
+    /// without waiting: the next line when it is already buffered (or can
+    /// be read at once); `None` when it would have to wait for the stream.
+    /// Bytes of an incomplete line are kept for the next call, as they are
+    /// when `next_frame` is cancelled.
+    pub fn ready_frame(&mut self) -> Option<std::io::Result<Option<Frame>>> {
+        // Polled once with a waker that does nothing: the task's own waker
+        // is registered again by the next `next_frame().await`, which polls
+        // the stream afresh.
+        let mut context = Context::from_waker(Waker::noop());
+        match pin!(self.next_frame()).poll(&mut context) {
+            Poll::Ready(outcome) => Some(outcome),
+            Poll::Pending => None,
         }
     }
 

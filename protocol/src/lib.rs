@@ -23,7 +23,9 @@ mod mcp;
 mod transport;
 
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES};
-pub use jsonrpc::{json_kind, ErrorCode, ErrorObject, Message, Notification, ParseError, Request, RequestId, Response};
+pub use jsonrpc::{
+    json_kind, ErrorCode, ErrorObject, Message, Notification, ParseError, RawResponse, Request, RequestId, Response,
+};
 pub use mcp::{
     CallToolParams, CallToolResult, ContentBlock, Implementation, InitializeParams, InitializeResult, ListToolsParams,
     ListToolsResult, ResourceContents, ServerCapabilities, Tool, ToolAnnotations, LATEST_PROTOCOL_VERSION,

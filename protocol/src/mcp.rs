@@ -7,6 +7,7 @@
 //! yet. A host that reads a tool through Warden sees the server's `_meta`,
 //! `outputSchema`, `icons` or next year's field exactly as the server sent it.
 
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -209,7 +210,12 @@ impl CallToolResult {
 }
 
 /// One piece of tool output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// It serialises as an untagged enum and reads as one, but through a
+/// hand-written [`Deserialize`]: the derived untagged one buffers every block
+/// into serde's intermediate form and then tries each variant against it,
+/// which was the largest part of decoding a call's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ContentBlock {
     /// Plain text.
@@ -240,6 +246,128 @@ impl ContentBlock {
             ContentBlock::Text { .. } => "text",
             ContentBlock::Other(map) => map.get("type").and_then(Value::as_str).unwrap_or("unknown"),
         }
+    }
+}
+
+/// Reads a block in one pass, deciding the variant exactly as
+/// `#[serde(untagged)]` did: a JSON object whose `type` reads as
+/// [`TextTag`] and whose `text` is a string is [`ContentBlock::Text`], unless
+/// either member appears twice (the derived `Text` variant refused
+/// duplicates); any other object is [`ContentBlock::Other`], with the last of
+/// any repeated members; anything but an object is the untagged error.
+impl<'de> Deserialize<'de> for ContentBlock {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // The error is made here, after the value was read, as the derive
+        // made it: made inside the visitor, serde_json would add a position.
+        deserializer
+            .deserialize_any(BlockVisitor)?
+            .ok_or_else(|| de::Error::custom("data did not match any variant of untagged enum ContentBlock"))
+    }
+}
+
+/// Reads a block; `None` for a value that is not an object.
+struct BlockVisitor;
+
+/// A block member's name; the two that decide the variant are told apart
+/// without allocating.
+enum BlockKey {
+    Type,
+    Text,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for BlockKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = BlockKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<BlockKey, E> {
+                Ok(match key {
+                    "type" => BlockKey::Type,
+                    "text" => BlockKey::Text,
+                    other => BlockKey::Other(other.to_string()),
+                })
+            }
+            fn visit_string<E: de::Error>(self, key: String) -> Result<BlockKey, E> {
+                Ok(match key.as_str() {
+                    "type" => BlockKey::Type,
+                    "text" => BlockKey::Text,
+                    _ => BlockKey::Other(key),
+                })
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> Visitor<'de> for BlockVisitor {
+    type Value = Option<ContentBlock>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a content block")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Self::Value, A::Error> {
+        let mut kind: Option<Value> = None;
+        let mut text: Option<Value> = None;
+        let mut repeated = false;
+        let mut extra = Map::new();
+        while let Some(key) = members.next_key::<BlockKey>()? {
+            match key {
+                BlockKey::Type => repeated |= kind.replace(members.next_value()?).is_some(),
+                BlockKey::Text => repeated |= text.replace(members.next_value()?).is_some(),
+                BlockKey::Other(key) => {
+                    extra.insert(key, members.next_value()?);
+                }
+            }
+        }
+        let is_text = !repeated
+            && matches!(text, Some(Value::String(_)))
+            && kind.as_ref().is_some_and(|kind| TextTag::deserialize(kind).is_ok());
+        match (kind, text) {
+            (Some(_), Some(Value::String(text))) if is_text => {
+                Ok(Some(ContentBlock::Text { kind: TextTag::Text, text, extra }))
+            }
+            (kind, text) => {
+                extra.extend(kind.map(|kind| ("type".to_string(), kind)));
+                extra.extend(text.map(|text| ("text".to_string(), text)));
+                Ok(Some(ContentBlock::Other(extra)))
+            }
+        }
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut items: A) -> Result<Self::Value, A::Error> {
+        // Read to the end, as the untagged derive did, so a bad value inside
+        // is reported as such.
+        while items.next_element::<Value>()?.is_some() {}
+        Ok(None)
     }
 }
 

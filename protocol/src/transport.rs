@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 use crate::framing::Frame;
-use crate::jsonrpc::Message;
+use crate::jsonrpc::{Message, RawResponse};
 
 pub use memory::{memory_pair, MemoryConnector, MemoryPeer};
 pub use stdio::{StdioConnector, StdioSpec};
@@ -33,6 +33,11 @@ pub use stdio::{StdioConnector, StdioSpec};
 pub enum TransportEvent {
     /// A JSON-RPC message from the server.
     Message(Message),
+    /// A successful response from the server, its `result` unparsed: how
+    /// transports deliver most responses (see [`RawResponse::parse`]). Error
+    /// responses, and responses a test peer sends as a [`Message`], arrive
+    /// as [`TransportEvent::Message`].
+    Response(RawResponse),
     /// Output that was not a JSON-RPC message; it was skipped.
     Malformed {
         /// What was wrong, with the start of the offending text.
@@ -43,6 +48,11 @@ pub enum TransportEvent {
         /// Why, for people: exit status, signal, I/O error.
         reason: String,
     },
+    /// Events that arrived together, in order: under load a server's
+    /// answers come several to a read, and one message for all of them
+    /// costs the owner one mailbox round instead of one each. Never empty,
+    /// never nested, never holds `Closed`.
+    Batch(Vec<TransportEvent>),
 }
 
 /// Where a connection delivers its events. Called from the transport's own
@@ -178,12 +188,17 @@ impl StderrTail {
 /// Turns one frame of server output into an event.
 pub(crate) fn frame_to_event(frame: Frame) -> TransportEvent {
     match frame {
-        Frame::Line(line) => match Message::parse(&line) {
-            Ok(message) => TransportEvent::Message(message),
-            Err(error) => {
-                TransportEvent::Malformed { problem: format!("{error} (line starts: `{}`)", excerpt(&line, 80)) }
+        Frame::Line(line) => {
+            if let Some(response) = RawResponse::parse(&line) {
+                return TransportEvent::Response(response);
             }
-        },
+            match Message::parse(&line) {
+                Ok(message) => TransportEvent::Message(message),
+                Err(error) => {
+                    TransportEvent::Malformed { problem: format!("{error} (line starts: `{}`)", excerpt(&line, 80)) }
+                }
+            }
+        }
         Frame::Oversized { bytes } => {
             TransportEvent::Malformed { problem: format!("a {bytes}-byte line is over the message size limit") }
         }

@@ -40,3 +40,18 @@ async fn invalid_utf8_is_reported_not_fatal() {
     let got = frames(b"\xff\xfe\nfine\n", 100, 64).await;
     assert_eq!(got, vec![Frame::NotUtf8 { bytes: 2 }, Frame::Line("fine".into())]);
 }
+
+#[tokio::test]
+async fn takes_only_the_lines_already_there_without_waiting() {
+    let (mut server, client) = tokio::io::duplex(1024);
+    let mut reader = LineReader::new(BufReader::new(client), 100);
+    assert!(reader.ready_frame().is_none(), "nothing has been written");
+    tokio::io::AsyncWriteExt::write_all(&mut server, b"one\ntwo\nthr").await.unwrap();
+    assert_eq!(reader.next_frame().await.unwrap(), Some(Frame::Line("one".into())));
+    assert_eq!(reader.ready_frame().unwrap().unwrap(), Some(Frame::Line("two".into())));
+    assert!(reader.ready_frame().is_none(), "`thr` is not a whole line yet");
+    tokio::io::AsyncWriteExt::write_all(&mut server, b"ee\n").await.unwrap();
+    drop(server);
+    assert_eq!(reader.next_frame().await.unwrap(), Some(Frame::Line("three".into())));
+    assert_eq!(reader.ready_frame().unwrap().unwrap(), None, "the end of the stream is ready too");
+}

@@ -51,3 +51,55 @@ fn an_error_with_a_null_id_is_still_a_response() {
     assert_eq!(response.id, None);
     assert_eq!(response.outcome.unwrap_err().code, ErrorCode::PARSE_ERROR);
 }
+
+#[test]
+fn a_raw_response_is_what_the_full_parse_reads_as_a_successful_response() {
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+        r#"{"id":"a-1","result":[1, 2.5, "x"],"jsonrpc":"2.0","extra":true}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":null}"#,
+        r#"{"jsonrpc":"2.0","id":9223372036854775807,"result":{}}"#,
+        // Everything from here on is left to `Message::parse`.
+        r#"{"jsonrpc":"2.0","id":9223372036854775808,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":null,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"nope"}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":{},"error":null}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"ping","result":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+        r#"{"jsonrpc":"1.0","id":7,"result":{}}"#,
+        r#"{"jsonrpc":"2.\u0030","id":7,"result":{}}"#,
+        r#"{"id":7,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":{},"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"result":{}} trailing"#,
+        "not json",
+    ];
+    for line in lines {
+        // Whatever the fast path takes, the full parse reads the same way.
+        // What it leaves (an escaped "2.0", say) the full parse may still
+        // accept.
+        if let Some(raw) = RawResponse::parse(line) {
+            let result: Value = serde_json::from_str(raw.result.get()).unwrap();
+            assert_eq!(Message::parse(line).unwrap(), Message::result(raw.id, result), "{line}");
+        }
+    }
+    for line in &lines[..4] {
+        assert!(RawResponse::parse(line).is_some(), "{line} takes the fast path");
+    }
+    for line in &lines[4..] {
+        assert!(RawResponse::parse(line).is_none(), "{line} is left to the full parse");
+    }
+    assert_eq!(RawResponse::parse(lines[0]).unwrap().result.get(), r#"{"content":[{"type":"text","text":"hi"}]}"#);
+}
+
+#[test]
+fn a_raw_result_is_checked_as_json_but_not_decoded() {
+    // Decoding refuses a lone surrogate; the fast path leaves that to
+    // whoever decodes the result.
+    let line = r#"{"jsonrpc":"2.0","id":7,"result":{"text":"\ud800"}}"#;
+    assert!(Message::parse(line).is_err());
+    let raw = RawResponse::parse(line).unwrap();
+    assert!(serde_json::from_str::<Value>(raw.result.get()).is_err());
+}

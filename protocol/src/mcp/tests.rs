@@ -1,3 +1,4 @@
+use serde::Deserialize;
 use serde_json::json;
 
 use super::*;
@@ -49,4 +50,71 @@ fn an_initialize_result_reads_capabilities() {
     assert!(result.capabilities.tools.is_some());
     assert!(result.capabilities.resources.is_none());
     assert!(result.capabilities.extra.contains_key("completions"));
+}
+
+/// `ContentBlock` as it was derived before it got its own `Deserialize`.
+#[derive(Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+enum DerivedBlock {
+    Text {
+        #[serde(rename = "type")]
+        kind: TextTag,
+        text: String,
+        #[serde(flatten)]
+        extra: Map<String, Value>,
+    },
+    Other(Map<String, Value>),
+}
+
+impl From<DerivedBlock> for ContentBlock {
+    fn from(block: DerivedBlock) -> Self {
+        match block {
+            DerivedBlock::Text { kind, text, extra } => ContentBlock::Text { kind, text, extra },
+            DerivedBlock::Other(map) => ContentBlock::Other(map),
+        }
+    }
+}
+
+#[test]
+fn a_content_block_reads_as_the_untagged_derive_did() {
+    let cases = [
+        r#"{"type":"text","text":"hi"}"#,
+        r#"{"text":"hi","type":"text","annotations":{"audience":["user"]},"_meta":{"a":1}}"#,
+        r#"{"type":"image","data":"AAAA","mimeType":"image/png"}"#,
+        r#"{"type":"text"}"#,
+        r#"{"text":"no type"}"#,
+        r#"{"type":"text","text":5}"#,
+        r#"{"type":"text","text":null}"#,
+        r#"{"type":"Text","text":"x"}"#,
+        r#"{"type":{"text":null},"text":"x"}"#,
+        r#"{"type":{"text":1},"text":"x"}"#,
+        r#"{"type":["text"],"text":"x"}"#,
+        r#"{"type":"text","text":"a","text":"b"}"#,
+        r#"{"type":"text","type":"text","text":"a"}"#,
+        r#"{"type":"text","text":"a","x":1,"x":2}"#,
+        r#"{"type":"te\u0078t","te\u0078t":"escaped"}"#,
+        r#"{}"#,
+        r#""text""#,
+        r#"3"#,
+        r#"null"#,
+        r#"[1,2]"#,
+        r#"true"#,
+    ];
+    for case in cases {
+        let message = |error: serde_json::Error| error.to_string().replace("DerivedBlock", "ContentBlock");
+        let derived = serde_json::from_str::<DerivedBlock>(case).map(ContentBlock::from).map_err(message);
+        let block = serde_json::from_str::<ContentBlock>(case).map_err(|e| e.to_string());
+        assert_eq!(block, derived, "from text: {case}");
+        let value: Value = serde_json::from_str(case).unwrap();
+        let derived = serde_json::from_value::<DerivedBlock>(value.clone()).map(ContentBlock::from).map_err(message);
+        let block = serde_json::from_value::<ContentBlock>(value).map_err(|e| e.to_string());
+        assert_eq!(block, derived, "from a value: {case}");
+        // In a list, where serde_json adds the position to the error.
+        let list = format!(r#"[{{"type":"text","text":"first"}}, {case}]"#);
+        let derived = serde_json::from_str::<Vec<DerivedBlock>>(&list)
+            .map(|blocks| blocks.into_iter().map(ContentBlock::from).collect())
+            .map_err(message);
+        let blocks = serde_json::from_str::<Vec<ContentBlock>>(&list).map_err(|e| e.to_string());
+        assert_eq!(blocks, derived, "in a list: {case}");
+    }
 }

@@ -148,16 +148,63 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
     Ok(Connection::new(Box::new(outbound), closer, tail))
 }
 
+/// The most lines delivered as one [`TransportEvent::Batch`]: enough that a
+/// burst of answers costs a handful of messages, few enough that the first
+/// of them is not held back long.
+const MAX_BATCH: usize = 64;
+
+/// Turns stdout lines into events. Lines that are already buffered when one
+/// is read go out together as one [`TransportEvent::Batch`].
 async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, sink: EventSink) {
     let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), max);
+    let mut batch = Batch::new(&sink);
     loop {
-        match lines.next_frame().await {
-            Ok(Some(frame)) => sink(frame_to_event(frame)),
-            Ok(None) => return,
-            Err(error) => {
-                sink(TransportEvent::Malformed { problem: format!("reading stdout failed: {error}") });
-                return;
+        let mut next = lines.next_frame().await;
+        loop {
+            match next {
+                Ok(Some(frame)) => batch.push(frame_to_event(frame)),
+                Ok(None) => return batch.deliver(),
+                Err(error) => {
+                    batch.push(TransportEvent::Malformed { problem: format!("reading stdout failed: {error}") });
+                    return batch.deliver();
+                }
             }
+            if batch.len() == MAX_BATCH {
+                break;
+            }
+            match lines.ready_frame() {
+                Some(ready) => next = ready,
+                None => break,
+            }
+        }
+        batch.deliver();
+    }
+}
+
+/// Events on their way to the sink: one alone as itself, more as a batch.
+struct Batch<'a> {
+    sink: &'a EventSink,
+    events: Vec<TransportEvent>,
+}
+
+impl<'a> Batch<'a> {
+    fn new(sink: &'a EventSink) -> Self {
+        Batch { sink, events: Vec::new() }
+    }
+
+    fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    fn push(&mut self, event: TransportEvent) {
+        self.events.push(event);
+    }
+
+    fn deliver(&mut self) {
+        match self.events.len() {
+            0 => {}
+            1 => (self.sink)(self.events.pop().expect("one event")),
+            _ => (self.sink)(TransportEvent::Batch(std::mem::take(&mut self.events))),
         }
     }
 }
