@@ -1,0 +1,258 @@
+//! Calls in flight: queueing under the in-flight cap, framing requests,
+//! matching answers, and deadlines.
+//!
+//! Every call has a deadline; one timer per actor, armed for the earliest
+//! deadline pending, wakes the actor to time calls out (the caller gets a
+//! timeout error, the server `notifications/cancelled`, a late answer is
+//! ignored). One timer rather than one per call: spawning and aborting a
+//! task per call cost a thread hand-off on every call's path.
+
+use super::*;
+
+impl ToolCall {
+    /// A `tools/call` of the server's tool `tool` with `arguments`.
+    pub fn new(
+        name: impl Into<String>,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> ToolCall {
+        #[derive(serde::Serialize)]
+        struct Params<'a> {
+            name: &'a str,
+            arguments: &'a Map<String, Value>,
+        }
+        ToolCall::request(name, "tools/call", &Params { name: tool, arguments }, deadline, timeout)
+    }
+
+    /// Any other request made on behalf of tool `name`.
+    pub fn request(
+        name: impl Into<String>,
+        method: &'static str,
+        params: &impl serde::Serialize,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> ToolCall {
+        let params = serde_json::value::to_raw_value(params).expect("request params always serialise");
+        ToolCall { name: name.into(), method, params, deadline, timeout }
+    }
+}
+
+/// The request numbered `id`, as one line of JSON (no newline), built by
+/// hand: `format!` took about 1,200 instructions a call here (callgrind),
+/// most of it growing its buffer, for what is a few copies. `method` is one
+/// of Warden's own, which need no escaping.
+fn request_line(id: i64, method: &str, params: &RawValue) -> Vec<u8> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    let params = params.get().as_bytes();
+    // Room for the longest id, the fixed text and the newline the transport adds.
+    let mut line = Vec::with_capacity(HEAD.len() + 20 + method.len() + params.len() + 32);
+    line.extend_from_slice(HEAD);
+    write!(line, "{id}").expect("writing to a Vec cannot fail");
+    line.extend_from_slice(br#","method":""#);
+    line.extend_from_slice(method.as_bytes());
+    line.extend_from_slice(br#"","params":"#);
+    line.extend_from_slice(params);
+    line.push(b'}');
+    line
+}
+
+/// Hashes the pending map's keys, Warden's own sequential request ids.
+/// SipHash, the default, guards against keys an attacker picks; these are
+/// not picked by anyone, and the four SipHash rounds of a call cost about
+/// 900 instructions (callgrind). One multiplication by 2^64/φ spreads
+/// consecutive ids over the whole word, top bits included, which is what
+/// the map's buckets use.
+#[derive(Default)]
+pub(super) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write_i64(&mut self, id: i64) {
+        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `i64` keys are hashed; this keeps any other key correct.
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+}
+
+impl ServerState {
+    pub(super) fn start_call(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        call: ToolCall,
+        reply: RpcReplyPort<Result<Box<RawValue>, CallError>>,
+    ) {
+        match self.phase {
+            Phase::Initializing => {
+                let _ = reply.send(Err(CallError::ServerStarting { server: self.name.clone(), name: call.name }));
+                return;
+            }
+            Phase::Down => {
+                // Never sent: the caller may safely repeat it on the next actor.
+                let error = CallError::ServerGone {
+                    server: self.name.clone(),
+                    name: call.name,
+                    reason: "the server is down".into(),
+                    delivered: false,
+                };
+                let _ = reply.send(Err(error));
+                return;
+            }
+            Phase::Discovering | Phase::Ready => {}
+        }
+        let id = self.fresh_id();
+        let deadline = call.deadline;
+        self.arm_deadline_timer(myself, deadline);
+        self.pending.insert(id, Pending::Call(PendingCall { call, reply, deadline, sent: false }));
+        self.queued.push_back(id);
+        self.send_queued_calls();
+    }
+
+    /// Sends waiting calls while there is room.
+    pub(super) fn send_queued_calls(&mut self) {
+        while self.calls_in_flight < self.settings.max_in_flight {
+            let Some(id) = self.queued.pop_front() else {
+                return;
+            };
+            let Some(Pending::Call(call)) = self.pending.get_mut(&id) else {
+                continue;
+            };
+            if call.deadline <= Instant::now() {
+                // Its time ran out in the queue (the deadline timer is about
+                // to say so): the server must not start work nobody awaits.
+                continue;
+            }
+            call.sent = true;
+            self.calls_in_flight += 1;
+            if let Some(connection) = &self.connection {
+                // A failed send shows up as `Closed` from the transport.
+                let _ = connection.send_json(request_line(id, call.call.method, &call.call.params));
+            }
+        }
+    }
+
+    pub(super) fn finish_call(&mut self, call: PendingCall, outcome: Result<Box<RawValue>, ErrorObject>) {
+        self.calls_in_flight -= 1;
+        if outcome.is_ok() && self.restart_attempt > 0 {
+            // The server works again: the supervisor's crash streak is over.
+            if let Some(supervisor) = &self.supervisor {
+                let _ = supervisor.cast(SupervisorMsg::CallSucceeded);
+            }
+            self.restart_attempt = 0;
+        }
+        let ToolCall { name, .. } = call.call;
+        let result = outcome.map_err(|error| CallError::Server {
+            server: self.name.clone(),
+            name,
+            code: error.code.0,
+            message: error.message,
+        });
+        let _ = call.reply.send(result);
+        self.send_queued_calls();
+    }
+
+    /// Makes sure the deadline timer fires no later than `deadline`. A timer
+    /// already set for earlier is kept: most calls finish long before their
+    /// deadline, so a steady stream of calls arms it about once a timeout.
+    pub(super) fn arm_deadline_timer(&mut self, myself: &ActorRef<ServerMsg>, deadline: Instant) {
+        if let Some((at, _)) = &self.deadline_timer {
+            if *at <= deadline {
+                return;
+            }
+        }
+        if let Some((_, timer)) = self.deadline_timer.take() {
+            timer.abort();
+        }
+        let actor = myself.clone();
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep_until(deadline).await;
+            let _ = actor.cast(ServerMsg::DeadlineReached);
+        });
+        self.deadline_timer = Some((deadline, timer));
+    }
+
+    /// Times out every call whose deadline has passed, oldest request first,
+    /// then re-arms the timer for the earliest one left.
+    pub(super) fn deadline_reached(&mut self, myself: &ActorRef<ServerMsg>) {
+        self.deadline_timer = None;
+        let now = Instant::now();
+        let mut expired: Vec<i64> = self
+            .pending
+            .iter()
+            .filter_map(|(id, pending)| match pending {
+                Pending::Call(call) if call.deadline <= now => Some(*id),
+                _ => None,
+            })
+            .collect();
+        expired.sort_unstable();
+        for id in expired {
+            self.time_out(id);
+        }
+        let next = self
+            .pending
+            .values()
+            .filter_map(|pending| match pending {
+                Pending::Call(call) => Some(call.deadline),
+                _ => None,
+            })
+            .min();
+        if let Some(next) = next {
+            self.arm_deadline_timer(myself, next);
+        }
+    }
+
+    pub(super) fn stop_timers(&mut self) {
+        if let Some(timer) = self.startup_timer.take() {
+            timer.abort();
+        }
+        if let Some((_, timer)) = self.deadline_timer.take() {
+            timer.abort();
+        }
+    }
+
+    pub(super) fn time_out(&mut self, id: i64) {
+        let Some(Pending::Call(call)) = self.pending.remove(&id) else {
+            return;
+        };
+        let PendingCall { call, reply, sent, .. } = call;
+        if sent {
+            self.calls_in_flight -= 1;
+            let reason = format!("timed out after {}", crate::error::secs(call.timeout));
+            self.send(Message::notification(
+                "notifications/cancelled",
+                Some(json!({"requestId": id, "reason": reason})),
+            ));
+        } else {
+            self.queued.retain(|queued| *queued != id);
+        }
+        let _ = reply.send(Err(CallError::Timeout { name: call.name, timeout: call.timeout, sent }));
+        self.send_queued_calls();
+    }
+
+    pub(super) fn fail_pending(&mut self, reason: &str) {
+        self.queued.clear();
+        self.calls_in_flight = 0;
+        for (_, pending) in self.pending.drain() {
+            if let Pending::Call(PendingCall { call, reply, sent, .. }) = pending {
+                // `sent` means queued for the transport: it may or may not
+                // have reached the process, so it counts as delivered.
+                let error = CallError::ServerGone {
+                    server: self.name.clone(),
+                    name: call.name,
+                    reason: reason.to_string(),
+                    delivered: sent,
+                };
+                let _ = reply.send(Err(error));
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! The handshake's answer and tool discovery: `initialize` checked,
+//! `notifications/initialized` sent, `tools/list` paged through, and
+//! re-listed when the server says its list changed.
+
+use super::*;
+
+impl ServerState {
+    pub(super) fn initialized(&mut self, myself: &ActorRef<ServerMsg>, outcome: Result<Box<RawValue>, ErrorObject>) {
+        let info = match outcome {
+            Ok(result) => match decode::<InitializeResult>(&result) {
+                Ok(info) => info,
+                Err(error) => {
+                    return self.fail(myself, format!("its answer to `initialize` is malformed: {error}"), true)
+                }
+            },
+            Err(error) => {
+                return self.fail(
+                    myself,
+                    format!("it refused `initialize`: {} (JSON-RPC error {})", error.message, error.code),
+                    true,
+                )
+            }
+        };
+        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&info.protocol_version.as_str()) {
+            let reason = format!(
+                "it answered protocol version '{}', which Warden does not speak (Warden speaks {})",
+                info.protocol_version,
+                SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+            );
+            return self.fail(myself, reason, true);
+        }
+        self.send(Message::notification("notifications/initialized", None));
+        self.phase = Phase::Discovering;
+        let has_tools = info.capabilities.tools.is_some();
+        let _ = self.registry.cast(RegistryMsg::ServerInitialized { server: self.name.clone(), info: Box::new(info) });
+        if has_tools {
+            self.list_tools(None, Vec::new(), 0);
+        } else {
+            self.tools_discovered(Vec::new());
+        }
+    }
+
+    pub(super) fn list_tools(&mut self, cursor: Option<String>, tools: Vec<Tool>, pages: usize) {
+        self.listing = true;
+        let params = cursor.map(|cursor| json!({ "cursor": cursor }));
+        let pending = Pending::ListTools { generation: self.generation, tools, pages: pages + 1 };
+        self.request("tools/list", params, pending);
+    }
+
+    pub(super) fn tools_page(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        generation: u64,
+        mut tools: Vec<Tool>,
+        pages: usize,
+        outcome: Result<Box<RawValue>, ErrorObject>,
+    ) {
+        if generation != self.generation {
+            // The list changed while this run read it: start over, once for
+            // however many notifications came in the meantime.
+            return self.list_tools(None, Vec::new(), 0);
+        }
+        let page = match outcome.map(|result| decode::<ListToolsResult>(&result)) {
+            Ok(Ok(page)) => page,
+            Ok(Err(error)) => {
+                return self.listing_failed(myself, format!("its `tools/list` answer is malformed: {error}"))
+            }
+            Err(error) => {
+                return self.listing_failed(
+                    myself,
+                    format!("it refused `tools/list`: {} (JSON-RPC error {})", error.message, error.code),
+                )
+            }
+        };
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(cursor) if pages < MAX_LIST_PAGES => self.list_tools(Some(cursor), tools, pages),
+            Some(_) => {
+                tracing::warn!(server = %self.name, "MCP '{}': stopped reading tools/list after {MAX_LIST_PAGES} pages", self.name);
+                self.tools_discovered(tools);
+            }
+            None => self.tools_discovered(tools),
+        }
+    }
+
+    pub(super) fn listing_failed(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
+        self.listing = false;
+        if self.phase == Phase::Ready {
+            // The old list stays; the next list_changed tries again.
+            tracing::warn!(server = %self.name, "MCP '{}': refreshing tools failed: {reason}", self.name);
+        } else {
+            self.fail(myself, reason, true);
+        }
+    }
+
+    pub(super) fn tools_discovered(&mut self, tools: Vec<Tool>) {
+        self.listing = false;
+        if self.phase != Phase::Ready {
+            self.phase = Phase::Ready;
+            if let Some(timer) = self.startup_timer.take() {
+                timer.abort();
+            }
+        }
+        let _ = self.registry.cast(RegistryMsg::ToolsDiscovered { server: self.name.clone(), tools });
+    }
+
+    /// Marks the list stale. A run already under way notices at its next
+    /// page and starts over; otherwise a new run starts now. Either way a
+    /// burst of notifications costs one more listing, not one each.
+    pub(super) fn refresh_tools(&mut self) {
+        if matches!(self.phase, Phase::Initializing | Phase::Down) {
+            return; // The first listing comes after the handshake anyway.
+        }
+        self.generation += 1;
+        tracing::debug!(server = %self.name, generation = self.generation, "tool list changed");
+        if !self.listing {
+            self.list_tools(None, Vec::new(), 0);
+        }
+    }
+}
