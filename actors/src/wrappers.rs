@@ -43,7 +43,7 @@ pub(crate) fn wrapper_tools(resources: bool, prompts: bool) -> Vec<(Wrapper, Too
         tools.push((
             Wrapper::ListResources,
             tool(
-                "list_resources",
+                Wrapper::ListResources.tool_name(),
                 "List the resources this server offers (URIs with name, description, MIME type and size) and its \
                  resource templates. Read one with read_resource.",
                 json!({"type": "object", "properties": {}}),
@@ -52,7 +52,7 @@ pub(crate) fn wrapper_tools(resources: bool, prompts: bool) -> Vec<(Wrapper, Too
         tools.push((
             Wrapper::ReadResource,
             tool(
-                "read_resource",
+                Wrapper::ReadResource.tool_name(),
                 "Read one resource of this server by its URI (as list_resources shows it). Text comes back as it \
                  is; binary contents are summarised, not included.",
                 json!({
@@ -67,7 +67,7 @@ pub(crate) fn wrapper_tools(resources: bool, prompts: bool) -> Vec<(Wrapper, Too
         tools.push((
             Wrapper::ListPrompts,
             tool(
-                "list_prompts",
+                Wrapper::ListPrompts.tool_name(),
                 "List the prompt templates this server offers, with their arguments (required ones marked *). \
                  Render one with get_prompt.",
                 json!({"type": "object", "properties": {}}),
@@ -76,7 +76,7 @@ pub(crate) fn wrapper_tools(resources: bool, prompts: bool) -> Vec<(Wrapper, Too
         tools.push((
             Wrapper::GetPrompt,
             tool(
-                "get_prompt",
+                Wrapper::GetPrompt.tool_name(),
                 "Render one of this server's prompt templates with arguments; each message comes back as \
                  [role] body.",
                 json!({
@@ -119,12 +119,37 @@ fn tool(name: &str, description: &str, input_schema: Value) -> Tool {
 /// Runs `wrapper` with `arguments`, making its requests through `request`
 /// (method, params → the server's result), and renders the answer as text
 /// of at most `limit` bytes.
+///
+/// What the server refuses (an unknown URI, a missing prompt argument) is a
+/// tool error the model can read and act on, like a tool's own failure, not
+/// an error for the host: the wrapper did its job and the server said no.
 pub(crate) async fn run<F, Fut>(
     wrapper: Wrapper,
     arguments: &Map<String, Value>,
     limit: usize,
     request: F,
 ) -> Result<CallToolResult, CallError>
+where
+    F: Fn(&'static str, Value) -> Fut,
+    Fut: Future<Output = Result<Value, CallError>>,
+{
+    match render(wrapper, arguments, request).await {
+        Ok(Ok(text)) => Ok(text_result(warden_policy::truncate(text, limit), false)),
+        Ok(Err(usage)) => Ok(usage_error(usage)),
+        Err(CallError::Server { code, message, .. }) => {
+            let text = format!("{} failed: {message} (JSON-RPC error {code})", wrapper.tool_name());
+            Ok(text_result(warden_policy::truncate(text, limit), true))
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// The wrapper's text, or (inner `Err`) why its arguments are unusable.
+async fn render<F, Fut>(
+    wrapper: Wrapper,
+    arguments: &Map<String, Value>,
+    request: F,
+) -> Result<Result<String, &'static str>, CallError>
 where
     F: Fn(&'static str, Value) -> Fut,
     Fut: Future<Output = Result<Value, CallError>>,
@@ -139,7 +164,7 @@ where
         }
         Wrapper::ReadResource => {
             let Some(uri) = arguments.get("uri").and_then(Value::as_str) else {
-                return Ok(usage_error("read_resource needs `uri`, the resource's URI as a string"));
+                return Ok(Err("read_resource needs `uri`, the resource's URI as a string"));
             };
             let result = request("resources/read", json!({ "uri": uri })).await?;
             warden_policy::render_resource_read(&result)
@@ -154,7 +179,7 @@ where
         }
         Wrapper::GetPrompt => {
             let Some(name) = arguments.get("name").and_then(Value::as_str) else {
-                return Ok(usage_error("get_prompt needs `name`, the prompt's name as a string"));
+                return Ok(Err("get_prompt needs `name`, the prompt's name as a string"));
             };
             let mut params = json!({ "name": name });
             match arguments.get("arguments") {
@@ -170,13 +195,13 @@ where
                         .collect();
                     params["arguments"] = Value::Object(values);
                 }
-                Some(_) => return Ok(usage_error("get_prompt's `arguments` must be an object of strings")),
+                Some(_) => return Ok(Err("get_prompt's `arguments` must be an object of strings")),
             }
             let result = request("prompts/get", params).await?;
             warden_policy::render_prompt(&result)
         }
     };
-    Ok(text_result(warden_policy::truncate(text, limit), false))
+    Ok(Ok(text))
 }
 
 /// Follows `nextCursor` to the end (or `MAX_PAGES`), collecting `field`.
@@ -202,6 +227,18 @@ where
         }
     }
     Ok((items, true))
+}
+
+impl Wrapper {
+    /// The tool's name within its server's namespace.
+    pub fn tool_name(self) -> &'static str {
+        match self {
+            Wrapper::ListResources => "list_resources",
+            Wrapper::ReadResource => "read_resource",
+            Wrapper::ListPrompts => "list_prompts",
+            Wrapper::GetPrompt => "get_prompt",
+        }
+    }
 }
 
 fn usage_error(text: &str) -> CallToolResult {

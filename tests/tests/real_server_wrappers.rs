@@ -497,45 +497,36 @@ async fn wrapper_misuse_and_unknown_names_are_explained() {
         (true, "Error: get_prompt's `arguments` must be an object of strings")
     );
 
-    // What the server refuses comes back as the server's JSON-RPC error,
-    // naming the server, the wrapper and what was asked for.
-    let error = warden.call_tool_text("everything__read_resource", json!({"uri": "demo://nope"})).await.unwrap_err();
-    assert_eq!(
-        error,
-        CallError::Server {
-            server: "everything".to_string(),
-            name: "everything__read_resource".to_string(),
-            code: -32602,
-            message: "MCP error -32602: Resource demo://nope not found".to_string(),
-        }
-    );
-    assert_eq!(
-        error.to_string(),
-        "server 'everything' refused 'everything__read_resource': MCP error -32602: Resource demo://nope not found \
-         (JSON-RPC error -32602)"
-    );
-    // A URI that matches a template but not its rules fails in the server's handler.
-    let error = warden
-        .call_tool_text("everything__read_resource", json!({"uri": "demo://resource/dynamic/text/0"}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "server 'everything' refused 'everything__read_resource': Unknown resource: demo://resource/dynamic/text/0 \
-         (JSON-RPC error -32603)"
-    );
-    let error = warden.call_tool_text("everything__get_prompt", json!({"name": "nope"})).await.unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "server 'everything' refused 'everything__get_prompt': MCP error -32602: Prompt nope not found (JSON-RPC error \
-         -32602)"
-    );
-    let error = warden.call_tool_text("everything__get_prompt", json!({"name": "args-prompt"})).await.unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "server 'everything' refused 'everything__get_prompt': MCP error -32602: Invalid arguments for prompt \
-         args-prompt: Invalid input: expected string, received undefined at city (JSON-RPC error -32602)"
-    );
+    // What the server refuses is a tool error the model reads, with the
+    // server's own words and JSON-RPC code.
+    let refusals = [
+        (
+            "everything__read_resource",
+            json!({"uri": "demo://nope"}),
+            "Error: read_resource failed: MCP error -32602: Resource demo://nope not found (JSON-RPC error -32602)",
+        ),
+        (
+            // A URI that matches a template but not its rules fails in the server's handler.
+            "everything__read_resource",
+            json!({"uri": "demo://resource/dynamic/text/0"}),
+            "Error: read_resource failed: Unknown resource: demo://resource/dynamic/text/0 (JSON-RPC error -32603)",
+        ),
+        (
+            "everything__get_prompt",
+            json!({"name": "nope"}),
+            "Error: get_prompt failed: MCP error -32602: Prompt nope not found (JSON-RPC error -32602)",
+        ),
+        (
+            "everything__get_prompt",
+            json!({"name": "args-prompt"}),
+            "Error: get_prompt failed: MCP error -32602: Invalid arguments for prompt args-prompt: Invalid input: \
+             expected string, received undefined at city (JSON-RPC error -32602)",
+        ),
+    ];
+    for (name, arguments, expected) in refusals {
+        let rendered = warden.call_tool_text(name, arguments).await.expect("a refusal is a tool result");
+        assert_eq!((rendered.is_error, rendered.text.as_str()), (true, expected));
+    }
     // The server is still fine afterwards.
     assert_eq!(
         text(&warden, "everything__get_prompt", json!({"name": "simple-prompt"})).await,
