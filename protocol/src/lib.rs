@@ -16,10 +16,14 @@
 //!   caller writes [`Message`]s into the connection without ever waiting on
 //!   I/O. [`StdioConnector`] spawns a child process;
 //!   [`memory_pair`] gives tests a scripted peer.
+//! - [`sse`](SseParser): an incremental `text/event-stream` parser for
+//!   Streamable HTTP, keeping the last event id and `retry` interval a
+//!   resuming client needs. An oversized event is reported and skipped.
 
 mod framing;
 mod jsonrpc;
 mod mcp;
+mod sse;
 mod transport;
 
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES};
@@ -31,6 +35,7 @@ pub use mcp::{
     ListToolsResult, ResourceContents, ServerCapabilities, Tool, ToolAnnotations, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
 };
+pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{
     memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, MemoryConnector, MemoryPeer, Outbound,
     StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent,
