@@ -45,8 +45,29 @@ async fn start(common: &Common) -> anyhow::Result<Warden> {
         tracing::warn!("the config has no servers; add a [servers.NAME] table with `command` or `url`");
     }
     let warden = Warden::start(&config).await.context("starting Warden")?;
-    warden.settled().await;
+    wait_until_settled(&warden).await;
     Ok(warden)
+}
+
+/// How long before a one-shot command says what it is waiting for.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Waits for every server to settle, saying every couple of seconds which
+/// ones are still on their way: a server that crashes on start is retried
+/// with backoff, and a silent half-minute would look like a hang.
+async fn wait_until_settled(warden: &Warden) {
+    let settled = warden.settled();
+    tokio::pin!(settled);
+    loop {
+        tokio::select! {
+            _ = &mut settled => return,
+            _ = tokio::time::sleep(PATIENCE) => {
+                for server in warden.status().iter().filter(|server| !server.state.is_settled()) {
+                    eprintln!("waiting for server '{}': {}", server.name, server.state);
+                }
+            }
+        }
+    }
 }
 
 /// Failed servers go to stderr, so a listing on stdout stays clean.

@@ -170,6 +170,25 @@ fn status_shows_each_server_and_exits_1_when_one_failed() {
 }
 
 #[test]
+fn a_server_restarting_on_start_is_reported_while_the_command_waits() {
+    let server = bins::test_server().display().to_string();
+    let config = config_file(&format!(
+        "[servers.broken]\ncommand = {server:?}\nargs = [\"--exit-at-start\", \"3\"]\nmax_restarts = 1\nrestart_delay_secs = 2.5\n"
+    ));
+    let output = warden(&["tools"], &config);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let error = stderr(&output);
+    // The wait before the restart is 2.5 s; it is reported at about 2 s.
+    assert!(error.starts_with("waiting for server 'broken': restarting (attempt 1 of 1, next in 0."), "{error}");
+    assert!(
+        error.contains(" s) after: it stopped before it was ready: the server process exited with code 3"),
+        "{error}"
+    );
+    assert!(error.contains("warning: server 'broken' failed: "), "{error}");
+    assert!(error.contains("(gave up after 1 restart in a row)"), "{error}");
+}
+
+#[test]
 fn status_json_is_machine_readable() {
     let output = warden(&["status", "--json"], &config_file(""));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
