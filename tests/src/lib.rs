@@ -44,3 +44,22 @@ pub fn wait_until_gone(pid: u32, limit: std::time::Duration) -> bool {
     }
     !process_alive(pid)
 }
+
+/// A TOML server table running `program` with `args`, a startup timeout
+/// generous enough for a first `node` start on a busy machine, and `extra`
+/// TOML lines.
+pub fn server_table(name: &str, (program, args): (String, Vec<String>), extra: &str) -> String {
+    format!("[servers.{name}]\ncommand = {program:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n{extra}")
+}
+
+/// Starts Warden with `toml` and waits (up to 90 s) until every server is
+/// running; panics naming any that is not.
+pub async fn start_running(toml: &str) -> warden_actors::Warden {
+    let config = warden_actors::WardenConfig::from_toml(toml, "test config").expect("valid config");
+    let warden = warden_actors::Warden::start(&config).await.expect("Warden starts");
+    tokio::time::timeout(std::time::Duration::from_secs(90), warden.settled()).await.expect("servers settle");
+    for status in warden.status() {
+        assert_eq!(status.state, warden_actors::ServerState::Running, "{}", status.name);
+    }
+    warden
+}

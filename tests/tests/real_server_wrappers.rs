@@ -22,32 +22,17 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use warden_actors::{CallError, ServerState, Warden, WardenConfig, Wrapper};
+use warden_actors::{CallError, Warden, Wrapper};
 use warden_protocol::ContentBlock;
 use warden_tests::real_servers::{install, EVERYTHING, FILESYSTEM};
-use warden_tests::{bins, scratch_dir};
-
-/// A TOML server table for a real server, plus `extra` lines.
-fn server_toml(name: &str, (program, args): (String, Vec<String>), extra: &str) -> String {
-    format!("[servers.{name}]\ncommand = {program:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n{extra}")
-}
-
-/// Starts Warden with `toml` and waits until every server runs.
-async fn start(toml: &str) -> Warden {
-    let config = WardenConfig::from_toml(toml, "test config").expect("valid config");
-    let warden = Warden::start(&config).await.expect("Warden starts");
-    tokio::time::timeout(Duration::from_secs(90), warden.settled()).await.expect("servers settle");
-    for status in warden.status() {
-        assert_eq!(status.state, ServerState::Running, "{}", status.name);
-    }
-    warden
-}
+use warden_tests::{bins, scratch_dir, server_table, start_running};
 
 /// Warden with server-everything as `everything`, its tool list complete
 /// (one tool is registered only after `initialized`, announced by
 /// `list_changed`).
 async fn everything(top_level: &str) -> Warden {
-    let warden = start(&format!("{top_level}{}", server_toml("everything", EVERYTHING.command(&[]), ""))).await;
+    let warden =
+        start_running(&format!("{top_level}{}", server_table("everything", EVERYTHING.command(&[]), ""))).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     while !warden.tools().iter().any(|entry| entry.name == "everything__simulate-research-query") {
         assert!(Instant::now() < deadline, "server-everything never listed simulate-research-query");
@@ -412,9 +397,9 @@ async fn a_tool_image_is_summarised_for_the_model_and_kept_for_the_host() {
 #[tokio::test]
 async fn servers_that_claim_only_tools_get_no_wrappers() {
     let root = scratch_dir("wrappers-fs");
-    let mut toml = server_toml("files", FILESYSTEM.command(&[root.to_str().unwrap()]), "");
+    let mut toml = server_table("files", FILESYSTEM.command(&[root.to_str().unwrap()]), "");
     toml.push_str(&format!("[servers.test]\ncommand = {:?}\n", bins::test_server().display().to_string()));
-    let warden = start(&toml).await;
+    let warden = start_running(&toml).await;
     let counts: Vec<(String, usize)> = warden.status().into_iter().map(|s| (s.name, s.tools)).collect();
     assert_eq!(counts, [("files".to_string(), 14), ("test".to_string(), 14)]);
     let tools = warden.tools();
@@ -435,8 +420,8 @@ async fn servers_that_claim_only_tools_get_no_wrappers() {
 async fn output_is_cut_at_the_configured_limit_with_a_marker() {
     // Padding makes get-env's answer long on any machine.
     let padding = format!("env = {{ WARDEN_PADDING = {:?} }}\n", "x".repeat(3000));
-    let toml = format!("output_limit_bytes = 1024\n{}", server_toml("everything", EVERYTHING.command(&[]), &padding));
-    let warden = start(&toml).await;
+    let toml = format!("output_limit_bytes = 1024\n{}", server_table("everything", EVERYTHING.command(&[]), &padding));
+    let warden = start_running(&toml).await;
 
     // A tool: the model's text is cut, the host's raw result is not.
     let raw = warden.call_tool("everything__get-env", json!({})).await.unwrap().text();
@@ -461,8 +446,8 @@ async fn output_is_cut_at_the_configured_limit_with_a_marker() {
 
     // A limit that falls inside a `│` (3 bytes, 968..971): the cut keeps
     // whole characters, so the text is 2 bytes short of the limit.
-    let toml = format!("output_limit_bytes = 1014\n{}", server_toml("everything", EVERYTHING.command(&[]), ""));
-    let warden = start(&toml).await;
+    let toml = format!("output_limit_bytes = 1014\n{}", server_table("everything", EVERYTHING.command(&[]), ""));
+    let warden = start_running(&toml).await;
     let read = text(&warden, "everything__read_resource", uri).await;
     assert_eq!(read, format!("{}\n[truncated: 11356 of 12324 bytes not shown]", &structure[..968]));
     assert_eq!(read.len(), 1012);

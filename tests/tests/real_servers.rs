@@ -2,31 +2,13 @@
 //! versions by `warden_tests::real_servers` (see there for the facts these
 //! tests rely on). Real time, real processes, real npm packages.
 
-use std::time::Duration;
-
 use serde_json::json;
-use warden_actors::{ServerState, Warden, WardenConfig};
 use warden_tests::real_servers::{EVERYTHING, FILESYSTEM};
-use warden_tests::{bins, scratch_dir};
-
-/// A TOML server table for a real server.
-fn server_toml(name: &str, (program, args): (String, Vec<String>)) -> String {
-    format!("[servers.{name}]\ncommand = {program:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n")
-}
-
-async fn start(toml: &str) -> Warden {
-    let config = WardenConfig::from_toml(toml, "test config").expect("valid config");
-    let warden = Warden::start(&config).await.expect("Warden starts");
-    tokio::time::timeout(Duration::from_secs(90), warden.settled()).await.expect("servers settle");
-    for status in warden.status() {
-        assert_eq!(status.state, ServerState::Running, "{}", status.name);
-    }
-    warden
-}
+use warden_tests::{bins, scratch_dir, server_table, start_running};
 
 #[tokio::test]
 async fn server_everything_tools_are_namespaced_and_callable() {
-    let warden = start(&server_toml("everything", EVERYTHING.command(&[]))).await;
+    let warden = start_running(&server_table("everything", EVERYTHING.command(&[]), "")).await;
     // The server's own tools (Warden's wrappers of its resources and
     // prompts are checked in real_server_wrappers.rs).
     let names: Vec<String> =
@@ -75,7 +57,7 @@ async fn server_filesystem_reads_a_file_and_refuses_outside_its_root() {
     let outside = scratch_dir("fs-outside").join("secret.txt");
     std::fs::write(&outside, "no").unwrap();
     let root = root.canonicalize().unwrap();
-    let warden = start(&server_toml("files", FILESYSTEM.command(&[root.to_str().unwrap()]))).await;
+    let warden = start_running(&server_table("files", FILESYSTEM.command(&[root.to_str().unwrap()]), "")).await;
     assert_eq!(warden.status()[0].tools, 14);
 
     let path = root.join("note.txt");
@@ -92,10 +74,10 @@ async fn server_filesystem_reads_a_file_and_refuses_outside_its_root() {
 #[tokio::test]
 async fn two_real_servers_and_the_test_server_run_side_by_side() {
     let root = scratch_dir("fs-side");
-    let mut toml = server_toml("everything", EVERYTHING.command(&[]));
-    toml.push_str(&server_toml("files", FILESYSTEM.command(&[root.to_str().unwrap()])));
+    let mut toml = server_table("everything", EVERYTHING.command(&[]), "");
+    toml.push_str(&server_table("files", FILESYSTEM.command(&[root.to_str().unwrap()]), ""));
     toml.push_str(&format!("[servers.test]\ncommand = {:?}\n", bins::test_server().display().to_string()));
-    let warden = start(&toml).await;
+    let warden = start_running(&toml).await;
     let counts: Vec<(String, usize)> = warden.status().into_iter().map(|s| (s.name, s.tools)).collect();
     assert_eq!(counts, [("everything".to_string(), 17), ("files".to_string(), 14), ("test".to_string(), 14)]);
     let (a, b, c) = tokio::join!(
@@ -113,7 +95,7 @@ async fn two_real_servers_and_the_test_server_run_side_by_side() {
 fn the_embedding_example_lists_and_calls_a_real_tool() {
     let dir = scratch_dir("embed");
     let config = dir.join("warden.toml");
-    std::fs::write(&config, server_toml("everything", EVERYTHING.command(&[]))).unwrap();
+    std::fs::write(&config, server_table("everything", EVERYTHING.command(&[]), "")).unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_embed-host"))
         .arg(&config)
         .arg("everything__echo")
