@@ -22,7 +22,7 @@ use ractor::{Actor, ActorRef};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 use warden_policy::RenderedResult;
-use warden_protocol::{json_kind, CallToolResult, Connector, StdioConnector, StdioSpec};
+use warden_protocol::{json_kind, CallToolResult, Connector, HttpConnector, HttpSpec, StdioConnector, StdioSpec};
 
 use crate::config::{ServerConfig, WardenConfig};
 use crate::error::CallError;
@@ -202,9 +202,12 @@ fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Re
             spec.max_message_bytes = config.max_message_bytes;
             Ok(Arc::new(StdioConnector::new(spec)))
         }
-        (None, Some(url)) => Err(format!(
-            "it is an HTTP server ({url}), and the Streamable HTTP transport is not built yet; only `command` (stdio) servers run for now"
-        )),
+        (None, Some(url)) => {
+            let mut spec = HttpSpec::new(name, url.clone());
+            spec.headers = server.headers.clone();
+            spec.max_message_bytes = config.max_message_bytes;
+            Ok(Arc::new(HttpConnector::new(spec)))
+        }
         (None, None) => Err("it has neither `command` nor `url`".into()),
     }
 }

@@ -14,7 +14,8 @@
 //! - [`transport`](Connector): how a server is reached. A [`Connector`] opens
 //!   a [`Connection`] and pushes whatever arrives into an [`EventSink`]; the
 //!   caller writes [`Message`]s into the connection without ever waiting on
-//!   I/O. [`StdioConnector`] spawns a child process;
+//!   I/O. [`StdioConnector`] spawns a child process; [`HttpConnector`]
+//!   POSTs each message to a Streamable HTTP endpoint;
 //!   [`memory_pair`] gives tests a scripted peer.
 //! - [`sse`](SseParser): an incremental `text/event-stream` parser for
 //!   Streamable HTTP, keeping the last event id and `retry` interval a
@@ -37,6 +38,6 @@ pub use mcp::{
 };
 pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{
-    memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, MemoryConnector, MemoryPeer, Outbound,
-    StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent,
+    memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, HttpConnector, HttpSpec, MemoryConnector,
+    MemoryPeer, Outbound, StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent, HTTP_TRANSPORT_ERROR,
 };

@@ -1,6 +1,6 @@
 //! How Warden reaches a server, whatever the wire.
 //!
-//! A [`Connector`] knows how to reach one server (a command line, later a
+//! A [`Connector`] knows how to reach one server (a command line or a
 //! URL) and can do it again after a crash. [`Connector::connect`] opens a
 //! [`Connection`] and from then on pushes everything the server says into
 //! the [`EventSink`] it was given: messages, lines that were not messages,
@@ -11,6 +11,7 @@
 //! task in between. [`Connection::send`] only queues: the write happens on
 //! the transport's own task, so an actor that sends never waits on a pipe.
 
+mod http;
 mod memory;
 mod stdin_writer;
 mod stdio;
@@ -25,6 +26,7 @@ use tokio::sync::mpsc;
 use crate::framing::Frame;
 use crate::jsonrpc::{Message, RawResponse};
 
+pub use http::{HttpConnector, HttpSpec, HTTP_TRANSPORT_ERROR};
 pub use memory::{memory_pair, MemoryConnector, MemoryPeer};
 pub use stdio::{StdioConnector, StdioSpec};
 
@@ -83,6 +85,14 @@ pub enum TransportError {
         /// What the OS said.
         #[source]
         source: std::io::Error,
+    },
+    /// The server's URL cannot be used (or its configured headers cannot).
+    #[error("cannot connect to {url}: {problem}")]
+    Url {
+        /// The URL as configured.
+        url: String,
+        /// What is wrong with it.
+        problem: String,
     },
     /// The connection is already closed.
     #[error("the connection to the server is closed")]
