@@ -232,6 +232,14 @@ impl ServerConfig {
             }
             _ => {}
         }
+        if let Some(url) = &self.url {
+            let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+            if !scheme_ok || url.contains(char::is_whitespace) {
+                return Err(format!(
+                    "`url` must be an http:// or https:// address of the server's MCP endpoint, not \"{url}\""
+                ));
+            }
+        }
         for (field, secs) in
             [("startup_timeout_secs", self.startup_timeout_secs), ("restart_delay_secs", self.restart_delay_secs)]
         {

@@ -59,6 +59,8 @@ fn errors_name_the_file_the_server_and_the_field() {
         ("[servers.a]\ncommand = \"x\"\nstartup_timeout_secs = 0", "`startup_timeout_secs` must be a positive number"),
         ("call_timeout_secs = -1", "`call_timeout_secs` must be a positive number"),
         ("servrs = 1", "unknown field `servrs`"),
+        ("[servers.a]\nurl = \"ftp://h/mcp\"", "`url` must be an http:// or https:// address"),
+        ("[servers.a]\nurl = \"localhost:3000/mcp\"", "not \"localhost:3000/mcp\""),
         ("[servers.a]\ncommand = \"x\"\npass_env = [\"PATH\"]", "`pass_env` only applies with `inherit_env = false`"),
         ("[servers.a]\nurl = \"http://h\"\nmax_restarts = 2", "HTTP servers are not restarted"),
         (
