@@ -22,11 +22,16 @@ struct HttpEverything {
 }
 
 impl HttpEverything {
-    /// Starts the server and waits until it listens.
+    /// Starts the server on a free port and waits until it listens.
     async fn start() -> HttpEverything {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        HttpEverything::start_on(port).await
+    }
+
+    /// Starts the server on `port` and waits until it listens.
+    async fn start_on(port: u16) -> HttpEverything {
         // `node <script> stdio`: the same script, another transport.
         let (node, args) = EVERYTHING.command(&[]);
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let mut child = Command::new(node)
             .arg(&args[0])
             .arg("streamableHttp")
@@ -90,8 +95,8 @@ async fn server_everything_over_http_lists_and_calls_tools() {
             "remote__gzip-file-as-resource",
             // Registered when the server is initialised: listed because
             // `tools/list` waits until `notifications/initialized` was
-            // accepted (its list_changed would go to the GET stream, which
-            // Warden does not open yet).
+            // accepted (its list_changed goes to the GET stream, which
+            // Warden opens only after that notification).
             "remote__simulate-research-query",
             "remote__toggle-simulated-logging",
             "remote__toggle-subscriber-updates",
@@ -131,4 +136,72 @@ async fn an_http_server_that_is_not_there_fails_with_what_happened() {
     let ServerState::Failed { reason } = &status.state else { panic!("the server failed: {status:?}") };
     assert!(reason.contains(&format!("could not reach {url}: ")), "{reason}");
     warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_restarted_http_server_gets_a_new_session_without_the_caller_noticing() {
+    let server = HttpEverything::start().await;
+    let port: u16 = server.url.rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
+    let toml = format!("[servers.remote]\nurl = {:?}\nstartup_timeout_secs = 60\n", server.url);
+    let config = WardenConfig::from_toml(&toml, "test config").expect("valid config");
+    let warden = Warden::start(&config).await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
+    let echo = warden.call_tool("remote__echo", json!({"message": "before"})).await.unwrap();
+    assert_eq!(echo.text(), "Echo: before");
+    let tools_before = warden.tools().into_iter().map(|entry| entry.name).collect::<Vec<_>>();
+
+    // A restart forgets every session: the next call is refused with 400
+    // "No valid session ID", and Warden initialises again and retries it.
+    server.stop().await;
+    let server = HttpEverything::start_on(port).await;
+    let echo = warden.call_tool("remote__echo", json!({"message": "after"})).await.unwrap();
+    assert_eq!(echo.text(), "Echo: after");
+    let status = &warden.status()[0];
+    assert_eq!(status.state, ServerState::Running, "{status:?}");
+    // The tools were listed again on the new session: the same ones.
+    assert_eq!(warden.tools().into_iter().map(|entry| entry.name).collect::<Vec<_>>(), tools_before);
+
+    warden.shutdown().await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn server_everything_sends_its_log_messages_on_the_get_stream() {
+    use std::sync::Arc;
+    use warden_protocol::{Connector, HttpConnector, HttpSpec, Message, RequestId, TransportEvent};
+
+    let server = HttpEverything::start().await;
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let sink = Arc::new(move |event| {
+        let _ = tx.send(event);
+    });
+    let connection = HttpConnector::new(HttpSpec::new("remote", server.url.clone())).connect(sink).await.unwrap();
+    let params =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
+    connection.send(Message::request(RequestId::Number(1), "initialize", Some(params))).unwrap();
+    connection.send(Message::notification("notifications/initialized", None)).unwrap();
+    let call = json!({"name": "toggle-simulated-logging", "arguments": {}});
+    connection.send(Message::request(RequestId::Number(2), "tools/call", Some(call))).unwrap();
+    // One message right away (lost if the GET stream was not open yet),
+    // then one every 5 s, none of them part of a request's stream.
+    let log = async {
+        loop {
+            let events = match events.recv().await.expect("the connection is open") {
+                TransportEvent::Batch(events) => events,
+                event => vec![event],
+            };
+            for event in events {
+                if let TransportEvent::Message(Message::Notification(note)) = event {
+                    if note.method == "notifications/message" {
+                        return note;
+                    }
+                }
+            }
+        }
+    };
+    let note = tokio::time::timeout(Duration::from_secs(15), log).await.expect("a log message in time");
+    let data = note.params.unwrap()["data"].clone();
+    assert!(data.as_str().unwrap().contains("message - SessionId "), "{data}");
+    connection.close().await;
+    server.stop().await;
 }

@@ -19,20 +19,32 @@
 //!
 //! HTTP has no "the pipe broke" that the actor would notice, so a request
 //! whose POST fails — connection refused, a non-2xx status, a body that is
-//! not JSON-RPC, a stream that ends before the answer — is answered *here*
+//! not JSON-RPC, a stream that ends before the answer and cannot be
+//! resumed — is answered *here*
 //! with a JSON-RPC error response for its id. The waiting call fails at once
 //! with what happened instead of timing out, and a failed `initialize`
 //! fails the server with the same text. Failures of notifications and
 //! responses have no one waiting; they are reported as
 //! [`TransportEvent::Malformed`] so the actor logs them.
 //!
-//! Not built yet: `https://` (TLS), re-initialising after the server forgot
-//! the session (reported as an error instead), resuming a broken SSE stream
-//! with `Last-Event-ID`, the GET stream for server-initiated messages, and
-//! the legacy HTTP+SSE transport.
+//! Servers forget sessions (a restart, an idle timeout). A request refused
+//! for that reason is not the actor's problem either: the transport opens a
+//! new session with the actor's own `initialize`, tells the actor to list
+//! its tools again with a made-up `notifications/tools/list_changed`, and
+//! retries the request once (the `reinit` module).
+//!
+//! Messages the server starts on its own (list changes, log messages) come
+//! on the GET stream, opened once `notifications/initialized` was accepted
+//! and reopened with backoff whenever it ends (the `listen` module).
+//!
+//! A request's event stream that ends before the answer is resumed with
+//! GET and `Last-Event-ID` after the server's `retry` (the `stream`
+//! module).
+//!
+//! Not built yet: `https://` (TLS) and the legacy HTTP+SSE transport.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -51,8 +63,10 @@ use super::{
 };
 use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, RawResponse, RequestId};
-use crate::sse::{SseItem, SseParser};
 
+mod listen;
+mod reinit;
+mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -82,6 +96,15 @@ pub struct HttpSpec {
     pub headers: BTreeMap<String, String>,
     /// The largest message (a JSON body, one SSE event) accepted.
     pub max_message_bytes: usize,
+    /// How long to wait before reopening the GET stream the first time it
+    /// ends or fails; doubled after each failure (with ±20% jitter).
+    pub reconnect_initial: Duration,
+    /// The most the wait before reopening the GET stream grows to.
+    pub reconnect_max: Duration,
+    /// How long a request's event stream is resumed, all attempts
+    /// together, before its request fails. The actor's call timeout is
+    /// usually shorter; this bounds the transport's own work.
+    pub resume_limit: Duration,
 }
 
 impl HttpSpec {
@@ -92,6 +115,9 @@ impl HttpSpec {
             url: url.into(),
             headers: BTreeMap::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            reconnect_initial: Duration::from_secs(1),
+            reconnect_max: Duration::from_secs(30),
+            resume_limit: Duration::from_secs(300),
         }
     }
 }
@@ -103,6 +129,9 @@ impl std::fmt::Debug for HttpSpec {
             .field("url", &self.url)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("max_message_bytes", &self.max_message_bytes)
+            .field("reconnect_initial", &self.reconnect_initial)
+            .field("reconnect_max", &self.reconnect_max)
+            .field("resume_limit", &self.resume_limit)
             .finish()
     }
 }
@@ -148,6 +177,21 @@ struct Session {
     closed: AtomicBool,
     /// Flips to `true` on close, ending every POST still in flight.
     closing: watch::Receiver<bool>,
+    /// The actor's `initialize` request, replayed to open a new session.
+    initialize: Mutex<Option<Bytes>>,
+    /// How many re-initialisations were attempted: a request that saw
+    /// this change while it was out retries instead of re-initialising.
+    epoch: AtomicU64,
+    /// Held while re-initialising; holds how the last attempt went, for
+    /// the requests that waited for it.
+    renewal: tokio::sync::Mutex<Result<(), String>>,
+    /// Set once the GET stream's task is started.
+    listening: AtomicBool,
+    /// See [`HttpSpec::reconnect_initial`] and [`HttpSpec::reconnect_max`].
+    reconnect_initial: Duration,
+    reconnect_max: Duration,
+    /// See [`HttpSpec::resume_limit`].
+    resume_limit: Duration,
 }
 
 fn open(spec: &HttpSpec, sink: EventSink) -> Result<Connection, TransportError> {
@@ -186,6 +230,13 @@ fn open(spec: &HttpSpec, sink: EventSink) -> Result<Connection, TransportError> 
         acknowledged: Mutex::new(nothing_pending),
         closed: AtomicBool::new(false),
         closing,
+        initialize: Mutex::new(None),
+        epoch: AtomicU64::new(0),
+        renewal: tokio::sync::Mutex::new(Ok(())),
+        listening: AtomicBool::new(false),
+        reconnect_initial: spec.reconnect_initial,
+        reconnect_max: spec.reconnect_max,
+        resume_limit: spec.resume_limit,
     });
     let closer_session = session.clone();
     let closer = Box::pin(async move {
@@ -218,12 +269,16 @@ impl Outbound for HttpOutbound {
             return Err(TransportError::Closed);
         }
         let kind = Kind::of(&json);
+        let json = Bytes::from(json);
+        if let Kind::Request { initialize: true, .. } = kind {
+            *lock(&self.session.initialize) = Some(json.clone());
+        }
         let (earlier, accepted) = {
             let mut acknowledged = lock(&self.session.acknowledged);
             let earlier = acknowledged.clone();
             match kind {
                 Kind::Request { .. } => (earlier, None),
-                Kind::Other => {
+                Kind::Other { .. } => {
                     let (accepted, pending) = watch::channel(false);
                     *acknowledged = pending;
                     (earlier, Some(accepted))
@@ -238,6 +293,10 @@ impl Outbound for HttpOutbound {
                 // A sender dropped without saying `true` ended its POST too.
                 let _ = earlier.wait_for(|done| *done).await;
                 session.post(json, &kind).await;
+                if let Kind::Other { initialized: true } = kind {
+                    // The session is set up: the server may talk now.
+                    session.start_listening();
+                }
             };
             tokio::select! {
                 _ = exchange => {}
@@ -258,8 +317,9 @@ impl Outbound for HttpOutbound {
 enum Kind {
     /// A request: someone waits for the answer with this id.
     Request { id: RequestId, initialize: bool },
-    /// A notification or a response: expects 202.
-    Other,
+    /// A notification or a response: expects 202. `initialized` marks
+    /// `notifications/initialized`, after which the GET stream is opened.
+    Other { initialized: bool },
 }
 
 impl Kind {
@@ -274,7 +334,10 @@ impl Kind {
             Ok(Envelope { id: Some(id), method: Some(method) }) => {
                 Kind::Request { id, initialize: method == "initialize" }
             }
-            _ => Kind::Other,
+            Ok(Envelope { id: None, method }) => {
+                Kind::Other { initialized: method == Some("notifications/initialized") }
+            }
+            _ => Kind::Other { initialized: false },
         }
     }
 }
@@ -287,17 +350,55 @@ enum Failure {
     SessionExpired { status: StatusCode, body: String },
 }
 
-impl Session {
-    async fn post(&self, json: Vec<u8>, kind: &Kind) {
-        let outcome = self.exchange(json, kind).await;
-        let Err(failure) = outcome else { return };
-        let message = match failure {
+impl Failure {
+    /// The failure in words, for the error answering the request.
+    fn message(self, url: &str) -> String {
+        match self {
             Failure::Plain(message) => message,
-            Failure::SessionExpired { status, body } => format!(
-                "the server forgot our session (HTTP {}) at {}: {body}; re-initialising is not built yet, so restart Warden to open a new session",
-                status.as_u16(),
-                self.url,
-            ),
+            Failure::SessionExpired { status, body } => {
+                format!("the server forgot our session (HTTP {}) at {url}: {body}", status.as_u16())
+            }
+        }
+    }
+}
+
+/// Where the answer to a POSTed request goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// To the sink, like every other event: the actor asked.
+    Deliver,
+    /// Back to the caller of [`Session::exchange`]: the transport asked.
+    Keep,
+}
+
+impl Session {
+    /// Sends one message; a request refused because the server forgot the
+    /// session is retried once on a new session. What failed in the end is
+    /// answered as an error for the request's id.
+    async fn post(&self, json: Bytes, kind: &Kind) {
+        // Read before the POST: a re-initialisation counted after this
+        // may have come too late for the session id this POST carries.
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        let failure = match self.exchange(json.clone(), kind, Answer::Deliver).await {
+            Ok(_) => return,
+            Err(failure) => failure,
+        };
+        let message = match (failure, kind) {
+            (Failure::SessionExpired { status, body }, Kind::Request { .. }) => {
+                match self.renew_session(epoch, status, &body).await {
+                    Ok(()) => match self.exchange(json, kind, Answer::Deliver).await {
+                        Ok(_) => return,
+                        Err(Failure::SessionExpired { status, body }) => format!(
+                            "the server forgot the session Warden had just re-opened (HTTP {}) at {}: {body}",
+                            status.as_u16(),
+                            self.url
+                        ),
+                        Err(Failure::Plain(message)) => message,
+                    },
+                    Err(message) => message,
+                }
+            }
+            (failure, _) => failure.message(&self.url),
         };
         match kind {
             Kind::Request { id, .. } => {
@@ -306,20 +407,23 @@ impl Session {
                     ErrorObject::new(HTTP_TRANSPORT_ERROR, message),
                 )));
             }
-            Kind::Other => self.deliver(TransportEvent::Malformed { problem: message }),
+            Kind::Other { .. } => self.deliver(TransportEvent::Malformed { problem: message }),
         }
     }
 
-    /// Sends one message and delivers what the server answered.
-    async fn exchange(&self, json: Vec<u8>, kind: &Kind) -> Result<(), Failure> {
+    /// Sends one message and delivers what the server answered; the answer
+    /// to a request is returned instead when `answer` says to keep it.
+    async fn exchange(&self, json: Bytes, kind: &Kind, answer: Answer) -> Result<Option<TransportEvent>, Failure> {
         let initialize = matches!(kind, Kind::Request { initialize: true, .. });
         let mut request = hyper::Request::builder()
             .method(Method::POST)
             .uri(self.uri.clone())
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(json)))
+            .body(Full::new(json))
             .expect("a request from a checked URI and constant headers");
+        // `initialize` opens a session: it carries neither an old session
+        // id nor a version.
         let sent_session = self.add_session_headers(request.headers_mut(), !initialize);
         let response = self
             .client
@@ -339,22 +443,16 @@ impl Session {
         let Kind::Request { id, .. } = kind else {
             // 202 and no body is the rule; anything else is drained unread.
             let _ = response.into_body().collect().await;
-            return Ok(());
+            return Ok(None);
         };
         if initialize {
-            if let Some(session_id) = response.headers().get(SESSION_HEADER) {
-                *lock(&self.session_id) = Some(session_id.clone());
-            }
+            // A new session replaces the old one; a server without
+            // sessions sends none.
+            *lock(&self.session_id) = response.headers().get(SESSION_HEADER).cloned();
         }
-        let content_type = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .map(|value| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
-            .unwrap_or_default();
-        match content_type.as_str() {
-            "application/json" => self.read_json(response.into_body(), id, initialize).await,
-            "text/event-stream" => self.read_stream(response.into_body(), id, initialize).await,
+        match content_type(response.headers()).as_str() {
+            "application/json" => self.read_json(response.into_body(), id, initialize, answer).await,
+            "text/event-stream" => self.read_stream(response.into_body(), id, initialize, answer).await,
             other => Err(Failure::Plain(format!(
                 "HTTP {} from {} with content type `{other}` answered a request; expected application/json or text/event-stream",
                 status.as_u16(),
@@ -363,16 +461,18 @@ impl Session {
         }
     }
 
-    /// Adds `Mcp-Session-Id` and (after initialize) `MCP-Protocol-Version`
-    /// and the configured headers; says whether a session id went along.
-    fn add_session_headers(&self, headers: &mut HeaderMap, with_version: bool) -> bool {
+    /// Adds the configured headers and, unless this opens a session,
+    /// `Mcp-Session-Id` and `MCP-Protocol-Version`; says whether a session
+    /// id went along.
+    fn add_session_headers(&self, headers: &mut HeaderMap, in_session: bool) -> bool {
         for (name, value) in &self.headers {
             headers.insert(name.clone(), value.clone());
         }
-        if with_version {
-            if let Some(version) = lock(&self.protocol_version).clone() {
-                headers.insert(HeaderName::from_static(VERSION_HEADER), version);
-            }
+        if !in_session {
+            return false;
+        }
+        if let Some(version) = lock(&self.protocol_version).clone() {
+            headers.insert(HeaderName::from_static(VERSION_HEADER), version);
         }
         match lock(&self.session_id).clone() {
             Some(session_id) => {
@@ -383,7 +483,13 @@ impl Session {
         }
     }
 
-    async fn read_json(&self, body: hyper::body::Incoming, id: &RequestId, initialize: bool) -> Result<(), Failure> {
+    async fn read_json(
+        &self,
+        body: hyper::body::Incoming,
+        id: &RequestId,
+        initialize: bool,
+        answer: Answer,
+    ) -> Result<Option<TransportEvent>, Failure> {
         let bytes = Limited::new(body, self.max_message_bytes).collect().await.map_err(|error| {
             Failure::Plain(format!("reading the answer from {} failed: {}", self.url, error_chain(&*error)))
         })?;
@@ -396,61 +502,11 @@ impl Session {
         if initialize {
             self.note_protocol_version(&event, id);
         }
-        self.deliver(event);
-        Ok(())
-    }
-
-    /// Delivers the stream's events until the answer to `id` has come.
-    async fn read_stream(
-        &self,
-        mut body: hyper::body::Incoming,
-        id: &RequestId,
-        initialize: bool,
-    ) -> Result<(), Failure> {
-        let mut parser = SseParser::with_max_event_bytes(self.max_message_bytes);
-        while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|error| {
-                Failure::Plain(format!(
-                    "the event stream from {} broke before the answer came: {}",
-                    self.url,
-                    error_chain(&error)
-                ))
-            })?;
-            let Ok(chunk) = frame.into_data() else { continue };
-            let mut answered = false;
-            let mut events = Vec::new();
-            for item in parser.feed(&chunk) {
-                let event = match item {
-                    // A priming event (an id, empty data) carries no message.
-                    SseItem::Event(event) if event.data.is_empty() => continue,
-                    SseItem::Event(event) => match parse_message(&event.data) {
-                        Ok(message) => message,
-                        Err(problem) => TransportEvent::Malformed {
-                            problem: format!("an event from {} is not a JSON-RPC message: {problem}", self.url),
-                        },
-                    },
-                    SseItem::Oversized { bytes } => TransportEvent::Malformed {
-                        problem: format!("a {bytes}-byte event from {} is over the message size limit", self.url),
-                    },
-                };
-                if answers(&event, id) {
-                    if initialize {
-                        self.note_protocol_version(&event, id);
-                    }
-                    answered = true;
-                }
-                events.push(event);
-            }
-            match events.len() {
-                0 => {}
-                1 => self.deliver(events.pop().expect("one event")),
-                _ => self.deliver(TransportEvent::Batch(events)),
-            }
-            if answered {
-                return Ok(());
-            }
+        if answer == Answer::Keep {
+            return Ok(Some(event));
         }
-        Err(Failure::Plain(format!("the event stream from {} ended before the answer came", self.url)))
+        self.deliver(event);
+        Ok(None)
     }
 
     /// Remembers the protocol version the initialize result names.
@@ -537,6 +593,15 @@ fn parse_message(text: &str) -> Result<TransportEvent, String> {
         Ok(message) => Ok(TransportEvent::Message(message)),
         Err(error) => Err(format!("{error} (it starts: `{}`)", excerpt(text, 80))),
     }
+}
+
+/// The media type of a response, lowercase, without parameters.
+fn content_type(headers: &HeaderMap) -> String {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .map(|value| value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .unwrap_or_default()
 }
 
 /// Whether `event` is the response to request `id`.

@@ -120,11 +120,13 @@ fn initialize_result(id: &Value) -> Value {
 }
 
 /// A server that answers `initialize` with session `s-1` and every other
-/// request with `{"ok": <method>}`, all as JSON.
+/// request with `{"ok": <method>}`, all as JSON. It has no GET stream
+/// (405).
 fn json_server(seen: &Seen) -> Response<Body> {
     let id = &seen.body["id"];
     match (&seen.method, seen.rpc_method()) {
         (&Method::DELETE, _) => status(StatusCode::OK, ""),
+        (&Method::GET, _) => status(StatusCode::METHOD_NOT_ALLOWED, ""),
         (_, Some("initialize")) => {
             let mut response = json_response(initialize_result(id));
             response.headers_mut().insert("mcp-session-id", "s-1".parse().unwrap());
@@ -143,6 +145,10 @@ struct Client {
 async fn connect(url: &str, headers: &[(&str, &str)]) -> Result<Client, TransportError> {
     let mut spec = HttpSpec::new("fake", url);
     spec.headers = headers.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect();
+    connect_with(spec).await
+}
+
+async fn connect_with(spec: HttpSpec) -> Result<Client, TransportError> {
     let (tx, events) = mpsc::unbounded_channel();
     let connection = HttpConnector::new(spec)
         .connect(Arc::new(move |event| {
@@ -198,8 +204,26 @@ impl Client {
     }
 }
 
+/// The next request other than a GET: the GET stream opens alongside
+/// whatever follows `notifications/initialized`.
 async fn next_seen(seen: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
-    tokio::time::timeout(Duration::from_secs(10), seen.recv()).await.expect("a request in time").unwrap()
+    loop {
+        let request =
+            tokio::time::timeout(Duration::from_secs(10), seen.recv()).await.expect("a request in time").unwrap();
+        if request.method != Method::GET {
+            return request;
+        }
+    }
+}
+
+/// The next GET.
+async fn next_get(seen: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
+    loop {
+        let request = tokio::time::timeout(Duration::from_secs(10), seen.recv()).await.expect("a GET in time").unwrap();
+        if request.method == Method::GET {
+            return request;
+        }
+    }
 }
 
 #[tokio::test]
@@ -310,12 +334,86 @@ async fn a_stream_is_dropped_once_the_answer_came() {
 }
 
 #[tokio::test]
-async fn a_stream_that_ends_before_the_answer_fails_the_request() {
-    let (url, _seen) = serve(|_: &Seen| event_stream(full("id: e0\nretry: 1000\ndata: \n\n"))).await;
+async fn a_stream_that_ends_without_an_id_fails_the_request() {
+    // Nothing to resume from: no event named an id.
+    let (url, _seen) = serve(|_: &Seen| event_stream(full("retry: 10\ndata: \n\n"))).await;
     let mut client = connect(&url, &[]).await.unwrap();
     client.request(3, "tools/call");
     let message = client.next_error(3).await;
     assert_eq!(message, format!("the event stream from {url} ended before the answer came"));
+}
+
+/// Answers POSTs with a priming event (`e0`, retry 50 ms) and closes; a
+/// GET resuming after `e0` gets a progress notification as `e1` and
+/// closes again; one resuming after `e1` gets the answer to request 3.
+fn resuming_server(seen: &Seen) -> Response<Body> {
+    let progress =
+        json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}});
+    let answer = json!({"jsonrpc": "2.0", "id": 3, "result": {"content": []}});
+    match (&seen.method, seen.header("last-event-id")) {
+        (&Method::POST, _) => event_stream(full("id: e0\nretry: 50\ndata: \n\n")),
+        (&Method::GET, Some("e0")) => event_stream(full(sse_event("e1", &progress))),
+        (&Method::GET, Some("e1")) => event_stream(full(sse_event("e2", &answer))),
+        _ => status(StatusCode::BAD_REQUEST, "unexpected"),
+    }
+}
+
+#[tokio::test]
+async fn a_stream_closed_early_is_resumed_with_last_event_id_until_the_answer() {
+    let (url, mut seen) = serve(resuming_server).await;
+    let mut client = connect(&url, &[]).await.unwrap();
+    let sent = std::time::Instant::now();
+    client.request(3, "tools/call");
+    let TransportEvent::Message(Message::Notification(progress)) = client.next().await else { panic!("progress") };
+    assert_eq!(progress.method, "notifications/progress");
+    let TransportEvent::Response(response) = client.next().await else { panic!("the answer") };
+    assert_eq!((response.id, response.result.get()), (RequestId::Number(3), r#"{"content":[]}"#));
+    // The server's `retry` before each of the two resumptions.
+    assert!(sent.elapsed() >= Duration::from_millis(100), "{:?}", sent.elapsed());
+
+    let post = next_seen(&mut seen).await;
+    assert_eq!(post.method, Method::POST);
+    for last_id in ["e0", "e1"] {
+        let get = next_get(&mut seen).await;
+        assert_eq!((get.header("last-event-id"), get.header("accept")), (Some(last_id), Some("text/event-stream")));
+    }
+}
+
+#[tokio::test]
+async fn a_refused_resumption_fails_the_request_with_why() {
+    let (url, _seen) = serve(|seen: &Seen| match seen.method {
+        Method::GET => status(StatusCode::METHOD_NOT_ALLOWED, ""),
+        _ => event_stream(full("id: e0\nretry: 10\ndata: \n\n")),
+    })
+    .await;
+    let mut client = connect(&url, &[]).await.unwrap();
+    client.request(3, "tools/call");
+    assert_eq!(
+        client.next_error(3).await,
+        format!(
+            "the event stream from {url} ended before the answer came, and resuming it failed: HTTP 405 from {url}: (no body)"
+        )
+    );
+}
+
+#[tokio::test]
+async fn resuming_gives_up_after_the_limit() {
+    // Every stream, resumed or not, is a priming event and nothing more.
+    let (url, mut seen) = serve(|_: &Seen| event_stream(full("id: e0\nretry: 50\ndata: \n\n"))).await;
+    let mut spec = HttpSpec::new("fake", &url);
+    spec.resume_limit = Duration::from_millis(300);
+    let mut client = connect_with(spec).await.unwrap();
+    client.request(3, "tools/call");
+    assert_eq!(
+        client.next_error(3).await,
+        format!("the event stream from {url} ended before the answer came; gave up resuming it after 0.3 s")
+    );
+    // Each resumption waited the server's 50 ms: a handful, not a flood.
+    let mut gets = 0;
+    while let Ok(request) = seen.try_recv() {
+        gets += usize::from(request.method == Method::GET);
+    }
+    assert!((3..=6).contains(&gets), "{gets} GETs");
 }
 
 #[tokio::test]
@@ -342,38 +440,190 @@ async fn a_failed_notification_is_reported_not_answered() {
     assert_eq!(client.next().await, TransportEvent::Malformed { problem: format!("HTTP 500 from {url}: nope") });
 }
 
-#[tokio::test]
-async fn a_404_for_our_session_says_the_server_forgot_it() {
-    let (url, _seen) = serve(|seen: &Seen| match seen.header("mcp-session-id") {
-        Some(_) => status(StatusCode::NOT_FOUND, "Session not found"),
-        None => json_server(seen),
-    })
-    .await;
+/// A server with real sessions: each `initialize` opens `s-<n>`; a message
+/// whose session is not live gets what server-everything or the spec
+/// answer. Tests flip the switches mid-run.
+#[derive(Default)]
+struct Sessions {
+    opened: u32,
+    live: Vec<String>,
+    /// Answer 400 "No valid session ID" (server-everything) instead of 404.
+    say_400: bool,
+    /// Answer `initialize` with 500.
+    refuse_initialize: bool,
+    /// Forget every session as soon as a request uses it.
+    forget_on_request: bool,
+}
+
+fn session_server(sessions: Arc<std::sync::Mutex<Sessions>>) -> impl Fn(&Seen) -> Response<Body> {
+    move |seen: &Seen| {
+        let mut sessions = sessions.lock().unwrap();
+        if seen.rpc_method() == Some("initialize") {
+            if sessions.refuse_initialize {
+                return status(StatusCode::INTERNAL_SERVER_ERROR, "overloaded");
+            }
+            sessions.opened += 1;
+            let session = format!("s-{}", sessions.opened);
+            sessions.live.push(session.clone());
+            let mut response = json_response(initialize_result(&seen.body["id"]));
+            response.headers_mut().insert("mcp-session-id", session.parse().unwrap());
+            return response;
+        }
+        let live = seen.header("mcp-session-id").is_some_and(|id| sessions.live.iter().any(|live| live == id));
+        if sessions.forget_on_request && !seen.body["id"].is_null() {
+            sessions.live.clear();
+            return status(StatusCode::NOT_FOUND, "Session not found");
+        }
+        match (live, sessions.say_400) {
+            (true, _) => json_server(seen),
+            (false, false) => status(StatusCode::NOT_FOUND, "Session not found"),
+            (false, true) => status(
+                StatusCode::BAD_REQUEST,
+                r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#,
+            ),
+        }
+    }
+}
+
+/// The params of the actor's `initialize`, replayed on re-initialisation.
+fn init_params() -> Value {
+    json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "warden", "version": "9"}})
+}
+
+/// Connects to a [`session_server`] and opens session `s-1` the way the
+/// actor does.
+async fn start_session(sessions: &Arc<std::sync::Mutex<Sessions>>) -> (String, Client, mpsc::UnboundedReceiver<Seen>) {
+    let (url, mut seen) = serve(session_server(sessions.clone())).await;
     let mut client = connect(&url, &[]).await.unwrap();
-    client.initialize().await;
-    client.request(2, "tools/list");
-    assert_eq!(
-        client.next_error(2).await,
-        format!("the server forgot our session (HTTP 404) at {url}: Session not found; re-initialising is not built yet, so restart Warden to open a new session")
-    );
+    client.connection.send(Message::request(RequestId::Number(1), "initialize", Some(init_params()))).unwrap();
+    let TransportEvent::Response(response) = client.next().await else { panic!("initialize answered") };
+    assert_eq!(response.id, RequestId::Number(1));
+    client.connection.send(Message::notification("notifications/initialized", None)).unwrap();
+    for _ in 0..2 {
+        next_seen(&mut seen).await;
+    }
+    (url, client, seen)
+}
+
+fn list_changed() -> TransportEvent {
+    TransportEvent::Message(Message::notification("notifications/tools/list_changed", None))
+}
+
+#[tokio::test]
+async fn a_forgotten_session_is_reinitialised_and_the_request_retried() {
+    let sessions = Arc::new(std::sync::Mutex::new(Sessions::default()));
+    let (_url, mut client, mut seen) = start_session(&sessions).await;
+    sessions.lock().unwrap().live.clear();
+
+    client.request(2, "tools/call");
+    // The actor is told to list its tools again, then gets its answer.
+    assert_eq!(client.next().await, list_changed());
+    let TransportEvent::Response(response) = client.next().await else { panic!("the retried call answered") };
+    assert_eq!((response.id, response.result.get()), (RequestId::Number(2), r#"{"ok":"tools/call"}"#));
+
+    let refused = next_seen(&mut seen).await;
+    assert_eq!((refused.rpc_method(), refused.header("mcp-session-id")), (Some("tools/call"), Some("s-1")));
+    // The actor's own initialize, under a private id, with no session.
+    let init = next_seen(&mut seen).await;
+    assert_eq!(init.body["params"], init_params());
+    assert_eq!(init.body["id"], "warden-reinitialise-0");
+    assert_eq!((init.header("mcp-session-id"), init.header("mcp-protocol-version")), (None, None));
+    for method in ["notifications/initialized", "tools/call"] {
+        let request = next_seen(&mut seen).await;
+        assert_eq!(request.rpc_method(), Some(method));
+        assert_eq!(request.header("mcp-session-id"), Some("s-2"));
+        assert_eq!(request.header("mcp-protocol-version"), Some("2025-06-18"));
+    }
+
+    // The new session is the one ended on close.
+    assert_eq!(client.close().await, [TransportEvent::Closed { reason: "closed by Warden".into() }]);
+    let delete = next_seen(&mut seen).await;
+    assert_eq!((&delete.method, delete.header("mcp-session-id")), (&Method::DELETE, Some("s-2")));
 }
 
 #[tokio::test]
 async fn a_400_about_the_session_is_an_expired_session_too() {
     // What server-everything answers for an id it does not know.
-    let body =
-        r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#;
-    let (url, _seen) = serve(move |seen: &Seen| match seen.header("mcp-session-id") {
-        Some(_) => status(StatusCode::BAD_REQUEST, body),
-        None => json_server(seen),
-    })
-    .await;
-    let mut client = connect(&url, &[]).await.unwrap();
-    client.initialize().await;
+    let sessions = Arc::new(std::sync::Mutex::new(Sessions { say_400: true, ..Sessions::default() }));
+    let (_url, mut client, _seen) = start_session(&sessions).await;
+    sessions.lock().unwrap().live.clear();
     client.request(2, "tools/list");
-    let message = client.next_error(2).await;
-    assert!(message.starts_with("the server forgot our session (HTTP 400)"), "{message}");
-    assert!(message.contains("No valid session ID provided"), "{message}");
+    assert_eq!(client.next().await, list_changed());
+    let TransportEvent::Response(response) = client.next().await else { panic!("the retried call answered") };
+    assert_eq!(response.id, RequestId::Number(2));
+    assert_eq!(sessions.lock().unwrap().live, ["s-2"]);
+}
+
+#[tokio::test]
+async fn requests_failing_together_reinitialise_once() {
+    let sessions = Arc::new(std::sync::Mutex::new(Sessions::default()));
+    let (_url, mut client, _seen) = start_session(&sessions).await;
+    sessions.lock().unwrap().live.clear();
+    for id in 2..=21 {
+        client.request(id, "tools/call");
+    }
+    let mut ids = Vec::new();
+    let mut notices = 0;
+    for _ in 0..21 {
+        match client.next().await {
+            TransportEvent::Response(response) => ids.push(response.id),
+            event if event == list_changed() => notices += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    ids.sort_by_key(|id| match id {
+        RequestId::Number(n) => *n,
+        RequestId::String(_) => panic!("a number id"),
+    });
+    assert_eq!(ids, (2..=21).map(RequestId::Number).collect::<Vec<_>>());
+    assert_eq!((notices, sessions.lock().unwrap().opened), (1, 2));
+}
+
+#[tokio::test]
+async fn a_retry_refused_again_fails_with_the_status_and_body() {
+    let sessions = Arc::new(std::sync::Mutex::new(Sessions::default()));
+    let (url, mut client, _seen) = start_session(&sessions).await;
+    sessions.lock().unwrap().forget_on_request = true;
+    client.request(2, "tools/call");
+    assert_eq!(client.next().await, list_changed());
+    assert_eq!(
+        client.next_error(2).await,
+        format!("the server forgot the session Warden had just re-opened (HTTP 404) at {url}: Session not found")
+    );
+    // Once: no third session.
+    assert_eq!(sessions.lock().unwrap().opened, 2);
+}
+
+#[tokio::test]
+async fn a_failed_reinitialisation_fails_every_waiting_request_with_why() {
+    let sessions = Arc::new(std::sync::Mutex::new(Sessions::default()));
+    let (url, mut client, mut seen) = start_session(&sessions).await;
+    {
+        let mut sessions = sessions.lock().unwrap();
+        sessions.live.clear();
+        sessions.refuse_initialize = true;
+    }
+    client.request(2, "tools/call");
+    client.request(3, "tools/call");
+    let expected = format!(
+        "the server forgot our session (HTTP 404) at {url}: Session not found; initialising again failed: HTTP 500 from {url}: overloaded"
+    );
+    let mut messages = Vec::new();
+    for _ in 0..2 {
+        let TransportEvent::Message(Message::Response(JsonRpcResponse { outcome: Err(error), .. })) =
+            client.next().await
+        else {
+            panic!("an error response")
+        };
+        messages.push(error.message);
+    }
+    assert_eq!(messages, [expected.clone(), expected]);
+    // Both requests waited for the one attempt.
+    let mut initializes = 0;
+    while let Ok(request) = seen.try_recv() {
+        initializes += usize::from(request.rpc_method() == Some("initialize"));
+    }
+    assert_eq!(initializes, 1);
 }
 
 #[tokio::test]
@@ -433,4 +683,122 @@ async fn closing_without_a_session_sends_no_delete() {
     let _ = next_seen(&mut seen).await;
     assert_eq!(client.close().await, [TransportEvent::Closed { reason: "closed by Warden".into() }]);
     assert!(seen.try_recv().is_err(), "no DELETE without a session");
+}
+
+/// A [`json_server`] whose GETs get the queued streams, one each, then
+/// `when_empty` with no body.
+fn get_server(
+    streams: Vec<mpsc::UnboundedReceiver<Bytes>>,
+    when_empty: StatusCode,
+) -> impl Fn(&Seen) -> Response<Body> {
+    let streams = std::sync::Mutex::new(std::collections::VecDeque::from(streams));
+    move |seen: &Seen| {
+        if seen.method != Method::GET {
+            return json_server(seen);
+        }
+        match streams.lock().unwrap().pop_front() {
+            Some(stream) => event_stream(Either::Right(Held(stream))),
+            None => status(when_empty, ""),
+        }
+    }
+}
+
+/// Connects with the given GET-stream backoff and initialises, as the
+/// actor does.
+async fn listening_client(url: &str, initial: Duration, max: Duration) -> Client {
+    let mut spec = HttpSpec::new("fake", url);
+    (spec.reconnect_initial, spec.reconnect_max) = (initial, max);
+    let mut client = connect_with(spec).await.unwrap();
+    client.initialize().await;
+    client.connection.send(Message::notification("notifications/initialized", None)).unwrap();
+    client
+}
+
+fn sse_event(id: &str, message: &Value) -> Bytes {
+    Bytes::from(format!("id: {id}\ndata: {message}\n\n"))
+}
+
+#[tokio::test]
+async fn the_get_stream_delivers_what_the_server_starts() {
+    let (stream_tx, stream_rx) = mpsc::unbounded_channel();
+    let (url, mut seen) = serve(get_server(vec![stream_rx], StatusCode::METHOD_NOT_ALLOWED)).await;
+    let mut client = listening_client(&url, Duration::from_secs(1), Duration::from_secs(30)).await;
+    let get = next_get(&mut seen).await;
+    assert_eq!(get.header("accept"), Some("text/event-stream"));
+    assert_eq!(get.header("mcp-session-id"), Some("s-1"));
+    assert_eq!(get.header("mcp-protocol-version"), Some("2025-06-18"));
+    assert_eq!(get.header("last-event-id"), None);
+
+    stream_tx.send(sse_event("g1", &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))).unwrap();
+    assert_eq!(client.next().await, list_changed());
+
+    // Closing ends the stream.
+    client.close().await;
+    tokio::time::timeout(Duration::from_secs(10), stream_tx.closed()).await.expect("the GET stream is dropped");
+}
+
+#[tokio::test]
+async fn a_server_without_a_get_stream_is_asked_once() {
+    let (url, mut seen) = serve(get_server(Vec::new(), StatusCode::METHOD_NOT_ALLOWED)).await;
+    let _client = listening_client(&url, Duration::from_millis(10), Duration::from_millis(10)).await;
+    next_get(&mut seen).await;
+    // Twenty backoffs' worth of time: a client that retried would have.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    while let Ok(request) = seen.try_recv() {
+        assert_ne!(request.method, Method::GET, "asked again after 405");
+    }
+}
+
+#[tokio::test]
+async fn a_dropped_get_stream_is_reopened_after_the_backoff_with_the_last_event_id() {
+    let (first_tx, first_rx) = mpsc::unbounded_channel();
+    let (second_tx, second_rx) = mpsc::unbounded_channel();
+    let (url, mut seen) = serve(get_server(vec![first_rx, second_rx], StatusCode::METHOD_NOT_ALLOWED)).await;
+    let backoff = Duration::from_millis(300);
+    let mut client = listening_client(&url, backoff, Duration::from_secs(5)).await;
+    next_get(&mut seen).await;
+    let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "one"}});
+    first_tx.send(sse_event("g7", &log)).unwrap();
+    let TransportEvent::Message(Message::Notification(note)) = client.next().await else { panic!("the log message") };
+    assert_eq!(note.method, "notifications/message");
+
+    drop(first_tx);
+    let dropped = std::time::Instant::now();
+    let again = next_get(&mut seen).await;
+    let waited = dropped.elapsed();
+    assert!(waited >= backoff.mul_f64(0.8), "reopened after {waited:?}");
+    assert_eq!(again.header("last-event-id"), Some("g7"));
+    assert_eq!(again.header("mcp-session-id"), Some("s-1"));
+    second_tx.send(sse_event("g8", &json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))).unwrap();
+    assert_eq!(client.next().await, list_changed());
+}
+
+#[tokio::test]
+async fn a_failing_get_stream_is_retried_with_doubling_waits_up_to_the_cap() {
+    let (url, mut seen) = serve(get_server(Vec::new(), StatusCode::INTERNAL_SERVER_ERROR)).await;
+    let _client = listening_client(&url, Duration::from_millis(100), Duration::from_millis(200)).await;
+    next_get(&mut seen).await;
+    let mut last = std::time::Instant::now();
+    let mut waits = Vec::new();
+    for _ in 0..4 {
+        next_get(&mut seen).await;
+        waits.push(last.elapsed());
+        last = std::time::Instant::now();
+    }
+    // 100, 200, 200, 200 ms, each give or take a fifth: never sooner...
+    for (wait, expected) in waits.iter().zip([100u64, 200, 200, 200]) {
+        assert!(*wait >= Duration::from_millis(expected).mul_f64(0.8), "{waits:?}");
+    }
+    // ...and capped: uncapped, the third wait would be 400 ms less a fifth.
+    assert!(waits[2..].iter().all(|wait| *wait < Duration::from_millis(320)), "{waits:?}");
+}
+
+#[test]
+fn reconnect_waits_are_jittered_by_a_fifth_either_way() {
+    let delay = Duration::from_secs(10);
+    let waits: Vec<_> = (0..1000).map(|_| super::listen::jittered(delay)).collect();
+    assert!(waits.iter().all(|wait| (Duration::from_secs(8)..=Duration::from_secs(12)).contains(wait)));
+    // Not one fixed value: the waits spread.
+    assert!(waits.iter().any(|wait| *wait < Duration::from_millis(9500)));
+    assert!(waits.iter().any(|wait| *wait > Duration::from_millis(10500)));
 }

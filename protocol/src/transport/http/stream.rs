@@ -1,0 +1,199 @@
+//! Event streams: reading a request's answer from one, resuming it when it
+//! ends too early, and opening one with GET.
+//!
+//! A server may answer a request with an event stream, send a *priming*
+//! event (an id, empty data) and close the connection long before the
+//! answer is ready — to free the connection, or because a proxy cut it.
+//! That is not a failure: the client waits the server's `retry` interval
+//! and asks for the rest with GET and `Last-Event-ID`, and the server
+//! replays what came after that id on the new stream, answer included.
+//! Warden keeps resuming for as long as each stream names an id to resume
+//! from, within [`HttpSpec::resume_limit`](super::HttpSpec::resume_limit)
+//! in all. A stream that ends without ever naming an id cannot be resumed:
+//! the request fails at once.
+//!
+//! Disconnecting never cancels the request on the server; cancelling is
+//! `notifications/cancelled`, which the actor sends.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ACCEPT};
+use hyper::{Method, StatusCode};
+
+use super::{answers, content_type, error_chain, parse_message, Answer, Failure, Session};
+use crate::jsonrpc::RequestId;
+use crate::sse::{SseItem, SseParser};
+use crate::transport::TransportEvent;
+
+/// How long to wait before resuming when the server named no `retry`.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// The `Last-Event-ID` request header.
+const LAST_EVENT_ID: &str = "last-event-id";
+
+/// Where a request's event stream got to, across resumptions.
+#[derive(Default)]
+struct Position {
+    last_event_id: Option<String>,
+    retry: Option<Duration>,
+}
+
+/// Why a GET brought no event stream.
+pub(super) struct NoStream {
+    /// The status the server answered, if it answered.
+    pub(super) status: Option<StatusCode>,
+    /// What happened, in words.
+    pub(super) problem: String,
+}
+
+impl Session {
+    /// Delivers the stream's events until the answer to `id` has come,
+    /// resuming the stream when it ends early; the answer itself is
+    /// returned instead if `answer` says to keep it.
+    pub(super) async fn read_stream(
+        &self,
+        body: Incoming,
+        id: &RequestId,
+        initialize: bool,
+        answer: Answer,
+    ) -> Result<Option<TransportEvent>, Failure> {
+        let started = Instant::now();
+        let mut position = Position::default();
+        let mut body = body;
+        loop {
+            let ended = match self.read_until_answer(body, id, initialize, answer, &mut position).await {
+                Ok(kept) => return Ok(kept),
+                Err(ended) => ended,
+            };
+            let Some(last_event_id) = position.last_event_id.clone() else { return Err(Failure::Plain(ended)) };
+            let wait = position.retry.unwrap_or(DEFAULT_RETRY);
+            if started.elapsed() + wait > self.resume_limit {
+                return Err(Failure::Plain(format!(
+                    "{ended}; gave up resuming it after {} s",
+                    self.resume_limit.as_secs_f64()
+                )));
+            }
+            tokio::time::sleep(wait).await;
+            tracing::debug!(server = %self.server, "resuming an event stream");
+            body = self.open_stream(Some(&last_event_id)).await.map_err(|no_stream| {
+                Failure::Plain(format!("{ended}, and resuming it failed: {}", no_stream.problem))
+            })?;
+        }
+    }
+
+    /// Reads one stream until the answer to `id`; `Err` says how it ended
+    /// without one. `position` follows the stream's ids and `retry`.
+    async fn read_until_answer(
+        &self,
+        mut body: Incoming,
+        id: &RequestId,
+        initialize: bool,
+        answer: Answer,
+        position: &mut Position,
+    ) -> Result<Option<TransportEvent>, String> {
+        let mut parser = SseParser::with_max_event_bytes(self.max_message_bytes);
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|error| {
+                format!("the event stream from {} broke before the answer came: {}", self.url, error_chain(&error))
+            })?;
+            let Ok(chunk) = frame.into_data() else { continue };
+            let items = parser.feed(&chunk);
+            // A resumed stream starts afresh but goes on from where the
+            // last one left off: keep what it has not said again.
+            position.last_event_id = parser.last_event_id().map(str::to_string).or(position.last_event_id.take());
+            position.retry = parser.retry().or(position.retry);
+            if let Some(kept) = self.deliver_items(items, id, initialize, answer) {
+                return Ok(kept);
+            }
+        }
+        Err(format!("the event stream from {} ended before the answer came", self.url))
+    }
+
+    /// Delivers a chunk's events together; `Some` once the answer to `id`
+    /// was among them (holding it if `answer` says to keep it).
+    fn deliver_items(
+        &self,
+        items: Vec<SseItem>,
+        id: &RequestId,
+        initialize: bool,
+        answer: Answer,
+    ) -> Option<Option<TransportEvent>> {
+        let mut answered = None;
+        let mut events = Vec::new();
+        for item in items {
+            let Some(event) = self.event_of(item) else { continue };
+            if answers(&event, id) {
+                if initialize {
+                    self.note_protocol_version(&event, id);
+                }
+                if answer == Answer::Keep {
+                    answered = Some(Some(event));
+                    continue;
+                }
+                answered = Some(None);
+            }
+            events.push(event);
+        }
+        match events.len() {
+            0 => {}
+            1 => self.deliver(events.pop().expect("one event")),
+            _ => self.deliver(TransportEvent::Batch(events)),
+        }
+        answered
+    }
+
+    /// The message an SSE item carries; `None` for a priming event (an id,
+    /// empty data), which carries none.
+    pub(super) fn event_of(&self, item: SseItem) -> Option<TransportEvent> {
+        match item {
+            SseItem::Event(event) if event.data.is_empty() => None,
+            SseItem::Event(event) => {
+                Some(parse_message(&event.data).unwrap_or_else(|problem| TransportEvent::Malformed {
+                    problem: format!("an event from {} is not a JSON-RPC message: {problem}", self.url),
+                }))
+            }
+            SseItem::Oversized { bytes } => Some(TransportEvent::Malformed {
+                problem: format!("a {bytes}-byte event from {} is over the message size limit", self.url),
+            }),
+        }
+    }
+
+    /// GETs an event stream in this session, resuming after
+    /// `last_event_id` if given.
+    pub(super) async fn open_stream(&self, last_event_id: Option<&str>) -> Result<Incoming, NoStream> {
+        let mut request = hyper::Request::builder()
+            .method(Method::GET)
+            .uri(self.uri.clone())
+            .header(ACCEPT, "text/event-stream")
+            .body(Full::new(Bytes::new()))
+            .expect("a request from a checked URI and constant headers");
+        self.add_session_headers(request.headers_mut(), true);
+        if let Some(id) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+            request.headers_mut().insert(LAST_EVENT_ID, id);
+        }
+        let response = self.client.request(request).await.map_err(|error| NoStream {
+            status: None,
+            problem: format!("could not reach {}: {}", self.url, error_chain(&error)),
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = self.error_body(response.into_body()).await;
+            let problem = format!("HTTP {} from {}: {body}", status.as_u16(), self.url);
+            return Err(NoStream { status: Some(status), problem });
+        }
+        let content_type = content_type(response.headers());
+        if content_type != "text/event-stream" {
+            return Err(NoStream {
+                status: Some(status),
+                problem: format!(
+                    "{} answered GET with content type `{content_type}`; expected text/event-stream",
+                    self.url
+                ),
+            });
+        }
+        Ok(response.into_body())
+    }
+}
