@@ -22,6 +22,18 @@
 //! complete, so an interrupted install is redone. Within one process a
 //! [`OnceLock`] avoids even taking the lock twice.
 //!
+//! The same goes for servers written with the official Python SDK (`mcp` on
+//! PyPI): [`python_server_command`] runs a script from `tests/python/` with
+//! the interpreter of a virtualenv, `<target>/real-servers/python-<hash>/venv`,
+//! that [`install_python`] creates with `python3 -m venv` and fills with
+//! `pip install -r tests/python/requirements.txt`. That file pins `mcp` and
+//! every package it pulls in with `==` (it is the `pip freeze` of a working
+//! install), because the SDK's own ranges would let uvicorn, starlette or
+//! pydantic drift under the tests. The hash covers the requirements and the
+//! `python3 --version`, and the install is guarded by the same lock and
+//! stamp as the npm one. A machine needs `python3` with its `venv` module
+//! (`ensurepip`; on Debian and Ubuntu the `python3-venv` package).
+//!
 //! Facts about the pinned versions that tests may rely on (Node 20):
 //!
 //! * [`EVERYTHING`] (`mcp-servers/everything` 2.0.0): answers protocol
@@ -91,7 +103,8 @@ const OVERRIDES: [(&str, &str); 2] = [("@modelcontextprotocol/sdk", "1.32.2"), (
 
 /// Name of the file whose exclusive `flock` serializes installs.
 const LOCK_FILE: &str = ".install.lock";
-/// Name of the file written (holding the `package.json` text) once npm succeeded.
+/// Name of the file written (holding the manifest text: `package.json`, or
+/// the Python requirements) once the install succeeded.
 const STAMP_FILE: &str = ".installed";
 
 /// Installs every pinned real server (once per machine; safe when many test processes call it at once) and returns the install prefix.
@@ -181,26 +194,48 @@ fn target_dir() -> PathBuf {
     }
 }
 
-fn is_installed(prefix: &Path, manifest: &str) -> bool {
-    fs::read_to_string(prefix.join(STAMP_FILE)).is_ok_and(|stamp| stamp == manifest)
-        && ALL.iter().all(|s| bin_link(prefix, s).exists())
+fn is_installed(prefix: &Path, manifest: &str, complete: &dyn Fn(&Path) -> bool) -> bool {
+    fs::read_to_string(prefix.join(STAMP_FILE)).is_ok_and(|stamp| stamp == manifest) && complete(prefix)
 }
 
-fn install_uncached() -> PathBuf {
-    let manifest = package_json();
-    let prefix = target_dir().join("real-servers").join(format!("{:016x}", fnv1a(manifest.as_bytes())));
-    if is_installed(&prefix, &manifest) {
+/// Fills the cache directory `<target>/real-servers/<kind><hash of manifest>`
+/// once per machine and returns it.
+///
+/// `complete` tells whether the files the tests use are there; `fill` does
+/// the install (panicking on failure). The stamp holding `manifest` is
+/// removed before `fill` and written, atomically, only after it and
+/// `complete` succeeded, so an interrupted install is redone. All of it
+/// happens under an exclusive `flock`, so parallel test processes wait for
+/// the one that installs.
+fn install_guarded(kind: &str, manifest: &str, complete: &dyn Fn(&Path) -> bool, fill: &dyn Fn(&Path)) -> PathBuf {
+    let prefix = target_dir().join("real-servers").join(format!("{kind}{:016x}", fnv1a(manifest.as_bytes())));
+    if is_installed(&prefix, manifest, complete) {
         return prefix;
     }
     fs::create_dir_all(&prefix)
         .unwrap_or_else(|e| panic!("cannot create the real-server cache {}: {e}", prefix.display()));
     let _lock = lock_exclusive(&prefix.join(LOCK_FILE));
     // Another process may have finished the install while this one waited.
-    if !is_installed(&prefix, &manifest) {
-        run_npm_install(&prefix, &manifest);
+    if !is_installed(&prefix, manifest, complete) {
+        let stamp = prefix.join(STAMP_FILE);
+        // A stale stamp (from other pins, which cannot happen with a hashed
+        // directory, or a removed install) must not survive a failed run.
+        let _ = fs::remove_file(&stamp);
+        fill(&prefix);
+        assert!(complete(&prefix), "the install into {} left files missing; delete it and rerun", prefix.display());
+        // Written last, and atomically, so that only a complete install counts.
+        let tmp = prefix.join(format!("{STAMP_FILE}.tmp"));
+        write_file(&tmp, manifest);
+        fs::rename(&tmp, &stamp).unwrap_or_else(|e| panic!("cannot write {}: {e}", stamp.display()));
     }
     prefix
     // `_lock` is dropped here: closing the file releases the flock.
+}
+
+fn install_uncached() -> PathBuf {
+    let npm_complete = |prefix: &Path| ALL.iter().all(|s| bin_link(prefix, s).exists());
+    let manifest = package_json();
+    install_guarded("", &manifest, &npm_complete, &|prefix| run_npm_install(prefix, &manifest))
 }
 
 /// Opens (creating) `path` and holds an exclusive `flock` on it until the
@@ -223,12 +258,8 @@ fn lock_exclusive(path: &Path) -> File {
     }
 }
 
-/// Runs `npm install` in `prefix`, then writes the stamp. Panics on failure.
+/// Writes `package.json` and runs `npm install` in `prefix`. Panics on failure.
 fn run_npm_install(prefix: &Path, manifest: &str) {
-    let stamp = prefix.join(STAMP_FILE);
-    // A stale stamp (from other pins, which cannot happen with a hashed
-    // directory, or a removed node_modules) must not survive a failed run.
-    let _ = fs::remove_file(&stamp);
     write_file(&prefix.join("package.json"), manifest);
 
     let pins: Vec<String> = ALL.iter().map(|s| format!("{}@{}", s.package, s.version)).collect();
@@ -264,12 +295,107 @@ fn run_npm_install(prefix: &Path, manifest: &str) {
             missing.version
         );
     }
-    // Written last, and atomically, so that only a complete install counts.
-    let tmp = prefix.join(format!("{STAMP_FILE}.tmp"));
-    write_file(&tmp, manifest);
-    fs::rename(&tmp, &stamp).unwrap_or_else(|e| panic!("cannot write {}: {e}", stamp.display()));
 }
 
 fn write_file(path: &Path, contents: &str) {
     fs::write(path, contents).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+}
+
+/// The pins for the Python SDK servers: `mcp` and everything it pulls in,
+/// each with `==` (regenerate with `pip freeze` from a working venv).
+const PYTHON_REQUIREMENTS: &str = include_str!("../python/requirements.txt");
+
+/// The path of a server script in `tests/python/`, e.g.
+/// `streamable_server.py`.
+pub fn python_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("python").join(name)
+}
+
+/// The program and arguments that run the Python script `script` (see
+/// [`python_script`]) with the pinned SDK: the venv's `python` and the
+/// script's path. Calls [`install_python`] first, so it may take a while
+/// the very first time.
+///
+/// # Panics
+///
+/// When [`install_python`] does, or a path is not UTF-8.
+pub fn python_server_command(script: &Path) -> (String, Vec<String>) {
+    let utf8 =
+        |path: PathBuf| path.into_os_string().into_string().unwrap_or_else(|path| panic!("not a UTF-8 path: {path:?}"));
+    (utf8(venv_python(&install_python())), vec![utf8(script.to_path_buf())])
+}
+
+/// Creates the virtualenv with the pinned Python SDK (once per machine; safe
+/// when many test processes call it at once) and returns the cache directory;
+/// the venv is its `venv/` subdirectory.
+///
+/// # Panics
+///
+/// When `python3`, its `venv` module or `pip install` fails, with their
+/// output and what to do about it.
+pub fn install_python() -> PathBuf {
+    static PREFIX: OnceLock<PathBuf> = OnceLock::new();
+    PREFIX
+        .get_or_init(|| {
+            // The venv runs the interpreter it was made with: a new Python gets
+            // a new venv.
+            let manifest = format!("# {}\n{PYTHON_REQUIREMENTS}", python3_version());
+            let complete = |prefix: &Path| venv_python(prefix).exists();
+            install_guarded("python-", &manifest, &complete, &run_pip_install)
+        })
+        .clone()
+}
+
+fn venv_python(prefix: &Path) -> PathBuf {
+    prefix.join("venv").join("bin").join("python")
+}
+
+/// What to do when the Python install fails.
+const PYTHON_HELP: &str = "the Python SDK tests need python3 (>= 3.10) with its venv module and ensurepip \
+     (on Debian/Ubuntu `apt-get install python3 python3-venv`) and, the first time, PyPI";
+
+/// `python3 --version`, e.g. `Python 3.11.7`.
+fn python3_version() -> String {
+    let output = Command::new("python3")
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `python3` ({e}); {PYTHON_HELP}"));
+    assert!(output.status.success(), "`python3 --version` failed ({}); {PYTHON_HELP}", output.status);
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// Runs `command` and panics with its output unless it succeeds.
+fn run_or_panic(command: &mut Command, what: &str, prefix: &Path) {
+    let output = command.output().unwrap_or_else(|e| panic!("cannot run {what} ({e}); {PYTHON_HELP}"));
+    assert!(
+        output.status.success(),
+        "{what} failed ({}).\n--- stderr ---\n{}\n--- stdout ---\n{}\n---\n{PYTHON_HELP}; \
+         the install is retried on every run until it succeeds (delete {} to start from scratch)",
+        output.status,
+        String::from_utf8_lossy(&output.stderr).trim_end(),
+        String::from_utf8_lossy(&output.stdout).trim_end(),
+        prefix.display()
+    );
+}
+
+/// Writes `requirements.txt`, creates `prefix/venv` and installs the pins
+/// into it. Panics on failure.
+fn run_pip_install(prefix: &Path) {
+    let requirements = prefix.join("requirements.txt");
+    write_file(&requirements, PYTHON_REQUIREMENTS);
+    let venv = prefix.join("venv");
+    eprintln!("warden-tests: installing the Python MCP SDK into {}", venv.display());
+    // `--clear`: a venv left half-made by an interrupted run starts over.
+    run_or_panic(
+        Command::new("python3").args(["-m", "venv", "--clear"]).arg(&venv),
+        "`python3 -m venv` (a missing `ensurepip` means the python3-venv package is not installed)",
+        prefix,
+    );
+    run_or_panic(
+        Command::new(venv_python(prefix))
+            .args(["-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-r"])
+            .arg(&requirements),
+        "`pip install -r requirements.txt` in the venv",
+        prefix,
+    );
 }
