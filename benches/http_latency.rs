@@ -1,0 +1,525 @@
+//! Tool-call latency and throughput over Streamable HTTP: Warden against a
+//! minimal direct hyper client, both talking to the same real server.
+//!
+//! The server is the pinned `@modelcontextprotocol/server-everything`
+//! (installed by [`warden_tests::real_servers`]) in its `streamableHttp`
+//! mode on a free loopback port, started by the bench and killed at the end.
+//! Both clients call its `echo` tool, each on its own MCP session, in the
+//! same run, on the same multi-thread tokio runtime:
+//!
+//! - **direct**: the floor. A hyper 1 + hyper-util pooled client (keep-alive,
+//!   HTTP/1.1) that does `initialize` (keeping `Mcp-Session-Id`), posts
+//!   `notifications/initialized`, then for each call POSTs `tools/call` with
+//!   the session id, `MCP-Protocol-Version` and
+//!   `Accept: application/json, text/event-stream`, collects the answer
+//!   and picks the `data:` line whose JSON carries the call's id (the server
+//!   answers with SSE). No GET stream, no timers, no actors, no resumption.
+//! - **warden**: an embedded [`warden_actors::Warden`] with one `url`
+//!   server, called through [`warden_actors::Warden::call_tool`].
+//!
+//! Measured for each client: latency p50 and p99 of one caller making
+//! sequential calls (and their calls/s), and calls/s with
+//! `WARDEN_BENCH_CALLERS` concurrent callers. As in `call_latency`, the run
+//! is cut into rounds after a warm-up; each round times a slice of
+//! sequential calls and a burst of concurrent calls for both clients, in
+//! alternating order (direct first in rounds 1, 3, ...), and the table pools
+//! every round's samples. Goals: p50 latency within 1.2× of direct, and
+//! concurrent throughput at least 1/1.2 of direct.
+//!
+//! Knobs (environment variables, all optional):
+//!
+//! | variable                        | default | meaning                                       |
+//! |---------------------------------|---------|-----------------------------------------------|
+//! | `WARDEN_BENCH_CALLS`            | 3000    | timed sequential calls per client, all rounds |
+//! | `WARDEN_BENCH_WARMUP`           | 300     | untimed calls per client before round 1       |
+//! | `WARDEN_BENCH_CONCURRENT_CALLS` | 9600    | concurrent-phase calls per client, all rounds |
+//! | `WARDEN_BENCH_CALLERS`          | 32      | concurrent callers                            |
+//! | `WARDEN_BENCH_ROUNDS`           | 6       | rounds                                        |
+//! | `WARDEN_BENCH_WORKERS`          | cores   | tokio worker threads                          |
+//!
+//! Run with `cargo bench -p warden-tests --bench http_latency` (needs `node`
+//! and `npm`, and the npm registry the first time).
+
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+use warden_actors::{ServerState, Warden, WardenConfig};
+use warden_tests::real_servers::EVERYTHING;
+
+/// What every call echoes.
+const MESSAGE: &str = "hello from the http-latency bench";
+
+/// What server-everything answers to it.
+const ECHOED: &str = "Echo: hello from the http-latency bench";
+
+/// The protocol version the direct client asks for (the one server-everything
+/// answers, and Warden negotiates).
+const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// The goals the table checks: warden/direct at most this for p50 latency,
+/// at least its inverse for concurrent throughput.
+const GOAL_RATIO: f64 = 1.2;
+
+fn main() {
+    let settings = Settings::from_env();
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = settings.workers {
+        runtime.worker_threads(workers);
+    }
+    let runtime = runtime.enable_all().build().expect("a tokio runtime");
+    runtime.block_on(run(settings));
+}
+
+/// The run's sizes, from the environment.
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    /// Timed sequential calls per client, over all rounds.
+    calls: usize,
+    /// Untimed calls per client before the first round.
+    warmup: usize,
+    /// Calls per client in the concurrent phases, over all rounds.
+    concurrent_calls: usize,
+    callers: usize,
+    rounds: usize,
+    /// Tokio worker threads; tokio's default (one per core) when `None`.
+    workers: Option<usize>,
+}
+
+impl Settings {
+    fn from_env() -> Settings {
+        Settings {
+            calls: env_usize("WARDEN_BENCH_CALLS", 3_000),
+            warmup: env_usize("WARDEN_BENCH_WARMUP", 300).max(1),
+            concurrent_calls: env_usize("WARDEN_BENCH_CONCURRENT_CALLS", 9_600),
+            callers: env_usize("WARDEN_BENCH_CALLERS", 32).max(1),
+            rounds: env_usize("WARDEN_BENCH_ROUNDS", 6).max(1),
+            workers: std::env::var("WARDEN_BENCH_WORKERS").ok().map(|_| env_usize("WARDEN_BENCH_WORKERS", 0).max(1)),
+        }
+    }
+
+    fn calls_per_round(&self) -> usize {
+        (self.calls / self.rounds).max(1)
+    }
+
+    fn per_caller_per_round(&self) -> usize {
+        (self.concurrent_calls / self.rounds / self.callers).max(1)
+    }
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(text) => text
+            .trim()
+            .replace('_', "")
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} must be a whole number, not `{text}`")),
+        Err(_) => default,
+    }
+}
+
+async fn run(settings: Settings) {
+    let server = HttpEverything::start().await;
+    let direct = Arc::new(Client::Direct(Direct::start(&server.url).await));
+    let warden = Arc::new(Client::Warden(start_warden(&server.url).await));
+    let clients = [direct, warden];
+    for client in &clients {
+        // Fails a broken setup before anything is timed, and warms up.
+        sequential(client, settings.warmup, 0).await;
+    }
+
+    let mut totals = [Totals::default(), Totals::default()];
+    let mut ratios = Vec::new();
+    let calls = settings.calls_per_round();
+    let per_caller = settings.per_caller_per_round();
+    for round in 0..settings.rounds {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        let mut p50 = [0.0; 2];
+        let mut rate = [0.0; 2];
+        for &which in &order {
+            let (latencies, wall) = sequential(&clients[which], SLICE_WARMUP, calls).await;
+            p50[which] = micros(percentile_of(latencies.clone(), 50.0));
+            totals[which].latencies.extend(latencies);
+            totals[which].sequential_wall += wall;
+            totals[which].sequential_calls += calls;
+        }
+        for &which in &order {
+            let wall = concurrent(&clients[which], settings.callers, per_caller).await;
+            rate[which] = (settings.callers * per_caller) as f64 / wall.as_secs_f64();
+            totals[which].concurrent_wall += wall;
+            totals[which].concurrent_calls += settings.callers * per_caller;
+        }
+        ratios.push(p50[1] / p50[0]);
+        println!(
+            "round {:>2} ({} first): p50 {:>7.1} / {:>7.1} µs   {} callers {:>6.0} / {:>6.0} calls/s   (direct / warden)",
+            round + 1,
+            if order[0] == 0 { "direct" } else { "warden" },
+            p50[0],
+            p50[1],
+            settings.callers,
+            rate[0],
+            rate[1],
+        );
+    }
+
+    print_table(&settings, &totals, ratios);
+
+    let [direct, warden] = clients;
+    if let Some(Client::Warden(warden)) = Arc::into_inner(warden) {
+        warden.shutdown().await;
+    }
+    drop(direct);
+    server.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// Measuring
+// ---------------------------------------------------------------------------
+
+/// Untimed calls at the start of every sequential slice, so that switching
+/// from one client to the other is not timed.
+const SLICE_WARMUP: usize = 20;
+
+/// One client's numbers, pooled over the rounds.
+#[derive(Debug, Default)]
+struct Totals {
+    latencies: Vec<Duration>,
+    sequential_calls: usize,
+    sequential_wall: Duration,
+    concurrent_calls: usize,
+    concurrent_wall: Duration,
+}
+
+/// `warmup` untimed calls, then `calls` timed ones, one after another; the
+/// latencies and the wall time of the timed ones.
+async fn sequential(client: &Arc<Client>, warmup: usize, calls: usize) -> (Vec<Duration>, Duration) {
+    // The caller runs as a task on a worker thread, as a host's request
+    // handler would, not on the thread blocked in `block_on`.
+    let client = Arc::clone(client);
+    tokio::spawn(async move {
+        for _ in 0..warmup {
+            client.echo().await;
+        }
+        let mut latencies = Vec::with_capacity(calls);
+        let start = Instant::now();
+        for _ in 0..calls {
+            let before = Instant::now();
+            client.echo().await;
+            latencies.push(before.elapsed());
+        }
+        (latencies, start.elapsed())
+    })
+    .await
+    .expect("the sequential caller ran")
+}
+
+/// `callers` tasks making `per_caller` calls each; the wall time.
+async fn concurrent(client: &Arc<Client>, callers: usize, per_caller: usize) -> Duration {
+    let start = Instant::now();
+    let tasks: Vec<JoinHandle<()>> = (0..callers)
+        .map(|_| {
+            let client = Arc::clone(client);
+            tokio::spawn(async move {
+                for _ in 0..per_caller {
+                    client.echo().await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("a concurrent caller ran");
+    }
+    start.elapsed()
+}
+
+/// The nearest-rank percentile.
+fn percentile_of(mut durations: Vec<Duration>, pct: f64) -> Duration {
+    durations.sort_unstable();
+    let rank = ((pct / 100.0) * durations.len() as f64).ceil() as usize;
+    durations[rank.clamp(1, durations.len()) - 1]
+}
+
+fn micros(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e6
+}
+
+fn print_table(settings: &Settings, totals: &[Totals; 2], mut ratios: Vec<f64>) {
+    let each = |metric: &dyn Fn(&Totals) -> f64| [metric(&totals[0]), metric(&totals[1])];
+    let p50 = each(&|t| micros(percentile_of(t.latencies.clone(), 50.0)));
+    let p99 = each(&|t| micros(percentile_of(t.latencies.clone(), 99.0)));
+    let single = each(&|t| t.sequential_calls as f64 / t.sequential_wall.as_secs_f64());
+    let concurrent = each(&|t| t.concurrent_calls as f64 / t.concurrent_wall.as_secs_f64());
+    let p50_ratio = p50[1] / p50[0];
+    let concurrent_ratio = concurrent[1] / concurrent[0];
+    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+    ratios.sort_by(f64::total_cmp);
+
+    println!();
+    println!(
+        "http call latency and throughput, echo via server-everything (streamable HTTP, loopback): {} rounds, each timing both clients in alternating order (direct first in odd rounds), samples pooled over the rounds",
+        settings.rounds,
+    );
+    println!(
+        "  per client: {} timed sequential calls (after {} warm-up), {} calls by {} concurrent callers; direct is a pooled hyper client",
+        totals[0].sequential_calls, settings.warmup, totals[0].concurrent_calls, settings.callers,
+    );
+    println!("metric                     direct     warden    warden/direct   goal");
+    println!(
+        "{:<22} {:>10.1} {:>10.1} {:>15.2}×   {:<16} {}",
+        "p50 latency (µs)",
+        p50[0],
+        p50[1],
+        p50_ratio,
+        format!("≤ {GOAL_RATIO}×"),
+        verdict(p50_ratio <= GOAL_RATIO),
+    );
+    println!("{:<22} {:>10.1} {:>10.1} {:>15.2}×", "p99 latency (µs)", p99[0], p99[1], p99[1] / p99[0]);
+    println!("{:<22} {:>10.0} {:>10.0} {:>15.2}×", "calls/s, 1 caller", single[0], single[1], single[1] / single[0]);
+    println!(
+        "{:<22} {:>10.0} {:>10.0} {:>15.2}×   {:<16} {}",
+        format!("calls/s, {} callers", settings.callers),
+        concurrent[0],
+        concurrent[1],
+        concurrent_ratio,
+        format!("≥ 1/{GOAL_RATIO} = {:.2}×", 1.0 / GOAL_RATIO),
+        verdict(concurrent_ratio >= 1.0 / GOAL_RATIO),
+    );
+    println!(
+        "p50 ratio (warden / direct) per round: min {:.2}×, median {:.2}×, max {:.2}×",
+        ratios[0],
+        ratios[ratios.len() / 2],
+        ratios[ratios.len() - 1],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The server
+// ---------------------------------------------------------------------------
+
+/// server-everything serving Streamable HTTP; killed when dropped, so a
+/// panicking bench does not leave it running.
+struct HttpEverything {
+    child: Child,
+    url: String,
+}
+
+impl HttpEverything {
+    /// Starts the server on a free port and waits until it listens.
+    async fn start() -> HttpEverything {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free loopback port")
+            .port();
+        // `node <script> stdio`: the same script, another transport.
+        let (node, args) = EVERYTHING.command(&[]);
+        let mut child = Command::new(node)
+            .arg(&args[0])
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node starts");
+        // It says so on stderr once it listens; the rest of stderr is its
+        // request log, drained so the pipe never fills.
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr is piped")).lines();
+        let listening = async {
+            while let Some(line) = lines.next_line().await.expect("server-everything's stderr reads") {
+                if line.contains("listening on port") {
+                    return;
+                }
+            }
+            panic!("server-everything exited before listening");
+        };
+        tokio::time::timeout(Duration::from_secs(30), listening).await.expect("server-everything listens in time");
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        HttpEverything { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+
+    async fn stop(mut self) {
+        if let Err(error) = self.child.kill().await {
+            eprintln!("could not kill server-everything: {error}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The two clients
+// ---------------------------------------------------------------------------
+
+/// One of the two clients; each lives in one `Arc` for the whole run, so
+/// the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum Client {
+    Direct(Direct),
+    Warden(Warden),
+}
+
+impl Client {
+    /// One `echo` call; panics on anything but the echoed text, so a broken
+    /// client cannot look fast.
+    async fn echo(&self) {
+        match self {
+            Client::Direct(direct) => {
+                let text = direct.call_echo().await;
+                assert_eq!(text, ECHOED, "direct: echo answered something else");
+            }
+            Client::Warden(warden) => {
+                let result = warden
+                    .call_tool("remote__echo", serde_json::json!({ "message": MESSAGE }))
+                    .await
+                    .unwrap_or_else(|error| panic!("warden: echo failed: {error}"));
+                assert!(!result.is_error(), "warden: echo failed: {}", result.text());
+                assert_eq!(result.text(), ECHOED, "warden: echo answered something else");
+            }
+        }
+    }
+}
+
+async fn start_warden(url: &str) -> Warden {
+    let config =
+        WardenConfig::from_toml(&format!("[servers.remote]\nurl = {url:?}\nstartup_timeout_secs = 60\n"), "bench")
+            .expect("the bench config is valid");
+    let warden = Warden::start(&config).await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
+    for status in warden.status() {
+        if let ServerState::Failed { reason } = &status.state {
+            panic!("server-everything failed to start under Warden: {reason}");
+        }
+    }
+    assert!(warden.tools().iter().any(|entry| entry.name == "remote__echo"), "Warden lists no remote__echo");
+    warden
+}
+
+/// The minimal direct client: one pooled hyper client and one session.
+struct Direct {
+    client: hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>,
+    url: hyper::Uri,
+    session: HeaderValue,
+    next_id: AtomicU64,
+}
+
+/// The parts of a JSON-RPC response the direct client looks at.
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    id: Option<u64>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// The part of a `CallToolResult` the direct client looks at.
+#[derive(Deserialize)]
+struct EchoResult {
+    content: Vec<ContentBlock>,
+}
+
+#[derive(Deserialize)]
+struct ContentBlock {
+    text: Option<String>,
+}
+
+impl Direct {
+    /// Connects, initialises a session and says it is initialised.
+    async fn start(url: &str) -> Direct {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let client = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(usize::MAX)
+            .build(connector);
+        let url: hyper::Uri = url.parse().expect("the server URL parses");
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"http-latency-direct","version":"1"}}}}}}"#
+        );
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(url.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(init)))
+            .expect("the initialize request builds");
+        let response = client.request(request).await.expect("direct: initialize is answered");
+        assert_eq!(response.status(), StatusCode::OK, "direct: initialize status");
+        let session =
+            response.headers().get("mcp-session-id").cloned().expect("direct: initialize gives an Mcp-Session-Id");
+        let body = response.into_body().collect().await.expect("direct: initialize body reads").to_bytes();
+        find_reply(&body, 0).expect("direct: initialize answered").expect("direct: initialize succeeded");
+        let direct = Direct { client, url, session, next_id: AtomicU64::new(1) };
+        let response =
+            direct.post(Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)).await;
+        assert_eq!(response.status(), StatusCode::ACCEPTED, "direct: notifications/initialized status");
+        let _ = response.into_body().collect().await;
+        direct
+    }
+
+    /// A POST on the session.
+    async fn post(&self, body: Bytes) -> hyper::Response<hyper::body::Incoming> {
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(self.url.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .header("mcp-session-id", self.session.clone())
+            .header("mcp-protocol-version", PROTOCOL_VERSION)
+            .body(Full::new(body))
+            .expect("the request builds");
+        self.client.request(request).await.unwrap_or_else(|error| panic!("direct: POST failed: {error}"))
+    }
+
+    /// One `tools/call echo`, returning the text it answered.
+    async fn call_echo(&self) -> String {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"{MESSAGE}"}}}}}}"#
+        );
+        let response = self.post(Bytes::from(body)).await;
+        let status = response.status();
+        let body = response.into_body().collect().await.expect("direct: the answer reads").to_bytes();
+        assert_eq!(status, StatusCode::OK, "direct: tools/call status, body {}", String::from_utf8_lossy(&body));
+        let result = find_reply(&body, id)
+            .unwrap_or_else(|| panic!("direct: no answer to {id} in {}", String::from_utf8_lossy(&body)))
+            .unwrap_or_else(|error| panic!("direct: echo failed: {error}"));
+        let result: EchoResult = serde_json::from_str(&result).expect("direct: echo result is a CallToolResult");
+        result.content.into_iter().next().and_then(|block| block.text).unwrap_or_default()
+    }
+}
+
+/// The `result` (or the `error`, as text) of the response with `id` in a
+/// POST's answer: a JSON body, or an SSE stream whose `data:` lines are
+/// JSON-RPC messages (every event here is a single `data:` line).
+fn find_reply(body: &[u8], id: u64) -> Option<Result<String, String>> {
+    let text = std::str::from_utf8(body).ok()?;
+    let trimmed = text.trim_start();
+    let candidates: Box<dyn Iterator<Item = &str>> = if trimmed.starts_with('{') {
+        Box::new(std::iter::once(trimmed))
+    } else {
+        Box::new(text.lines().filter_map(|line| line.strip_prefix("data:")).map(str::trim_start))
+    };
+    for data in candidates {
+        let Ok(incoming) = serde_json::from_str::<Incoming<'_>>(data) else { continue };
+        if incoming.id != Some(id) {
+            continue;
+        }
+        match (incoming.result, incoming.error) {
+            (Some(result), _) => return Some(Ok(result.get().to_string())),
+            (None, Some(error)) => return Some(Err(error.get().to_string())),
+            (None, None) => continue,
+        }
+    }
+    None
+}
