@@ -40,7 +40,6 @@
 //! Run with `cargo bench -p warden-tests --bench http_latency` (needs `node`
 //! and `npm`, and the npm registry the first time).
 
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -53,11 +52,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 use warden_actors::{ServerState, Warden, WardenConfig};
-use warden_tests::real_servers::EVERYTHING;
+use warden_tests::http_everything::HttpEverything;
 
 /// What every call echoes.
 const MESSAGE: &str = "hello from the http-latency bench";
@@ -307,55 +304,6 @@ fn print_table(settings: &Settings, totals: &[Totals; 2], mut ratios: Vec<f64>) 
 // ---------------------------------------------------------------------------
 // The server
 // ---------------------------------------------------------------------------
-
-/// server-everything serving Streamable HTTP; killed when dropped, so a
-/// panicking bench does not leave it running.
-struct HttpEverything {
-    child: Child,
-    url: String,
-}
-
-impl HttpEverything {
-    /// Starts the server on a free port and waits until it listens.
-    async fn start() -> HttpEverything {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free loopback port")
-            .port();
-        // `node <script> stdio`: the same script, another transport.
-        let (node, args) = EVERYTHING.command(&[]);
-        let mut child = Command::new(node)
-            .arg(&args[0])
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node starts");
-        // It says so on stderr once it listens; the rest of stderr is its
-        // request log, drained so the pipe never fills.
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr is piped")).lines();
-        let listening = async {
-            while let Some(line) = lines.next_line().await.expect("server-everything's stderr reads") {
-                if line.contains("listening on port") {
-                    return;
-                }
-            }
-            panic!("server-everything exited before listening");
-        };
-        tokio::time::timeout(Duration::from_secs(30), listening).await.expect("server-everything listens in time");
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        HttpEverything { child, url: format!("http://127.0.0.1:{port}/mcp") }
-    }
-
-    async fn stop(mut self) {
-        if let Err(error) = self.child.kill().await {
-            eprintln!("could not kill server-everything: {error}");
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------
 // The two clients

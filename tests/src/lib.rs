@@ -3,12 +3,15 @@
 //! - [`real_servers`]: MCP servers other people wrote, installed at pinned
 //!   versions into a cache under `target/`, so the suites test Warden against
 //!   the servers users run rather than against Warden's own idea of MCP.
+//! - [`http_everything`]: server-everything over Streamable HTTP on a free
+//!   loopback port, for the HTTP suites and benchmark.
 //! - [`bins`]: where the binaries built by this package are (the scriptable
 //!   `warden-test-server`, the `embed-host` example), for tests elsewhere.
 //! - The scriptable test server itself is `src/bin/warden-test-server.rs`,
 //!   written from scratch so it shares no code (and no bugs) with Warden.
 
 pub mod bins;
+pub mod http_everything;
 pub mod real_servers;
 
 use std::path::PathBuf;

@@ -2,66 +2,14 @@
 //! `@modelcontextprotocol/server-everything` in its `streamableHttp` mode,
 //! started by the test on a free loopback port. Real time, real processes.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 use warden_actors::{ServerState, Warden, WardenConfig};
 
 mod common;
 use common::join_all;
-use warden_tests::real_servers::EVERYTHING;
-
-/// server-everything serving Streamable HTTP; killed when dropped, so a
-/// failing test does not leave it running.
-struct HttpEverything {
-    child: Child,
-    url: String,
-}
-
-impl HttpEverything {
-    /// Starts the server on a free port and waits until it listens.
-    async fn start() -> HttpEverything {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        HttpEverything::start_on(port).await
-    }
-
-    /// Starts the server on `port` and waits until it listens.
-    async fn start_on(port: u16) -> HttpEverything {
-        // `node <script> stdio`: the same script, another transport.
-        let (node, args) = EVERYTHING.command(&[]);
-        let mut child = Command::new(node)
-            .arg(&args[0])
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node starts");
-        // It says so on stderr once it listens; the rest of stderr is its
-        // request log, drained so the pipe never fills.
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let listening = async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if line.contains("listening on port") {
-                    return;
-                }
-            }
-            panic!("server-everything exited before listening");
-        };
-        tokio::time::timeout(Duration::from_secs(30), listening).await.expect("server-everything listens in time");
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        HttpEverything { child, url: format!("http://127.0.0.1:{port}/mcp") }
-    }
-
-    async fn stop(mut self) {
-        self.child.kill().await.expect("the server is killed");
-    }
-}
+use warden_tests::http_everything::{free_port, HttpEverything};
 
 #[tokio::test]
 async fn server_everything_over_http_lists_and_calls_tools() {
@@ -126,7 +74,7 @@ async fn server_everything_over_http_lists_and_calls_tools() {
 
 #[tokio::test]
 async fn an_http_server_that_is_not_there_fails_with_what_happened() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let toml = format!("[servers.remote]\nurl = {url:?}\n");
     let config = WardenConfig::from_toml(&toml, "test config").expect("valid config");

@@ -1,0 +1,71 @@
+//! server-everything serving Streamable HTTP on loopback, for the HTTP
+//! suites and the HTTP benchmark: the pinned npm package (see
+//! [`crate::real_servers`]) started in its `streamableHttp` mode on a free
+//! port, killed when dropped so a failing test leaves nothing running.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::real_servers::EVERYTHING;
+
+/// A running server-everything over HTTP.
+pub struct HttpEverything {
+    child: Child,
+    /// Its MCP endpoint, `http://127.0.0.1:<port>/mcp`.
+    pub url: String,
+}
+
+impl HttpEverything {
+    /// Starts the server on a free port and waits until it listens.
+    pub async fn start() -> HttpEverything {
+        HttpEverything::start_on(free_port()).await
+    }
+
+    /// Starts the server on `port` and waits until it listens.
+    pub async fn start_on(port: u16) -> HttpEverything {
+        // `node <script> stdio`: the same script, another transport.
+        let (node, args) = EVERYTHING.command(&[]);
+        let mut child = Command::new(node)
+            .arg(&args[0])
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("node starts");
+        // It says so on stderr once it listens; the rest of stderr is its
+        // request log, drained so the pipe never fills.
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr is piped")).lines();
+        let listening = async {
+            while let Some(line) = lines.next_line().await.expect("server-everything's stderr reads") {
+                if line.contains("listening on port") {
+                    return;
+                }
+            }
+            panic!("server-everything exited before listening");
+        };
+        tokio::time::timeout(Duration::from_secs(30), listening).await.expect("server-everything listens in time");
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        HttpEverything { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+
+    /// Kills the server and waits for it.
+    pub async fn stop(mut self) {
+        if let Err(error) = self.child.kill().await {
+            eprintln!("could not kill server-everything: {error}");
+        }
+    }
+}
+
+/// A loopback port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
