@@ -70,6 +70,9 @@ use tokio::task::JoinHandle;
 use warden_actors::{ServerState, Warden, WardenConfig};
 
 /// The test server, built by Cargo alongside this bench.
+mod bench_support;
+use bench_support::{env_usize, micros, percentile_of};
+
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
 
 /// What every call echoes.
@@ -131,17 +134,6 @@ impl Settings {
 
     fn per_caller_per_round(&self) -> usize {
         (self.concurrent_calls / self.rounds / self.callers).max(1)
-    }
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    match std::env::var(name) {
-        Ok(text) => text
-            .trim()
-            .replace('_', "")
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be a whole number, not `{text}`")),
-        Err(_) => default,
     }
 }
 
@@ -339,17 +331,6 @@ async fn concurrent(client: &Arc<Client>, callers: usize, per_caller: usize) -> 
         task.await.expect("a concurrent caller ran");
     }
     (start.elapsed(), Usage::now().since(usage))
-}
-
-/// The nearest-rank percentile.
-fn percentile_of(mut durations: Vec<Duration>, pct: f64) -> Duration {
-    durations.sort_unstable();
-    let rank = ((pct / 100.0) * durations.len() as f64).ceil() as usize;
-    durations[rank.clamp(1, durations.len()) - 1]
-}
-
-fn micros(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e6
 }
 
 fn print_table(settings: &Settings, totals: &[Totals; 2], mut overheads: Vec<f64>) {

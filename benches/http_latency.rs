@@ -57,6 +57,9 @@ use warden_actors::{ServerState, Warden, WardenConfig};
 use warden_tests::http_everything::HttpEverything;
 
 /// What every call echoes.
+mod bench_support;
+use bench_support::{env_usize, micros, percentile_of};
+
 const MESSAGE: &str = "hello from the http-latency bench";
 
 /// What server-everything answers to it.
@@ -113,17 +116,6 @@ impl Settings {
 
     fn per_caller_per_round(&self) -> usize {
         (self.concurrent_calls / self.rounds / self.callers).max(1)
-    }
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    match std::env::var(name) {
-        Ok(text) => text
-            .trim()
-            .replace('_', "")
-            .parse()
-            .unwrap_or_else(|_| panic!("{name} must be a whole number, not `{text}`")),
-        Err(_) => default,
     }
 }
 
@@ -239,17 +231,6 @@ async fn concurrent(client: &Arc<Client>, callers: usize, per_caller: usize) -> 
         task.await.expect("a concurrent caller ran");
     }
     start.elapsed()
-}
-
-/// The nearest-rank percentile.
-fn percentile_of(mut durations: Vec<Duration>, pct: f64) -> Duration {
-    durations.sort_unstable();
-    let rank = ((pct / 100.0) * durations.len() as f64).ceil() as usize;
-    durations[rank.clamp(1, durations.len()) - 1]
-}
-
-fn micros(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1e6
 }
 
 fn print_table(settings: &Settings, totals: &[Totals; 2], mut ratios: Vec<f64>) {
