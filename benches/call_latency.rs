@@ -69,10 +69,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use warden_actors::{ServerState, Warden, WardenConfig};
 
-/// The test server, built by Cargo alongside this bench.
 mod bench_support;
 use bench_support::{env_usize, micros, percentile_of};
 
+/// The test server, built by Cargo alongside this bench.
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
 
 /// What every call echoes.

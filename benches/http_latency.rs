@@ -56,10 +56,10 @@ use tokio::task::JoinHandle;
 use warden_actors::{ServerState, Warden, WardenConfig};
 use warden_tests::http_everything::HttpEverything;
 
-/// What every call echoes.
 mod bench_support;
 use bench_support::{env_usize, micros, percentile_of};
 
+/// What every call echoes.
 const MESSAGE: &str = "hello from the http-latency bench";
 
 /// What server-everything answers to it.
