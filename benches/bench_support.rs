@@ -26,3 +26,13 @@ pub(crate) fn percentile_of(mut durations: Vec<Duration>, pct: f64) -> Duration 
 pub(crate) fn micros(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e6
 }
+
+/// The runtime a bench runs on: multi-thread, with `workers` threads when
+/// given (tokio's default, one per core, otherwise).
+pub(crate) fn runtime(workers: Option<usize>) -> tokio::runtime::Runtime {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = workers {
+        builder.worker_threads(workers);
+    }
+    builder.enable_all().build().expect("a tokio runtime")
+}

@@ -70,7 +70,7 @@ use tokio::task::JoinHandle;
 use warden_actors::{ServerState, Warden, WardenConfig};
 
 mod bench_support;
-use bench_support::{env_usize, micros, percentile_of};
+use bench_support::{env_usize, micros, percentile_of, runtime};
 
 /// The test server, built by Cargo alongside this bench.
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
@@ -84,12 +84,7 @@ const GOAL_CONCURRENT_RATIO: f64 = 0.8;
 
 fn main() {
     let settings = Settings::from_env();
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(workers) = settings.workers {
-        runtime.worker_threads(workers);
-    }
-    let runtime = runtime.enable_all().build().expect("a tokio runtime");
-    runtime.block_on(run(settings));
+    runtime(settings.workers).block_on(run(settings));
 }
 
 /// The run's sizes, from the environment.

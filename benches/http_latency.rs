@@ -57,7 +57,7 @@ use warden_actors::{ServerState, Warden, WardenConfig};
 use warden_tests::http_everything::HttpEverything;
 
 mod bench_support;
-use bench_support::{env_usize, micros, percentile_of};
+use bench_support::{env_usize, micros, percentile_of, runtime};
 
 /// What every call echoes.
 const MESSAGE: &str = "hello from the http-latency bench";
@@ -75,12 +75,7 @@ const GOAL_RATIO: f64 = 1.2;
 
 fn main() {
     let settings = Settings::from_env();
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(workers) = settings.workers {
-        runtime.worker_threads(workers);
-    }
-    let runtime = runtime.enable_all().build().expect("a tokio runtime");
-    runtime.block_on(run(settings));
+    runtime(settings.workers).block_on(run(settings));
 }
 
 /// The run's sizes, from the environment.
