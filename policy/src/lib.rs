@@ -13,8 +13,18 @@
 //!
 //! Tool policies, approval rules, allowlists and leak detection join it.
 
+mod approval;
 mod naming;
+mod patterns;
 mod render;
+mod tool_policy;
+
+pub use approval::{approval_need, ApprovalNeed, AutoApproval, Grant};
+pub use patterns::{PatternError, ToolPattern, ToolPatterns};
+pub use tool_policy::{
+    resolve_policy, Approval, LeakAction, PolicyDefaults, PolicyLayer, PolicySource, ResolvedPolicy, Risk, Sourced,
+    ToolHints,
+};
 
 pub use naming::{
     namespaced_tool_name, split_namespaced, validate_server_name, NameError, MAX_TOOL_NAME_CHARS, SEPARATOR,
