@@ -27,7 +27,7 @@ pub use tool_policy::{
 };
 
 pub use naming::{
-    namespaced_tool_name, split_namespaced, validate_server_name, NameError, MAX_TOOL_NAME_CHARS, SEPARATOR,
+    namespaced_tool_name, split_namespaced, validate_server_name, NameError, NameRules, MAX_TOOL_NAME_CHARS, SEPARATOR,
 };
 pub use render::{
     render_call_result, render_prompt, render_prompt_list, render_resource_list, render_resource_read, truncate,
