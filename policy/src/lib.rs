@@ -14,6 +14,7 @@
 //! Tool policies, approval rules, allowlists and leak detection join it.
 
 mod approval;
+mod leaks;
 mod naming;
 mod patterns;
 mod render;
@@ -26,6 +27,7 @@ pub use tool_policy::{
     ToolHints,
 };
 
+pub use leaks::{KnownSecret, Leak, LeakScanner};
 pub use naming::{
     namespaced_tool_name, split_namespaced, validate_server_name, NameError, NameRules, MAX_TOOL_NAME_CHARS, SEPARATOR,
 };
