@@ -222,3 +222,57 @@ fn a_scanner_is_shareable_across_threads() {
     fn assert_shareable<T: Clone + Send + Sync + fmt::Debug>() {}
     assert_shareable::<LeakScanner>();
 }
+
+#[test]
+fn known_values_with_regex_characters_match_literally() {
+    let scanner = LeakScanner::new(vec![known("ODD", "a.b*c+d(e)[f]$"), known("UNI", "pässwörd-名前")]);
+    let (redacted, leaks) = scanner.redact_text("x a.b*c+d(e)[f]$ y aXb*c+d(e)[f]$ z pässwörd-名前!").unwrap();
+    assert_eq!(redacted, "x [REDACTED:ODD] y aXb*c+d(e)[f]$ z [REDACTED:UNI]!");
+    assert_eq!(leaks, vec![leak("ODD", ""), leak("UNI", "")]);
+}
+
+#[test]
+fn neighbouring_secrets_are_redacted_separately_in_order() {
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+    let scanner = LeakScanner::new(vec![known("DB", "hunter2-hunter2")]);
+    let text = format!("{token} hunter2-hunter2,{token}");
+    let (redacted, leaks) = scanner.redact_text(&text).unwrap();
+    assert_eq!(redacted, "[REDACTED:github_token] [REDACTED:DB],[REDACTED:github_token]");
+    assert_eq!(leaks, vec![leak("github_token", ""), leak("DB", "")]);
+}
+
+#[test]
+fn empty_text_and_empty_json_hold_nothing() {
+    assert_eq!(scanner().redact_text(""), None);
+    assert!(scanner().find_in_json(&json!({})).is_empty());
+    let mut value = json!([1, null, false, { "a": 2.5 }]);
+    assert!(scanner().redact_json(&mut value).is_empty());
+    assert_eq!(value, json!([1, null, false, { "a": 2.5 }]));
+}
+
+#[test]
+fn a_plain_json_string_is_reported_at_the_root_pointer() {
+    let mut value = json!(format!("AKIA{}", "IOSFODNN7EXAMPLE"));
+    assert_eq!(scanner().redact_json(&mut value), vec![leak("aws_access_key", "")]);
+    assert_eq!(value, json!("[REDACTED:aws_access_key]"));
+}
+
+#[test]
+fn keys_that_redact_to_the_same_text_both_survive() {
+    let scanner = LeakScanner::new(vec![known("K", "first-secret"), known("K", "second-secret")]);
+    let mut value = json!({ "first-secret": 1, "second-secret": 2 });
+    scanner.redact_json(&mut value);
+    let map = value.as_object().unwrap();
+    assert_eq!(map.len(), 2, "{value}");
+    assert!(map.contains_key("[REDACTED:K]") && map.contains_key("[REDACTED:K]~2"), "{value}");
+}
+
+#[test]
+fn a_large_text_is_scanned_whole() {
+    let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+    let filler = "{\"id\":1,\"path\":\"src/lib.rs\",\"message\":\"fix the parser\"}\n".repeat(20_000);
+    let text = format!("{filler}{token}\n{filler}");
+    let (redacted, leaks) = scanner().redact_text(&text).unwrap();
+    assert_eq!(leaks, vec![leak("github_token", "")]);
+    assert_eq!(redacted.len(), text.len() - token.len() + "[REDACTED:github_token]".len());
+}
