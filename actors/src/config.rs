@@ -17,6 +17,11 @@
 //! an unset variable is an error, so a missing token is found before a
 //! server runs with an empty one. `$${` writes a literal `${`.
 //!
+//! An `https://` server behind a private certificate authority names that
+//! CA's certificate with `ca_cert = "path/to/ca.pem"` (relative to Warden's
+//! working directory, like `cwd`). The file is read at load time: a missing
+//! or unreadable one is a config error, not a handshake failure later.
+//!
 //! Every error names the file, the server and the field.
 
 use std::collections::BTreeMap;
@@ -70,6 +75,9 @@ pub struct ServerConfig {
     /// HTTP: headers sent with every request.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// HTTP: a PEM file of CA certificates trusted for this server besides
+    /// the system's, for a server with a private CA.
+    pub ca_cert: Option<PathBuf>,
     /// How long the handshake plus tool discovery may take, in seconds.
     pub startup_timeout_secs: Option<f64>,
     /// stdio: start with Warden's environment (default) or an empty one.
@@ -218,6 +226,7 @@ impl ServerConfig {
             (None, None) => return Err("has neither `command` nor `url`; set `command` for a local (stdio) server or `url` for a remote (HTTP) one".into()),
             (Some(command), None) if command.trim().is_empty() => return Err("`command` is empty".into()),
             (Some(_), None) if !self.headers.is_empty() => return Err("`headers` only applies to `url` servers; use `env` for a `command` server".into()),
+            (Some(_), None) if self.ca_cert.is_some() => return Err("`ca_cert` only applies to `https://` `url` servers".into()),
             (None, Some(_))
                 if !self.args.is_empty()
                     || !self.env.is_empty()
@@ -239,6 +248,9 @@ impl ServerConfig {
                     "`url` must be an http:// or https:// address of the server's MCP endpoint, not \"{url}\""
                 ));
             }
+        }
+        if let Some(path) = &self.ca_cert {
+            warden_protocol::check_ca_cert(path)?;
         }
         for (field, secs) in
             [("startup_timeout_secs", self.startup_timeout_secs), ("restart_delay_secs", self.restart_delay_secs)]

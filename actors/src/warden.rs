@@ -205,6 +205,7 @@ fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Re
         (None, Some(url)) => {
             let mut spec = HttpSpec::new(name, url.clone());
             spec.headers = server.headers.clone();
+            spec.ca_cert = server.ca_cert.clone();
             spec.max_message_bytes = config.max_message_bytes;
             Ok(Arc::new(HttpConnector::new(spec)))
         }

@@ -38,6 +38,7 @@ pub use mcp::{
 };
 pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{
-    memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, HttpConnector, HttpSpec, MemoryConnector,
-    MemoryPeer, Outbound, StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent, HTTP_TRANSPORT_ERROR,
+    check_ca_cert, memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, HttpConnector, HttpSpec,
+    MemoryConnector, MemoryPeer, Outbound, StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent,
+    HTTP_TRANSPORT_ERROR,
 };

@@ -5,6 +5,8 @@
 //!   the servers users run rather than against Warden's own idea of MCP.
 //! - [`http_everything`]: server-everything over Streamable HTTP on a free
 //!   loopback port, for the HTTP suites and benchmark.
+//! - [`test_certs`]: a private CA and a server certificate made at test
+//!   time, for HTTPS test servers.
 //! - [`bins`]: where the binaries built by this package are (the scriptable
 //!   `warden-test-server`, the `embed-host` example), for tests elsewhere.
 //! - The scriptable test server itself is `src/bin/warden-test-server.rs`,
@@ -13,6 +15,7 @@
 pub mod bins;
 pub mod http_everything;
 pub mod real_servers;
+pub mod test_certs;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,7 +1,9 @@
-//! Warden against a scripted Streamable HTTP server (hyper, on loopback):
-//! what a real server does only when it feels like it, on demand.
+//! Warden against a scripted Streamable HTTP server (hyper, on loopback,
+//! plain or over TLS with a certificate made at test time): what a real
+//! server does only when it feels like it, on demand.
 
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,9 +15,13 @@ use hyper::service::service_fn;
 use hyper::{Method, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
+use tokio_rustls::TlsAcceptor;
 use warden_actors::{ServerState, Warden, WardenConfig};
+use warden_tests::scratch_dir;
+use warden_tests::test_certs::TestCerts;
 
 /// A response body: all at once, or events as the test sends them.
 type Body = Either<Full<Bytes>, Held>;
@@ -36,10 +42,17 @@ impl hyper::body::Body for Held {
 }
 
 /// The server's state: which tools it lists, and the GET stream it will
-/// hand out (one).
+/// hand out (one). Calling a tool answers `called <name>`, except `hang`,
+/// which is never answered.
 struct Script {
     tools: Vec<&'static str>,
     get_stream: Option<mpsc::UnboundedReceiver<Bytes>>,
+}
+
+impl Script {
+    fn new(tools: Vec<&'static str>) -> Arc<Mutex<Script>> {
+        Arc::new(Mutex::new(Script { tools, get_stream: None }))
+    }
 }
 
 fn json_body(value: Value) -> Response<Body> {
@@ -53,8 +66,19 @@ fn empty(status: StatusCode) -> Response<Body> {
     Response::builder().status(status).body(Either::Left(Full::new(Bytes::new()))).unwrap()
 }
 
-/// Answers one request the way a small MCP server with session `s-1` does.
-fn answer(script: &Mutex<Script>, method: &Method, body: &Value) -> Response<Body> {
+/// Answers one request the way a small MCP server with session `s-1` does;
+/// `None` for a request never to be answered.
+fn answer(script: &Mutex<Script>, method: &Method, body: &Value) -> Option<Response<Body>> {
+    if body["method"] == "tools/call" {
+        let name = body["params"]["name"].as_str().unwrap_or_default();
+        let text = format!("called {name}");
+        let result = json!({"content": [{"type": "text", "text": text}]});
+        return (name != "hang").then(|| json_body(json!({"jsonrpc": "2.0", "id": body["id"], "result": result})));
+    }
+    Some(answer_other(script, method, body))
+}
+
+fn answer_other(script: &Mutex<Script>, method: &Method, body: &Value) -> Response<Body> {
     let mut script = script.lock().unwrap();
     if method == Method::GET {
         return match script.get_stream.take() {
@@ -91,24 +115,54 @@ fn answer(script: &Mutex<Script>, method: &Method, body: &Value) -> Response<Bod
 async fn serve(script: Arc<Mutex<Script>>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    serve_on(listener, script, None);
+    url
+}
+
+/// Serves `script` on `listener`, over TLS if `tls` is given; counts the
+/// connections accepted (TLS ones once their handshake succeeded).
+fn serve_on(listener: TcpListener, script: Arc<Mutex<Script>>, tls: Option<TlsAcceptor>) -> Arc<AtomicUsize> {
+    let connections = Arc::new(AtomicUsize::new(0));
+    let accepted = connections.clone();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let script = script.clone();
+            let tls = tls.clone();
+            let accepted = accepted.clone();
             tokio::spawn(async move {
-                let service = service_fn(move |request: hyper::Request<Incoming>| {
-                    let script = script.clone();
-                    async move {
-                        let (parts, body) = request.into_parts();
-                        let bytes = body.collect().await.unwrap().to_bytes();
-                        let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-                        Ok::<_, Infallible>(answer(&script, &parts.method, &body))
+                match tls {
+                    None => {
+                        accepted.fetch_add(1, Ordering::SeqCst);
+                        serve_connection(stream, script).await
                     }
-                });
-                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                    Some(tls) => {
+                        // A client that refused the certificate hangs up here.
+                        let Ok(stream) = tls.accept(stream).await else { return };
+                        accepted.fetch_add(1, Ordering::SeqCst);
+                        serve_connection(stream, script).await
+                    }
+                }
             });
         }
     });
-    url
+    connections
+}
+
+async fn serve_connection(stream: impl AsyncRead + AsyncWrite + Unpin + Send + 'static, script: Arc<Mutex<Script>>) {
+    let service = service_fn(move |request: hyper::Request<Incoming>| {
+        let script = script.clone();
+        async move {
+            let (parts, body) = request.into_parts();
+            let bytes = body.collect().await.unwrap().to_bytes();
+            let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            match answer(&script, &parts.method, &body) {
+                Some(response) => Ok::<_, Infallible>(response),
+                // Accepted, read, and never answered.
+                None => std::future::pending().await,
+            }
+        }
+    });
+    let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
 }
 
 #[tokio::test]
@@ -134,4 +188,80 @@ async fn a_list_changed_on_the_get_stream_makes_warden_list_again() {
     // Shutting down ends the GET stream.
     warden.shutdown().await;
     tokio::time::timeout(Duration::from_secs(10), events.closed()).await.expect("the GET stream is dropped");
+}
+
+/// An HTTPS server on loopback whose certificate, for `names`, a private
+/// CA signed; the port, the CA's PEM file and the connection count.
+async fn serve_https(script: Arc<Mutex<Script>>, names: &[&str]) -> (u16, std::path::PathBuf, Arc<AtomicUsize>) {
+    let certs = TestCerts::new(names, &scratch_dir("https"));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = serve_on(listener, script, Some(certs.acceptor));
+    (port, certs.ca_pem, connections)
+}
+
+/// Starts Warden with one server `remote` (`extra` TOML lines added) and
+/// waits until it settles.
+async fn start(url: &str, extra: &str) -> Warden {
+    let toml = format!("[servers.remote]\nurl = {url:?}\n{extra}");
+    let config = WardenConfig::from_toml(&toml, "test config").expect("valid config");
+    let warden = Warden::start(&config).await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(30), warden.settled()).await.expect("the server settles");
+    warden
+}
+
+#[tokio::test]
+async fn https_with_the_private_ca_as_ca_cert_lists_and_calls_tools() {
+    let script = Script::new(vec!["echo"]);
+    let (port, ca_pem, connections) = serve_https(script, &["localhost", "127.0.0.1"]).await;
+    let url = format!("https://localhost:{port}/mcp");
+    let warden = start(&url, &format!("ca_cert = {:?}\n", ca_pem.display().to_string())).await;
+    let status = &warden.status()[0];
+    assert_eq!(status.state, ServerState::Running, "{status:?}");
+    assert_eq!(warden.tools().into_iter().map(|entry| entry.name).collect::<Vec<_>>(), ["remote__echo"]);
+
+    let before = connections.load(Ordering::SeqCst);
+    for _ in 0..5 {
+        let result = warden.call_tool("remote__echo", json!({})).await.unwrap();
+        assert_eq!(result.text(), "called echo");
+    }
+    // One call after another reuses a kept-alive TLS connection instead of
+    // a handshake each.
+    assert!(connections.load(Ordering::SeqCst) <= before + 1, "{} connections", connections.load(Ordering::SeqCst));
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn https_with_a_private_ca_not_configured_fails_saying_the_certificate_is_not_trusted() {
+    let (port, _ca_pem, _) = serve_https(Script::new(vec!["echo"]), &["localhost", "127.0.0.1"]).await;
+    let url = format!("https://127.0.0.1:{port}/mcp");
+    let warden = start(&url, "").await;
+    let status = &warden.status()[0];
+    let ServerState::Failed { reason } = &status.state else { panic!("the server failed: {status:?}") };
+    assert!(
+        reason.contains(&format!(
+            "could not reach {url}: TLS: the server's certificate is not trusted (it is not signed by a known \
+             certificate authority); for a server with a private CA, set `ca_cert = \"path/to/ca.pem\"` in this \
+             server's config"
+        )),
+        "{reason}"
+    );
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn https_to_a_host_the_certificate_is_not_for_fails_saying_so() {
+    let (port, ca_pem, _) = serve_https(Script::new(vec!["echo"]), &["mcp.example.internal"]).await;
+    let url = format!("https://127.0.0.1:{port}/mcp");
+    let warden = start(&url, &format!("ca_cert = {:?}\n", ca_pem.display().to_string())).await;
+    let status = &warden.status()[0];
+    let ServerState::Failed { reason } = &status.state else { panic!("the server failed: {status:?}") };
+    assert!(
+        reason.contains(&format!(
+            "could not reach {url}: TLS: the server's certificate is for another name than the URL's host; use the \
+             host name the certificate was issued for in `url`"
+        )),
+        "{reason}"
+    );
+    warden.shutdown().await;
 }

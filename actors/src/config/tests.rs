@@ -110,3 +110,35 @@ fn a_missing_file_says_how_to_give_one() {
         "config file '/nonexistent/warden.toml': no such file; pass --config with the path of a warden.toml"
     );
 }
+
+/// Writes `text` to a file of its own in the temp directory; its path.
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("warden-config-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_bad_ca_cert_is_an_error_naming_the_file_the_server_and_the_field() {
+    let not_pem = temp_file("not-pem.pem", "hello\n");
+    let broken = temp_file("broken.pem", "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n");
+    let not_der = temp_file("not-der.pem", "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n");
+    let cases = [
+        (PathBuf::from("/nonexistent/ca.pem"), "`ca_cert` \"/nonexistent/ca.pem\" cannot be read: No such file"),
+        (not_pem.clone(), "holds no certificate; it must be a PEM file with `-----BEGIN CERTIFICATE-----` blocks"),
+        (broken.clone(), "is not a valid PEM file"),
+        (not_der.clone(), "holds a certificate that cannot be used as a root"),
+    ];
+    for (path, expected) in cases {
+        let text = format!("[servers.remote]\nurl = \"https://h/mcp\"\nca_cert = {:?}\n", path.display().to_string());
+        let error = load(&text).unwrap_err().to_string();
+        let prefix = format!("config file 'test.toml', server 'remote': `ca_cert` \"{}\"", path.display());
+        assert!(error.starts_with(&prefix), "got: {error}\nexpected the start: {prefix}");
+        assert!(error.contains(expected), "got: {error}\nexpected: {expected}");
+    }
+    let error = load("[servers.a]\ncommand = \"x\"\nca_cert = \"ca.pem\"").unwrap_err().to_string();
+    assert_eq!(error, "config file 'test.toml', server 'a': `ca_cert` only applies to `https://` `url` servers");
+    for path in [not_pem, broken, not_der] {
+        let _ = std::fs::remove_file(path);
+    }
+}

@@ -41,9 +41,14 @@
 //! GET and `Last-Event-ID` after the server's `retry` (the `stream`
 //! module).
 //!
-//! Not built yet: `https://` (TLS) and the legacy HTTP+SSE transport.
+//! `https://` URLs are served over rustls, trusting the system's roots and
+//! a server's own `ca_cert` (the `tls` module); a failed handshake is told
+//! as what it means, not as rustls' enum.
+//!
+//! Not built yet: the legacy HTTP+SSE transport.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,7 +57,6 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use hyper::{Method, StatusCode, Uri};
-use hyper_util::client::legacy::connect::HttpConnector as TcpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
@@ -69,6 +73,9 @@ mod reinit;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod tls;
+
+pub use tls::check_ca_cert;
 
 /// The JSON-RPC error code of the answers this transport makes up for a
 /// request whose POST failed: the first of the range JSON-RPC leaves to
@@ -105,6 +112,9 @@ pub struct HttpSpec {
     /// together, before its request fails. The actor's call timeout is
     /// usually shorter; this bounds the transport's own work.
     pub resume_limit: Duration,
+    /// A PEM file of certificates trusted for this server besides the
+    /// system's roots: the CA of a server with a private one.
+    pub ca_cert: Option<PathBuf>,
 }
 
 impl HttpSpec {
@@ -118,6 +128,7 @@ impl HttpSpec {
             reconnect_initial: Duration::from_secs(1),
             reconnect_max: Duration::from_secs(30),
             resume_limit: Duration::from_secs(300),
+            ca_cert: None,
         }
     }
 }
@@ -132,6 +143,7 @@ impl std::fmt::Debug for HttpSpec {
             .field("reconnect_initial", &self.reconnect_initial)
             .field("reconnect_max", &self.reconnect_max)
             .field("resume_limit", &self.resume_limit)
+            .field("ca_cert", &self.ca_cert)
             .finish()
     }
 }
@@ -164,7 +176,7 @@ struct Session {
     max_message_bytes: usize,
     /// The configured headers, checked once at connect.
     headers: HeaderMap,
-    client: Client<TcpConnector, Full<Bytes>>,
+    client: Client<tls::Connector, Full<Bytes>>,
     sink: EventSink,
     /// `Mcp-Session-Id` from the initialize response.
     session_id: Mutex<Option<HeaderValue>>,
@@ -197,15 +209,12 @@ struct Session {
 fn open(spec: &HttpSpec, sink: EventSink) -> Result<Connection, TransportError> {
     let unusable = |problem: String| TransportError::Url { url: spec.url.clone(), problem };
     let uri: Uri = spec.url.parse().map_err(|error| unusable(format!("not a valid URL: {error}")))?;
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some("https") => {
-            return Err(unusable(
-                "`https://` needs TLS, which Warden's HTTP transport does not support yet; use an `http://` URL (a local server or a tunnel)".into(),
-            ))
-        }
-        _ => return Err(unusable("the URL must start with `http://`".into())),
-    }
+    let https = match uri.scheme_str() {
+        Some("http") => false,
+        Some("https") => true,
+        _ => return Err(unusable("the URL must start with `http://` or `https://`".into())),
+    };
+    let connector = tls::connector(spec.ca_cert.as_deref(), https).map_err(unusable)?;
     let mut headers = HeaderMap::new();
     for (name, value) in &spec.headers {
         let header = HeaderName::from_bytes(name.as_bytes())
@@ -223,7 +232,7 @@ fn open(spec: &HttpSpec, sink: EventSink) -> Result<Connection, TransportError> 
         server: spec.server.clone(),
         max_message_bytes: spec.max_message_bytes,
         headers,
-        client: Client::builder(TokioExecutor::new()).build_http(),
+        client: Client::builder(TokioExecutor::new()).build(connector),
         sink,
         session_id: Mutex::new(None),
         protocol_version: Mutex::new(None),
@@ -615,7 +624,11 @@ fn answers(event: &TransportEvent, id: &RequestId) -> bool {
 
 /// An error and its causes, `: `-separated: hyper's own text alone
 /// ("client error (Connect)") does not say what went wrong.
+/// A failed TLS handshake is told as what it means instead.
 fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    if let Some(tls) = tls::explain(error) {
+        return tls;
+    }
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -657,11 +657,25 @@ async fn a_refused_connection_fails_the_request() {
 }
 
 #[tokio::test]
-async fn https_is_refused_until_tls_is_built() {
-    let error = connect("https://example.com/mcp", &[]).await.err().expect("no TLS yet");
+async fn a_url_that_is_not_http_is_refused() {
+    let error = connect("ftp://example.com/mcp", &[]).await.err().expect("not HTTP");
     assert_eq!(
         error.to_string(),
-        "cannot connect to https://example.com/mcp: `https://` needs TLS, which Warden's HTTP transport does not support yet; use an `http://` URL (a local server or a tunnel)"
+        "cannot connect to ftp://example.com/mcp: the URL must start with `http://` or `https://`"
+    );
+}
+
+#[tokio::test]
+async fn a_ca_cert_that_is_gone_by_connect_time_is_named() {
+    let mut spec = HttpSpec::new("fake", "https://example.com/mcp");
+    spec.ca_cert = Some("/nonexistent/ca.pem".into());
+    let error = connect_with(spec).await.err().expect("no CA file");
+    let text = error.to_string();
+    assert!(
+        text.starts_with(
+            "cannot connect to https://example.com/mcp: `ca_cert` \"/nonexistent/ca.pem\" cannot be read: "
+        ),
+        "{text}"
     );
 }
 
