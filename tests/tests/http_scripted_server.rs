@@ -265,3 +265,31 @@ async fn https_to_a_host_the_certificate_is_not_for_fails_saying_so() {
     );
     warden.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_call_the_server_never_answers_times_out_without_holding_up_the_others() {
+    let script = Script::new(vec!["echo", "hang"]);
+    let url = serve(script).await;
+    let toml = format!("call_timeout_secs = 1.5\n[servers.remote]\nurl = {url:?}\n");
+    let config = WardenConfig::from_toml(&toml, "test config").expect("valid config");
+    let warden = Warden::start(&config).await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(30), warden.settled()).await.expect("the server settles");
+
+    let hang = async { (warden.call_tool("remote__hang", json!({})).await, std::time::Instant::now()) };
+    let echoes = async {
+        for _ in 0..3 {
+            assert_eq!(warden.call_tool("remote__echo", json!({})).await.unwrap().text(), "called echo");
+        }
+        std::time::Instant::now()
+    };
+    let ((hang, hang_ended), echoes_ended) = tokio::join!(hang, echoes);
+    // Answered while the other call waited.
+    assert!(echoes_ended < hang_ended);
+    let error = hang.expect_err("never answered");
+    assert_eq!(error.to_string(), "'remote__hang' timed out after 1.5 s; the server was asked to cancel it");
+
+    // The server still works for the next call.
+    assert_eq!(warden.call_tool("remote__echo", json!({})).await.unwrap().text(), "called echo");
+    assert_eq!(warden.status()[0].state, ServerState::Running);
+    warden.shutdown().await;
+}

@@ -41,6 +41,11 @@
 //! GET and `Last-Event-ID` after the server's `retry` (the `stream`
 //! module).
 //!
+//! A POST the server never answers does not stop other requests (each has
+//! its own task and connection) and ends when the actor's timeout cancels
+//! its request: `notifications/cancelled` drops the POST (the `abandon`
+//! module).
+//!
 //! `https://` URLs are served over rustls, trusting the system's roots and
 //! a server's own `ca_cert` (the `tls` module); a failed handshake is told
 //! as what it means, not as rustls' enum.
@@ -68,6 +73,7 @@ use super::{
 use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, RawResponse, RequestId};
 
+mod abandon;
 mod listen;
 mod reinit;
 mod stream;
@@ -204,6 +210,9 @@ struct Session {
     reconnect_max: Duration,
     /// See [`HttpSpec::resume_limit`].
     resume_limit: Duration,
+    /// The requests whose POSTs are running, to drop one when the actor
+    /// cancels it.
+    in_flight: abandon::InFlight,
 }
 
 fn open(spec: &HttpSpec, sink: EventSink) -> Result<Connection, TransportError> {
@@ -246,6 +255,7 @@ fn open(spec: &HttpSpec, sink: EventSink) -> Result<Connection, TransportError> 
         reconnect_initial: spec.reconnect_initial,
         reconnect_max: spec.reconnect_max,
         resume_limit: spec.resume_limit,
+        in_flight: abandon::InFlight::default(),
     });
     let closer_session = session.clone();
     let closer = Box::pin(async move {
@@ -282,6 +292,15 @@ impl Outbound for HttpOutbound {
         if let Kind::Request { initialize: true, .. } = kind {
             *lock(&self.session.initialize) = Some(json.clone());
         }
+        let abandoned = match &kind {
+            Kind::Request { id, .. } => Some(self.session.in_flight.start(id)),
+            // The actor gave up on a request: its POST goes now, not when
+            // the server gets round to answering it.
+            Kind::Other { .. } => {
+                self.session.in_flight.cancel_from(&json);
+                None
+            }
+        };
         let (earlier, accepted) = {
             let mut acknowledged = lock(&self.session.acknowledged);
             let earlier = acknowledged.clone();
@@ -307,11 +326,22 @@ impl Outbound for HttpOutbound {
                     session.start_listening();
                 }
             };
+            let abandoned = async {
+                match abandoned {
+                    Some(abandoned) => drop(abandoned.await),
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = exchange => {}
                 // Closing ends what is in flight; the actor fails its calls
                 // when it sees `Closed`.
                 _ = closing.wait_for(|closing| *closing) => {}
+                // The actor cancelled the request: nobody waits for it.
+                _ = abandoned => {}
+            }
+            if let Kind::Request { id, .. } = &kind {
+                session.in_flight.finished(id);
             }
             // Dropping `accepted` (here or when the task is cancelled) lets
             // the messages queued behind this one go.

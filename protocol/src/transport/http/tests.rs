@@ -58,16 +58,39 @@ impl hyper::body::Body for Held {
     }
 }
 
-type Handler = dyn Fn(&Seen) -> Response<Body> + Send + Sync;
+/// What the server does with a request.
+enum Reply {
+    Answer(Response<Body>),
+    /// Never answers; `OnDrop` fires when hyper gives up on the request
+    /// (the client closed the connection).
+    Hang(OnDrop),
+}
+
+impl From<Response<Body>> for Reply {
+    fn from(response: Response<Body>) -> Reply {
+        Reply::Answer(response)
+    }
+}
+
+/// Says so on its channel when dropped.
+struct OnDrop(mpsc::UnboundedSender<()>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+type Handler = dyn Fn(&Seen) -> Reply + Send + Sync;
 
 /// Serves `handler` on `127.0.0.1:0`; returns the endpoint URL and what
 /// the server saw, in arrival order.
-async fn serve(
-    handler: impl Fn(&Seen) -> Response<Body> + Send + Sync + 'static,
+async fn serve<R: Into<Reply>>(
+    handler: impl Fn(&Seen) -> R + Send + Sync + 'static,
 ) -> (String, mpsc::UnboundedReceiver<Seen>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let handler: Arc<Handler> = Arc::new(handler);
+    let handler: Arc<Handler> = Arc::new(move |seen: &Seen| handler(seen).into());
     let (seen_tx, seen_rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         loop {
@@ -83,9 +106,16 @@ async fn serve(
                         let bytes = body.collect().await.unwrap().to_bytes();
                         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
                         let seen = Seen { method: parts.method, headers: parts.headers, body };
-                        let response = handler(&seen);
+                        let reply = handler(&seen);
                         let _ = seen_tx.send(seen);
-                        Ok::<_, Infallible>(response)
+                        match reply {
+                            Reply::Answer(response) => Ok::<_, Infallible>(response),
+                            Reply::Hang(on_drop) => {
+                                std::future::pending::<()>().await;
+                                drop(on_drop);
+                                unreachable!("pending never ends")
+                            }
+                        }
                     }
                 });
                 let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
@@ -815,4 +845,41 @@ fn reconnect_waits_are_jittered_by_a_fifth_either_way() {
     // Not one fixed value: the waits spread.
     assert!(waits.iter().any(|wait| *wait < Duration::from_millis(9500)));
     assert!(waits.iter().any(|wait| *wait > Duration::from_millis(10500)));
+}
+
+#[tokio::test]
+async fn a_post_that_is_never_answered_blocks_nothing_and_is_dropped_when_cancelled() {
+    let (dropped_tx, mut dropped) = mpsc::unbounded_channel();
+    let (url, mut seen) = serve(move |seen: &Seen| match seen.body["params"]["name"].as_str() {
+        Some("hang") => Reply::Hang(OnDrop(dropped_tx.clone())),
+        _ => Reply::Answer(json_server(seen)),
+    })
+    .await;
+    let mut client = connect(&url, &[]).await.unwrap();
+    client.initialize().await;
+    let hang = json!({"name": "hang", "arguments": {}});
+    client.connection.send(Message::request(RequestId::Number(2), "tools/call", Some(hang))).unwrap();
+    while next_seen(&mut seen).await.body["id"] != 2 {}
+
+    // Other requests go on while it hangs.
+    client.request(3, "tools/list");
+    let TransportEvent::Response(response) = client.next().await else { panic!("tools/list answered") };
+    assert_eq!((response.id, response.result.get()), (RequestId::Number(3), r#"{"ok":"tools/list"}"#));
+
+    // The actor's timeout ran out and it cancelled the call: the POST is
+    // dropped, which closes its connection and ends the server's wait.
+    let cancel = json!({"requestId": 2, "reason": "timed out"});
+    client.connection.send(Message::notification("notifications/cancelled", Some(cancel))).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), dropped.recv()).await.expect("the hung POST is dropped");
+    // The server is still told.
+    let mut told = next_seen(&mut seen).await;
+    while told.rpc_method() == Some("tools/list") {
+        told = next_seen(&mut seen).await;
+    }
+    assert_eq!((told.rpc_method(), &told.body["params"]["requestId"]), (Some("notifications/cancelled"), &json!(2)));
+
+    // Nothing answers the abandoned request; the next call is answered.
+    client.request(4, "tools/list");
+    let TransportEvent::Response(response) = client.next().await else { panic!("tools/list answered") };
+    assert_eq!(response.id, RequestId::Number(4));
 }
