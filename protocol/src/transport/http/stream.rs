@@ -14,6 +14,13 @@
 //!
 //! Disconnecting never cancels the request on the server; cancelling is
 //! `notifications/cancelled`, which the actor sends.
+//!
+//! An event on a request's stream that is over the size limit, or is not
+//! JSON-RPC, fails that request at once with what was wrong: it most
+//! likely was the answer, and the caller would otherwise wait out its
+//! timeout for an answer that already came and was lost. The session is
+//! untouched; the next request gets its own stream. On the GET stream,
+//! where nobody waits, such an event is reported and skipped.
 
 use std::time::{Duration, Instant};
 
@@ -41,6 +48,16 @@ struct Position {
     retry: Option<Duration>,
 }
 
+/// How reading one stream for an answer ended.
+enum StreamEnd {
+    /// The answer came (kept here if the caller asked to keep it).
+    Answered(Option<TransportEvent>),
+    /// The stream ended or broke first: resumable if it named an id.
+    Early(String),
+    /// An event was unusable: the request fails, whatever comes next.
+    Failed(String),
+}
+
 /// Why a GET brought no event stream.
 pub(super) struct NoStream {
     /// The status the server answered, if it answered.
@@ -65,8 +82,9 @@ impl Session {
         let mut body = body;
         loop {
             let ended = match self.read_until_answer(body, id, initialize, answer, &mut position).await {
-                Ok(kept) => return Ok(kept),
-                Err(ended) => ended,
+                StreamEnd::Answered(kept) => return Ok(kept),
+                StreamEnd::Failed(problem) => return Err(Failure::Plain(problem)),
+                StreamEnd::Early(ended) => ended,
             };
             let Some(last_event_id) = position.last_event_id.clone() else { return Err(Failure::Plain(ended)) };
             let wait = position.retry.unwrap_or(DEFAULT_RETRY);
@@ -84,8 +102,9 @@ impl Session {
         }
     }
 
-    /// Reads one stream until the answer to `id`; `Err` says how it ended
-    /// without one. `position` follows the stream's ids and `retry`.
+    /// Reads one stream until the answer to `id`, or until it ends or
+    /// carries an unusable event. `position` follows the stream's ids and
+    /// `retry`.
     async fn read_until_answer(
         &self,
         mut body: Incoming,
@@ -93,47 +112,63 @@ impl Session {
         initialize: bool,
         answer: Answer,
         position: &mut Position,
-    ) -> Result<Option<TransportEvent>, String> {
+    ) -> StreamEnd {
         let mut parser = SseParser::with_max_event_bytes(self.max_message_bytes);
         while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|error| {
-                format!("the event stream from {} broke before the answer came: {}", self.url, error_chain(&error))
-            })?;
+            let frame = match frame {
+                Ok(frame) => frame,
+                Err(error) => {
+                    return StreamEnd::Early(format!(
+                        "the event stream from {} broke before the answer came: {}",
+                        self.url,
+                        error_chain(&error)
+                    ))
+                }
+            };
             let Ok(chunk) = frame.into_data() else { continue };
             let items = parser.feed(&chunk);
             // A resumed stream starts afresh but goes on from where the
             // last one left off: keep what it has not said again.
             position.last_event_id = parser.last_event_id().map(str::to_string).or(position.last_event_id.take());
             position.retry = parser.retry().or(position.retry);
-            if let Some(kept) = self.deliver_items(items, id, initialize, answer) {
-                return Ok(kept);
+            if let Some(end) = self.deliver_items(items, id, initialize, answer) {
+                return end;
             }
         }
-        Err(format!("the event stream from {} ended before the answer came", self.url))
+        StreamEnd::Early(format!("the event stream from {} ended before the answer came", self.url))
     }
 
     /// Delivers a chunk's events together; `Some` once the answer to `id`
-    /// was among them (holding it if `answer` says to keep it).
+    /// was among them (holding it if `answer` says to keep it), or once an
+    /// event was unusable (the events before it are delivered).
     fn deliver_items(
         &self,
         items: Vec<SseItem>,
         id: &RequestId,
         initialize: bool,
         answer: Answer,
-    ) -> Option<Option<TransportEvent>> {
+    ) -> Option<StreamEnd> {
         let mut answered = None;
         let mut events = Vec::new();
+        let mut failed = None;
         for item in items {
-            let Some(event) = self.event_of(item) else { continue };
+            let event = match self.message_of(item) {
+                Ok(Some(event)) => event,
+                Ok(None) => continue,
+                Err(problem) => {
+                    failed = Some(StreamEnd::Failed(problem));
+                    break;
+                }
+            };
             if answers(&event, id) {
                 if initialize {
                     self.note_protocol_version(&event, id);
                 }
                 if answer == Answer::Keep {
-                    answered = Some(Some(event));
+                    answered = Some(StreamEnd::Answered(Some(event)));
                     continue;
                 }
-                answered = Some(None);
+                answered = Some(StreamEnd::Answered(None));
             }
             events.push(event);
         }
@@ -142,23 +177,28 @@ impl Session {
             1 => self.deliver(events.pop().expect("one event")),
             _ => self.deliver(TransportEvent::Batch(events)),
         }
-        answered
+        answered.or(failed)
     }
 
-    /// The message an SSE item carries; `None` for a priming event (an id,
-    /// empty data), which carries none.
-    pub(super) fn event_of(&self, item: SseItem) -> Option<TransportEvent> {
+    /// The message an SSE item carries, or what is wrong with it; `None`
+    /// for a priming event (an id, empty data), which carries none.
+    fn message_of(&self, item: SseItem) -> Result<Option<TransportEvent>, String> {
         match item {
-            SseItem::Event(event) if event.data.is_empty() => None,
-            SseItem::Event(event) => {
-                Some(parse_message(&event.data).unwrap_or_else(|problem| TransportEvent::Malformed {
-                    problem: format!("an event from {} is not a JSON-RPC message: {problem}", self.url),
-                }))
-            }
-            SseItem::Oversized { bytes } => Some(TransportEvent::Malformed {
-                problem: format!("a {bytes}-byte event from {} is over the message size limit", self.url),
-            }),
+            SseItem::Event(event) if event.data.is_empty() => Ok(None),
+            SseItem::Event(event) => parse_message(&event.data)
+                .map(Some)
+                .map_err(|problem| format!("an event from {} is not a JSON-RPC message: {problem}", self.url)),
+            SseItem::Oversized { bytes } => Err(format!(
+                "a {bytes}-byte event from {} is over the {}-byte message size limit (`max_message_bytes`)",
+                self.url, self.max_message_bytes
+            )),
         }
+    }
+
+    /// Like [`Session::message_of`], with what is wrong as a `Malformed`
+    /// event: for the GET stream, where nobody waits for an answer.
+    pub(super) fn event_of(&self, item: SseItem) -> Option<TransportEvent> {
+        self.message_of(item).unwrap_or_else(|problem| Some(TransportEvent::Malformed { problem }))
     }
 
     /// GETs an event stream in this session, resuming after

@@ -21,6 +21,8 @@ use super::{HttpConnector, HttpSpec, HTTP_TRANSPORT_ERROR};
 use crate::jsonrpc::{ErrorObject, Message, RequestId, Response as JsonRpcResponse};
 use crate::transport::{Connection, Connector, TransportError, TransportEvent};
 
+mod faults;
+
 /// One request the server received.
 #[derive(Debug)]
 struct Seen {
@@ -845,41 +847,4 @@ fn reconnect_waits_are_jittered_by_a_fifth_either_way() {
     // Not one fixed value: the waits spread.
     assert!(waits.iter().any(|wait| *wait < Duration::from_millis(9500)));
     assert!(waits.iter().any(|wait| *wait > Duration::from_millis(10500)));
-}
-
-#[tokio::test]
-async fn a_post_that_is_never_answered_blocks_nothing_and_is_dropped_when_cancelled() {
-    let (dropped_tx, mut dropped) = mpsc::unbounded_channel();
-    let (url, mut seen) = serve(move |seen: &Seen| match seen.body["params"]["name"].as_str() {
-        Some("hang") => Reply::Hang(OnDrop(dropped_tx.clone())),
-        _ => Reply::Answer(json_server(seen)),
-    })
-    .await;
-    let mut client = connect(&url, &[]).await.unwrap();
-    client.initialize().await;
-    let hang = json!({"name": "hang", "arguments": {}});
-    client.connection.send(Message::request(RequestId::Number(2), "tools/call", Some(hang))).unwrap();
-    while next_seen(&mut seen).await.body["id"] != 2 {}
-
-    // Other requests go on while it hangs.
-    client.request(3, "tools/list");
-    let TransportEvent::Response(response) = client.next().await else { panic!("tools/list answered") };
-    assert_eq!((response.id, response.result.get()), (RequestId::Number(3), r#"{"ok":"tools/list"}"#));
-
-    // The actor's timeout ran out and it cancelled the call: the POST is
-    // dropped, which closes its connection and ends the server's wait.
-    let cancel = json!({"requestId": 2, "reason": "timed out"});
-    client.connection.send(Message::notification("notifications/cancelled", Some(cancel))).unwrap();
-    tokio::time::timeout(Duration::from_secs(10), dropped.recv()).await.expect("the hung POST is dropped");
-    // The server is still told.
-    let mut told = next_seen(&mut seen).await;
-    while told.rpc_method() == Some("tools/list") {
-        told = next_seen(&mut seen).await;
-    }
-    assert_eq!((told.rpc_method(), &told.body["params"]["requestId"]), (Some("notifications/cancelled"), &json!(2)));
-
-    // Nothing answers the abandoned request; the next call is answered.
-    client.request(4, "tools/list");
-    let TransportEvent::Response(response) = client.next().await else { panic!("tools/list answered") };
-    assert_eq!(response.id, RequestId::Number(4));
 }
