@@ -86,6 +86,10 @@ pub struct ServerStatus {
     pub server_info: Option<Implementation>,
     /// Problems worth a person's attention (skipped duplicate tools, ...).
     pub warnings: Vec<String>,
+    /// The most recent error of its connection that did not stop it (HTTP:
+    /// a request that failed, with what the server or TLS said), however
+    /// long ago; later successes do not clear it.
+    pub last_error: Option<String>,
 }
 
 /// A registered tool.
@@ -137,6 +141,7 @@ impl Snapshot {
                     protocol_version: None,
                     server_info: None,
                     warnings: Vec::new(),
+                    last_error: None,
                 };
                 (name.clone(), ServerEntry { status, actor: None, ran: false, primitives: (false, false) })
             })
@@ -210,6 +215,13 @@ pub enum RegistryMsg {
         /// Why it went down.
         reason: String,
     },
+    /// A server's connection reported an error it survived.
+    TransportFaulted {
+        /// The server.
+        server: String,
+        /// What failed.
+        problem: String,
+    },
     /// A server stopped for good.
     ServerFailed {
         /// The server.
@@ -257,6 +269,11 @@ impl Actor for Registry {
                 state.record_restart(&server, ServerState::Restarting { attempt, max_attempts, at, reason });
             }
             RegistryMsg::ServerFailed { server, reason } => state.record_failure(&server, reason),
+            RegistryMsg::TransportFaulted { server, problem } => {
+                if let Some(entry) = state.entry(&server) {
+                    entry.status.last_error = Some(problem);
+                }
+            }
         }
         state.publish();
         Ok(())

@@ -291,6 +291,10 @@ impl ServerState {
             TransportEvent::Malformed { problem } => {
                 tracing::warn!(server = %self.name, "MCP '{}': skipped output that is not an MCP message: {problem}", self.name);
             }
+            TransportEvent::Fault { problem } => {
+                tracing::warn!(server = %self.name, "MCP '{}': {problem}", self.name);
+                let _ = self.registry.cast(RegistryMsg::TransportFaulted { server: self.name.clone(), problem });
+            }
             TransportEvent::Closed { reason } => self.connection_closed(myself, reason),
             TransportEvent::Batch(events) => {
                 for event in events {

@@ -36,6 +36,9 @@ pub(crate) fn status_table(statuses: &[ServerStatus]) -> String {
         for warning in &server.warnings {
             let _ = writeln!(out, "{:width$}  warning: {warning}", "");
         }
+        if let Some(error) = &server.last_error {
+            let _ = writeln!(out, "{:width$}  last error: {error}", "");
+        }
     }
     out
 }
@@ -55,6 +58,7 @@ pub(crate) fn status_json(server: &ServerStatus) -> Value {
         "protocol_version": server.protocol_version,
         "server_info": server.server_info,
         "warnings": server.warnings,
+        "last_error": server.last_error,
     })
 }
 

@@ -197,4 +197,5 @@ fn status_json_is_machine_readable() {
     assert_eq!(statuses[0]["state"], "running");
     assert_eq!(statuses[0]["tools"], 14);
     assert_eq!(statuses[0]["error"], serde_json::Value::Null);
+    assert_eq!(statuses[0]["last_error"], serde_json::Value::Null);
 }

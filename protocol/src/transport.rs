@@ -45,6 +45,14 @@ pub enum TransportEvent {
         /// What was wrong, with the start of the offending text.
         problem: String,
     },
+    /// Something failed without losing the connection: an HTTP request
+    /// that got an error status, no answer, or an unusable one. A request
+    /// that was waiting has already been answered with an error response;
+    /// this is for the server's status and logs.
+    Fault {
+        /// What failed, in words.
+        problem: String,
+    },
     /// The connection is gone; nothing more will arrive.
     Closed {
         /// Why, for people: exit status, signal, I/O error.

@@ -43,7 +43,7 @@ impl hyper::body::Body for Held {
 
 /// The server's state: which tools it lists, and the GET stream it will
 /// hand out (one). Calling a tool answers `called <name>`, except `hang`,
-/// which is never answered.
+/// which is never answered, and `fail`, answered with HTTP 500.
 struct Script {
     tools: Vec<&'static str>,
     get_stream: Option<mpsc::UnboundedReceiver<Bytes>>,
@@ -73,6 +73,10 @@ fn answer(script: &Mutex<Script>, method: &Method, body: &Value) -> Option<Respo
         let name = body["params"]["name"].as_str().unwrap_or_default();
         let text = format!("called {name}");
         let result = json!({"content": [{"type": "text", "text": text}]});
+        if name == "fail" {
+            let body = Either::Left(Full::new(Bytes::from("the database is down")));
+            return Some(Response::builder().status(StatusCode::INTERNAL_SERVER_ERROR).body(body).unwrap());
+        }
         return (name != "hang").then(|| json_body(json!({"jsonrpc": "2.0", "id": body["id"], "result": result})));
     }
     Some(answer_other(script, method, body))
@@ -291,5 +295,26 @@ async fn a_call_the_server_never_answers_times_out_without_holding_up_the_others
     // The server still works for the next call.
     assert_eq!(warden.call_tool("remote__echo", json!({})).await.unwrap().text(), "called echo");
     assert_eq!(warden.status()[0].state, ServerState::Running);
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_last_http_error_shows_in_the_status_while_the_server_runs_on() {
+    let url = serve(Script::new(vec!["echo", "fail"])).await;
+    let warden = start(&url, "").await;
+    assert_eq!(warden.status()[0].last_error, None);
+
+    let error = warden.call_tool("remote__fail", json!({})).await.expect_err("HTTP 500");
+    let said = format!("HTTP 500 from {url}: the database is down");
+    assert_eq!(error.to_string(), format!("server 'remote' refused 'remote__fail': {said} (JSON-RPC error -32000)"));
+    let recorded = |snapshot: &warden_actors::Snapshot| snapshot.status("remote").unwrap().last_error.is_some();
+    tokio::time::timeout(Duration::from_secs(10), warden.wait_for(recorded)).await.expect("the error is recorded");
+    let status = &warden.status()[0];
+    assert_eq!((&status.state, status.last_error.as_deref()), (&ServerState::Running, Some(said.as_str())));
+
+    // Still there after a call that worked: it is the last error, not the
+    // last outcome.
+    assert_eq!(warden.call_tool("remote__echo", json!({})).await.unwrap().text(), "called echo");
+    assert_eq!(warden.status()[0].last_error.as_deref(), Some(said.as_str()));
     warden.shutdown().await;
 }

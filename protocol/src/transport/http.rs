@@ -23,9 +23,9 @@
 //! resumed — is answered *here*
 //! with a JSON-RPC error response for its id. The waiting call fails at once
 //! with what happened instead of timing out, and a failed `initialize`
-//! fails the server with the same text. Failures of notifications and
-//! responses have no one waiting; they are reported as
-//! [`TransportEvent::Malformed`] so the actor logs them.
+//! fails the server with the same text. Every failure is also reported as
+//! [`TransportEvent::Fault`], for the server's status; for notifications
+//! and responses, which have no one waiting, that is all.
 //!
 //! Servers forget sessions (a restart, an idle timeout). A request refused
 //! for that reason is not the actor's problem either: the transport opens a
@@ -439,14 +439,12 @@ impl Session {
             }
             (failure, _) => failure.message(&self.url),
         };
-        match kind {
-            Kind::Request { id, .. } => {
-                self.deliver(TransportEvent::Message(Message::error(
-                    id.clone(),
-                    ErrorObject::new(HTTP_TRANSPORT_ERROR, message),
-                )));
-            }
-            Kind::Other { .. } => self.deliver(TransportEvent::Malformed { problem: message }),
+        self.deliver(TransportEvent::Fault { problem: message.clone() });
+        if let Kind::Request { id, .. } = kind {
+            self.deliver(TransportEvent::Message(Message::error(
+                id.clone(),
+                ErrorObject::new(HTTP_TRANSPORT_ERROR, message),
+            )));
         }
     }
 

@@ -221,14 +221,17 @@ impl Client {
         assert_eq!(response.id, RequestId::Number(1));
     }
 
-    /// The next event, which must be an error response; its message.
+    /// The next events, which must be a fault and an error response
+    /// saying the same; what they say.
     async fn next_error(&mut self, id: i64) -> String {
+        let TransportEvent::Fault { problem } = self.next().await else { panic!("a fault first") };
         match self.next().await {
             TransportEvent::Message(Message::Response(JsonRpcResponse {
                 id: Some(got),
                 outcome: Err(ErrorObject { code, message, .. }),
             })) => {
                 assert_eq!((got, code), (RequestId::Number(id), HTTP_TRANSPORT_ERROR));
+                assert_eq!(problem, message);
                 message
             }
             other => panic!("expected an error response, got {other:?}"),
@@ -469,7 +472,7 @@ async fn a_failed_notification_is_reported_not_answered() {
     let (url, _seen) = serve(|_: &Seen| status(StatusCode::INTERNAL_SERVER_ERROR, "nope")).await;
     let mut client = connect(&url, &[]).await.unwrap();
     client.connection.send(Message::notification("notifications/initialized", None)).unwrap();
-    assert_eq!(client.next().await, TransportEvent::Malformed { problem: format!("HTTP 500 from {url}: nope") });
+    assert_eq!(client.next().await, TransportEvent::Fault { problem: format!("HTTP 500 from {url}: nope") });
 }
 
 /// A server with real sessions: each `initialize` opens `s-<n>`; a message
@@ -640,16 +643,18 @@ async fn a_failed_reinitialisation_fails_every_waiting_request_with_why() {
     let expected = format!(
         "the server forgot our session (HTTP 404) at {url}: Session not found; initialising again failed: HTTP 500 from {url}: overloaded"
     );
-    let mut messages = Vec::new();
-    for _ in 0..2 {
-        let TransportEvent::Message(Message::Response(JsonRpcResponse { outcome: Err(error), .. })) =
-            client.next().await
-        else {
-            panic!("an error response")
-        };
-        messages.push(error.message);
+    let (mut faults, mut messages) = (Vec::new(), Vec::new());
+    for _ in 0..4 {
+        match client.next().await {
+            TransportEvent::Fault { problem } => faults.push(problem),
+            TransportEvent::Message(Message::Response(JsonRpcResponse { outcome: Err(error), .. })) => {
+                messages.push(error.message)
+            }
+            other => panic!("expected a fault or an error response, got {other:?}"),
+        }
     }
-    assert_eq!(messages, [expected.clone(), expected]);
+    assert_eq!(messages, [expected.clone(), expected.clone()]);
+    assert_eq!(faults, [expected.clone(), expected]);
     // Both requests waited for the one attempt.
     let mut initializes = 0;
     while let Ok(request) = seen.try_recv() {
