@@ -249,7 +249,10 @@ impl ServerConfig {
                 ));
             }
         }
-        if let Some(path) = &self.ca_cert {
+        if let (Some(path), Some(url)) = (&self.ca_cert, &self.url) {
+            if !url.starts_with("https://") {
+                return Err("`ca_cert` only applies to `https://` URLs; this server's `url` is plain `http://`".into());
+            }
             warden_protocol::check_ca_cert(path)?;
         }
         for (field, secs) in

@@ -138,6 +138,11 @@ fn a_bad_ca_cert_is_an_error_naming_the_file_the_server_and_the_field() {
     }
     let error = load("[servers.a]\ncommand = \"x\"\nca_cert = \"ca.pem\"").unwrap_err().to_string();
     assert_eq!(error, "config file 'test.toml', server 'a': `ca_cert` only applies to `https://` `url` servers");
+    let error = load("[servers.a]\nurl = \"http://h/mcp\"\nca_cert = \"ca.pem\"").unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "config file 'test.toml', server 'a': `ca_cert` only applies to `https://` URLs; this server's `url` is plain `http://`"
+    );
     for path in [not_pem, broken, not_der] {
         let _ = std::fs::remove_file(path);
     }
