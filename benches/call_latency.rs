@@ -453,8 +453,11 @@ impl Client {
 async fn start_warden(server: &str) -> Warden {
     // A TOML basic string: escape backslashes and quotes.
     let path = server.replace('\\', "\\\\").replace('"', "\\\"");
-    let config = WardenConfig::from_toml(&format!("[servers.bench]\ncommand = \"{path}\"\n"), "bench")
-        .expect("the bench config is valid");
+    let config = WardenConfig::from_toml(
+        &format!("[servers.bench]\ncommand = \"{path}\"\n[security]\nauto_approve = true\n"),
+        "bench",
+    )
+    .expect("the bench config is valid");
     let warden = Warden::start(&config).await.expect("Warden starts");
     warden.settled().await;
     for status in warden.status() {

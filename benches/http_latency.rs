@@ -315,9 +315,11 @@ impl Client {
 }
 
 async fn start_warden(url: &str) -> Warden {
-    let config =
-        WardenConfig::from_toml(&format!("[servers.remote]\nurl = {url:?}\nstartup_timeout_secs = 60\n"), "bench")
-            .expect("the bench config is valid");
+    let config = WardenConfig::from_toml(
+        &format!("[servers.remote]\nurl = {url:?}\nstartup_timeout_secs = 60\n[security]\nauto_approve = true\n"),
+        "bench",
+    )
+    .expect("the bench config is valid");
     let warden = Warden::start(&config).await.expect("Warden starts");
     tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
     for status in warden.status() {

@@ -90,6 +90,8 @@ fn config(servers: usize, startup_delay_ms: u64) -> WardenConfig {
             "[servers.s{i}]\ncommand = {TEST_SERVER:?}\nargs = [\"--startup-delay-ms\", \"{startup_delay_ms}\"]\n"
         ));
     }
+    // The test server's tools carry no annotations: approve them unasked.
+    text.push_str("[security]\nauto_approve = true\n");
     WardenConfig::from_toml(&text, "bench").expect("the bench config is valid")
 }
 

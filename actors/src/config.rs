@@ -28,10 +28,17 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::cell::RefCell;
+
 use serde::Deserialize;
+use warden_policy::PolicyLayer;
 use warden_protocol::DEFAULT_MAX_MESSAGE_BYTES;
 
 use crate::server_settings::{CrashRetry, ServerSettings};
+
+mod security;
+
+pub use security::{AgentConfig, SecurityConfig};
 
 /// The whole configuration.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -50,6 +57,18 @@ pub struct WardenConfig {
     /// resource read; longer output is cut with a note saying how much.
     #[serde(default = "default_output_limit_bytes")]
     pub output_limit_bytes: usize,
+    /// Tool policies, approval and secrets: `[security]`.
+    #[serde(default)]
+    pub security: SecurityConfig,
+    /// Agents and the tools each may use: `[[agents]]`.
+    #[serde(default)]
+    pub agents: Vec<AgentConfig>,
+    /// Every secret Warden hands to a server, as (label, value): the values
+    /// of `env` and `headers`, every `${VAR}` it expanded, and the variables
+    /// `security.secrets` names. Filled at load time; leak detection looks
+    /// for them in results and arguments.
+    #[serde(skip)]
+    pub known_secrets: Vec<(String, String)>,
 }
 
 fn default_output_limit_bytes() -> usize {
@@ -97,6 +116,9 @@ pub struct ServerConfig {
     /// `safe` (default: tools annotated read-only or idempotent), `always`,
     /// or `never`.
     pub retry_after_crash: Option<String>,
+    /// The policy for this server's tools, below `security.tool_policies`
+    /// and above the server's own annotations.
+    pub default_policy: Option<PolicyLayer>,
 }
 
 fn yes() -> bool {
@@ -137,6 +159,16 @@ pub enum ConfigError {
         /// The server's name.
         server: String,
         /// What is wrong, and what to write instead.
+        problem: String,
+    },
+    /// A policy setting (`security`, `agents`) is wrong.
+    #[error("config file '{file}': `{field}` {problem}")]
+    Policy {
+        /// The file.
+        file: String,
+        /// The setting's path, e.g. `agents[0].allowed_tools`.
+        field: String,
+        /// What is wrong.
         problem: String,
     },
     /// A top-level setting is wrong.
@@ -205,11 +237,29 @@ impl WardenConfig {
                 problem: format!("must be at least 1024, not {}", self.max_message_bytes),
             });
         }
+        let policy_error = |(field, problem)| ConfigError::Policy { file: file.into(), field, problem };
+        self.security.check().map_err(policy_error)?;
+        security::check_agents(&self.agents).map_err(policy_error)?;
+        // Every `${VAR}` expanded is a secret handed to a server.
+        let expanded = RefCell::new(Vec::new());
+        let recording = |name: &str| {
+            let value = lookup(name);
+            if let Some(value) = &value {
+                expanded.borrow_mut().push((name.to_string(), value.clone()));
+            }
+            value
+        };
         for (name, server) in &mut self.servers {
             let error = |problem: String| ConfigError::Server { file: file.into(), server: name.clone(), problem };
             warden_policy::validate_server_name(name).map_err(|e| error(e.to_string()))?;
-            server.check(lookup).map_err(error)?;
+            server.check(&recording).map_err(error)?;
         }
+        let mut secrets = expanded.into_inner();
+        for server in self.servers.values() {
+            secrets.extend(server.env.iter().chain(&server.headers).map(|(key, value)| (key.clone(), value.clone())));
+        }
+        secrets.extend(self.security.secrets.iter().filter_map(|name| Some((name.clone(), lookup(name)?))));
+        self.known_secrets = secrets;
         Ok(())
     }
 
@@ -263,6 +313,9 @@ impl ServerConfig {
                     return Err(format!("`{field}` must be a positive number of seconds, not {secs}"));
                 }
             }
+        }
+        if let Some(policy) = &self.default_policy {
+            policy.validate().map_err(|problem| format!("`default_policy`: {problem}"))?;
         }
         if let Some(retry) = &self.retry_after_crash {
             if CrashRetry::parse(retry).is_none() {

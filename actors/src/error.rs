@@ -126,6 +126,91 @@ pub enum CallError {
         /// The server's `retry_after_crash`, which said no.
         policy: CrashRetry,
     },
+    /// The agent named with the call is not configured.
+    #[error("unknown agent '{agent}'; agents are configured as [[agents]] entries in the config{}", known_agents(.known))]
+    UnknownAgent {
+        /// The agent asked for.
+        agent: String,
+        /// The agents that are configured.
+        known: Vec<String>,
+    },
+    /// The tool is outside the agent's allowlist.
+    #[error(
+        "agent '{agent}' may not use '{name}': it is not in the agent's allowed_tools; add the name (or a glob such as \
+         '{}') to allowed_tools if it should be",
+        glob_hint(.name)
+    )]
+    NotAllowed {
+        /// The agent.
+        agent: String,
+        /// The tool.
+        name: String,
+    },
+    /// A person (or rule) denied the call.
+    #[error("'{name}' was not run: {by} denied it: {reason}")]
+    ApprovalDenied {
+        /// The tool.
+        name: String,
+        /// Who decided.
+        by: String,
+        /// Their reason.
+        reason: String,
+    },
+    /// Nobody answered the approval request in time.
+    #[error("'{name}' was not run: it needs approval and nobody answered within {}", secs(*.after))]
+    ApprovalTimedOut {
+        /// The tool.
+        name: String,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// The call needs approval and nobody can give it.
+    #[error(
+        "'{name}' was not run: it needs approval ({reason}) and no approver is attached. Approve it from the daemon \
+         (`warden approvals`, `warden approve ID`), attach an approver, or set its approval to \"never\" in \
+         security.tool_policies"
+    )]
+    NoApprover {
+        /// The tool.
+        name: String,
+        /// Why it needs approval.
+        reason: String,
+    },
+    /// The arguments carry a secret Warden must not hand to a server.
+    #[error(
+        "'{name}' was not sent: its arguments contain {} ({}); Warden does not pass secrets to servers. If this tool \
+         must receive it, set leaks = \"off\" for it in security.tool_policies",
+        kinds.join(", "),
+        where_found(.paths)
+    )]
+    SecretInArguments {
+        /// The tool.
+        name: String,
+        /// What was found: a secret's label or a credential shape.
+        kinds: Vec<String>,
+        /// Where in the arguments (JSON pointers).
+        paths: Vec<String>,
+    },
+}
+
+fn known_agents(known: &[String]) -> String {
+    if known.is_empty() {
+        " (none are configured)".into()
+    } else {
+        format!(" (configured: {})", known.join(", "))
+    }
+}
+
+fn glob_hint(name: &str) -> String {
+    match warden_policy::split_namespaced(name) {
+        Some((server, _)) => format!("{server}__*"),
+        None => name.to_string(),
+    }
+}
+
+fn where_found(paths: &[String]) -> String {
+    let paths: Vec<&str> = paths.iter().map(|path| if path.is_empty() { "/" } else { path.as_str() }).collect();
+    format!("at {}", paths.join(", "))
 }
 
 /// Why a call was not repeated after a crash, and what would change that.

@@ -27,9 +27,14 @@
 //! and parks it → the transport's reader casts the reply back → the caller
 //! gets the result, or, after a crash, the call is repeated when that is safe.
 
+mod approval_queue;
+mod approver;
 mod config;
 mod error;
 mod hub;
+mod policed_call;
+mod policy_gate;
+mod policy_rules;
 mod registry;
 mod routing;
 mod server_actor;
@@ -38,13 +43,21 @@ mod server_supervisor;
 mod warden;
 mod wrappers;
 
-pub use config::{ConfigError, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
+pub use approval_queue::{ApprovalQueue, QueueError};
+pub use approver::{
+    ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approver, AutoApprover, DenyingApprover, GrantRequest,
+};
+pub use config::{
+    AgentConfig, ConfigError, SecurityConfig, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
+};
 pub use error::CallError;
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
+pub use policy_gate::{ApprovalOutcome, GateArgs, GateMsg, GateView, PendingCall, PolicyGate};
+pub use policy_rules::{AgentRules, ConfiguredApprover, PolicyRules};
 pub use registry::{Registry, RegistryMsg, ServerState, ServerStatus, Snapshot, ToolEntry};
 pub use server_actor::{ServerActor, ServerArgs, ServerMsg, ToolCall};
 pub use server_settings::{CrashRetry, ServerSettings};
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
-pub use warden::{ServerSpec, StartError, ToolChanges, Warden};
+pub use warden::{ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden, DESCRIBE_TOOL};
 pub use warden_policy::RenderedResult;
 pub use wrappers::Wrapper;

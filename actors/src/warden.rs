@@ -24,12 +24,20 @@ use tokio::sync::watch;
 use warden_policy::RenderedResult;
 use warden_protocol::{json_kind, CallToolResult, Connector, HttpConnector, HttpSpec, StdioConnector, StdioSpec};
 
+use crate::approver::{Approver, AutoApprover, DenyingApprover};
 use crate::config::{ServerConfig, WardenConfig};
 use crate::error::CallError;
 use crate::hub::{Hub, HubArgs, HubMsg, ServerPlan};
+use crate::policed_call;
+use crate::policy_gate::{GateArgs, GateMsg, GateView, PolicyGate};
+use crate::policy_rules::{ConfiguredApprover, PolicyRules};
 use crate::registry::{ServerStatus, Snapshot, ToolEntry};
 use crate::routing;
 use crate::server_settings::ServerSettings;
+
+mod policy_api;
+
+pub use policy_api::{ToolPolicyRow, DESCRIBE_TOOL};
 
 /// A running Warden.
 pub struct Warden {
@@ -38,6 +46,12 @@ pub struct Warden {
     snapshot: watch::Receiver<Arc<Snapshot>>,
     /// Each server's settings, for the call path (timeouts, crash retry).
     settings: HashMap<String, ServerSettings>,
+    /// The config's policy sections, compiled.
+    rules: watch::Sender<Arc<PolicyRules>>,
+    /// Grants, session auto-approval, approvals in waiting.
+    gate: ActorRef<GateMsg>,
+    /// What the gate last published.
+    gate_view: watch::Receiver<Arc<GateView>>,
 }
 
 /// A server to run, for hosts and tests that bring their own transport.
@@ -77,11 +91,19 @@ impl Warden {
                 settings: server.settings(config),
             })
             .collect();
-        Self::start_plans(plans).await
+        Self::start_plans(plans, PolicyRules::from_config(config)).await
     }
 
-    /// Starts Warden with servers reached through the given connectors.
+    /// Starts Warden with servers reached through the given connectors and
+    /// Warden's default policy (no overrides or agents; calls that need
+    /// approval are denied until an approver is attached).
     pub async fn start_with(servers: Vec<ServerSpec>) -> Result<Warden, StartError> {
+        Self::start_with_rules(servers, PolicyRules::default()).await
+    }
+
+    /// Starts Warden with servers reached through the given connectors,
+    /// policed by `rules`.
+    pub async fn start_with_rules(servers: Vec<ServerSpec>, rules: PolicyRules) -> Result<Warden, StartError> {
         let mut plans = Vec::new();
         for spec in servers {
             warden_policy::validate_server_name(&spec.name)?;
@@ -90,10 +112,10 @@ impl Warden {
             }
             plans.push(ServerPlan { name: spec.name, connector: Ok(spec.connector), settings: spec.settings });
         }
-        Self::start_plans(plans).await
+        Self::start_plans(plans, rules).await
     }
 
-    async fn start_plans(servers: Vec<ServerPlan>) -> Result<Warden, StartError> {
+    async fn start_plans(servers: Vec<ServerPlan>, rules: PolicyRules) -> Result<Warden, StartError> {
         let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name));
         let settings = servers.iter().map(|plan| (plan.name.clone(), plan.settings.clone())).collect();
         let (publish, snapshot) = watch::channel(Arc::new(initial));
@@ -103,7 +125,22 @@ impl Warden {
         let hub_task = tokio::spawn(async move {
             let _ = hub_task.await;
         });
-        Ok(Warden { hub, hub_task: Some(hub_task), snapshot, settings })
+        let approver: Option<Arc<dyn Approver>> = match rules.approver {
+            ConfiguredApprover::None => None,
+            ConfiguredApprover::Auto => Some(Arc::new(AutoApprover)),
+            ConfiguredApprover::Deny => Some(Arc::new(DenyingApprover)),
+        };
+        let (publish_view, gate_view) = watch::channel(Arc::new(GateView::default()));
+        let gate_args = GateArgs { approver, approval_timeout: rules.approval_timeout, publish: publish_view };
+        let (gate, _) = match Actor::spawn(None, PolicyGate, gate_args).await {
+            Ok(spawned) => spawned,
+            Err(error) => {
+                hub.stop(None);
+                return Err(StartError::Spawn(error.to_string()));
+            }
+        };
+        let (rules, _) = watch::channel(Arc::new(rules));
+        Ok(Warden { hub, hub_task: Some(hub_task), snapshot, settings, rules, gate, gate_view })
     }
 
     /// The tools of every running server, by name.
@@ -140,19 +177,50 @@ impl Warden {
     }
 
     /// Runs the tool named `name` (`server__tool`) with `arguments`, which
-    /// must be a JSON object (or null for none). Waits while the server
-    /// restarts, repeats a call that never reached a crashed server, and
-    /// ends within the server's call timeout whatever happens.
+    /// must be a JSON object (or null for none), on the host's own behalf
+    /// (no agent allowlist applies; policy, approval and leak detection do).
+    /// Waits while the server restarts, repeats a call that never reached a
+    /// crashed server, and ends within the tool's timeout whatever happens.
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, CallError> {
+        self.call_tool_as(None, name, arguments).await
+    }
+
+    /// Runs a tool for `agent`: refused unless the agent's `allowed_tools`
+    /// covers it, then as [`Warden::call_tool`]. The built-in
+    /// [`DESCRIBE_TOOL`] is answered by Warden itself.
+    pub async fn call_tool_as(
+        &self,
+        agent: Option<&str>,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, CallError> {
         let arguments = match arguments {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
+            Value::Object(map) => Value::Object(map),
+            Value::Null => Value::Object(Map::new()),
             other => {
                 return Err(CallError::InvalidArguments { name: name.to_string(), found: json_kind(&other) });
             }
         };
-        let settings_of = |server: &str| self.settings.get(server).cloned().unwrap_or_default();
-        routing::call_tool(&self.snapshot, settings_of, name, arguments).await
+        let rules = self.rules.borrow().clone();
+        if name == DESCRIBE_TOOL {
+            return self.describe_tool_call(&rules, agent, &arguments);
+        }
+        policed_call::check_allowed(&rules, agent, name)?;
+        let entry = {
+            let snapshot = self.snapshot.borrow();
+            match snapshot.tools.get(name) {
+                Some(entry) => entry.clone(),
+                None => return Err(routing::unavailable(&snapshot, name)),
+            }
+        };
+        let mut settings = self.settings.get(&entry.server).cloned().unwrap_or_default();
+        let policy = rules.resolve(&entry, settings.call_timeout);
+        let view = self.gate_view.borrow().clone();
+        policed_call::admit(&rules, &view, &self.gate, &entry, agent, &arguments, &policy).await?;
+        settings.call_timeout = policy.timeout.value;
+        let Value::Object(arguments) = arguments else { unreachable!("made an object above") };
+        let result = routing::call_tool(&self.snapshot, |_| settings.clone(), name, arguments).await?;
+        Ok(policed_call::police_result(&rules, &policy, name, result))
     }
 
     /// Runs a tool like [`Warden::call_tool`] and renders the result as the
@@ -160,7 +228,17 @@ impl Warden {
     /// resources as their text, `isError` marked, and at most the server's
     /// output limit (`output_limit_bytes`), cut with a note saying how much.
     pub async fn call_tool_text(&self, name: &str, arguments: Value) -> Result<RenderedResult, CallError> {
-        let result = self.call_tool(name, arguments).await?;
+        self.call_tool_text_as(None, name, arguments).await
+    }
+
+    /// [`Warden::call_tool_text`] for `agent`.
+    pub async fn call_tool_text_as(
+        &self,
+        agent: Option<&str>,
+        name: &str,
+        arguments: Value,
+    ) -> Result<RenderedResult, CallError> {
+        let result = self.call_tool_as(agent, name, arguments).await?;
         let value = serde_json::to_value(&result).expect("a tool result always serialises");
         let mut rendered = warden_policy::render_call_result(&value);
         let limit = warden_policy::split_namespaced(name)
@@ -175,6 +253,7 @@ impl Warden {
     pub async fn shutdown(mut self) {
         let _ = self.hub.call(|reply| HubMsg::Shutdown { reply }, None).await;
         self.hub.stop(None);
+        self.gate.stop(None);
         if let Some(task) = self.hub_task.take() {
             let _ = task.await;
         }
@@ -186,6 +265,7 @@ impl Drop for Warden {
         // A host that forgot `shutdown` still gets its servers stopped.
         if self.hub_task.is_some() {
             self.hub.stop(None);
+            self.gate.stop(None);
         }
     }
 }

@@ -18,6 +18,10 @@ fn config_file(extra: &str) -> PathBuf {
     path
 }
 
+/// Config text that approves `unless_auto_approved` calls: the test server's
+/// tools carry no annotations, so by default each call would need a person.
+const AUTO_APPROVE: &str = "[security]\nauto_approve = true\n";
+
 fn warden(args: &[&str], config: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(args)
@@ -64,7 +68,7 @@ fn tools_json_carries_the_raw_tool_definitions() {
 
 #[test]
 fn call_prints_the_result_text() {
-    let output = warden(&["call", "test__echo", r#"{"message":"hello there"}"#], &config_file(""));
+    let output = warden(&["call", "test__echo", r#"{"message":"hello there"}"#], &config_file(AUTO_APPROVE));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "hello there\n");
 }
@@ -82,16 +86,38 @@ fn call_json_prints_the_raw_result() {
 
 #[test]
 fn a_tool_error_prints_its_text_and_exits_1() {
-    let output = warden(&["call", "test__fail", r#"{"message":"disk full"}"#], &config_file(""));
+    let output = warden(&["call", "test__fail", r#"{"message":"disk full"}"#], &config_file(AUTO_APPROVE));
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout(&output), "Error: disk full\n");
 }
 
 #[test]
 fn an_image_is_summarised_not_dumped() {
-    let output = warden(&["call", "test__image"], &config_file(""));
+    let output = warden(&["call", "test__image"], &config_file(AUTO_APPROVE));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "a 1x1 PNG image follows\n[image image/png: ~70 bytes]\n");
+}
+
+#[test]
+fn a_call_that_needs_approval_is_refused_when_nobody_can_give_it() {
+    let output = warden(&["call", "test__echo", r#"{"message":"hi"}"#], &config_file(""));
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "");
+    assert_eq!(
+        stderr(&output),
+        "error: 'test__echo' was not run: it needs approval ('test__echo' is medium risk (Warden default); its \
+         approval is 'unless_auto_approved' (Warden default), auto-approval is off and no grant covers it) and no \
+         approver is attached. Approve it from the daemon (`warden approvals`, `warden approve ID`), attach an \
+         approver, or set its approval to \"never\" in security.tool_policies\n"
+    );
+}
+
+#[test]
+fn a_pinned_policy_lets_a_tool_run_unasked() {
+    let pinned = "[security.tool_policies.test__echo]\napproval = \"never\"\n";
+    let output = warden(&["call", "test__echo", r#"{"message":"pinned"}"#], &config_file(pinned));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "pinned\n");
 }
 
 #[test]

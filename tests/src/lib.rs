@@ -58,10 +58,21 @@ pub fn server_table(name: &str, (program, args): (String, Vec<String>), extra: &
     format!("[servers.{name}]\ncommand = {program:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n{extra}")
 }
 
-/// Starts Warden with `toml` and waits (up to 90 s) until every server is
-/// running; panics naming any that is not.
+/// Config text that turns auto-approval on. Suites about transports,
+/// supervision and real servers add it: the tools they call mostly carry no
+/// annotations, so Warden's default policy would ask a person for each call.
+/// The policy suites leave it out.
+pub const AUTO_APPROVE: &str = "\n[security]\nauto_approve = true\n";
+
+/// Parses `toml` plus [`AUTO_APPROVE`].
+pub fn test_config(toml: &str) -> Result<warden_actors::WardenConfig, warden_actors::ConfigError> {
+    warden_actors::WardenConfig::from_toml(&format!("{toml}{AUTO_APPROVE}"), "test config")
+}
+
+/// Starts Warden with `toml` (auto-approval on) and waits (up to 90 s) until
+/// every server is running; panics naming any that is not.
 pub async fn start_running(toml: &str) -> warden_actors::Warden {
-    let config = warden_actors::WardenConfig::from_toml(toml, "test config").expect("valid config");
+    let config = test_config(toml).expect("valid config");
     let warden = warden_actors::Warden::start(&config).await.expect("Warden starts");
     tokio::time::timeout(std::time::Duration::from_secs(90), warden.settled()).await.expect("servers settle");
     for status in warden.status() {

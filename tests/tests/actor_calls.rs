@@ -23,9 +23,10 @@ use warden_protocol::{ContentBlock, ErrorCode, ErrorObject, MemoryConnector, Mes
 #[tokio::test(start_paused = true)]
 async fn a_call_round_trips_with_the_servers_own_tool_name() {
     let (warden, mut peer) = running(settings(), tools(&["get.weather"])).await;
-    assert_eq!(names(&warden), ["srv__get_weather"]);
+    // `.` is mapped to `_`, so the name carries the hash of `get.weather`.
+    assert_eq!(names(&warden), ["srv__get_weather_50528a7d"]);
 
-    let (outcome, ()) = tokio::join!(warden.call_tool("srv__get_weather", json!({"city": "Oslo"})), async {
+    let (outcome, ()) = tokio::join!(warden.call_tool("srv__get_weather_50528a7d", json!({"city": "Oslo"})), async {
         let call = next_request(&mut peer, "tools/call").await;
         assert_eq!(call.params, Some(json!({"name": "get.weather", "arguments": {"city": "Oslo"}})));
         reply(&peer, &call, text_result("sleet, 2 °C"));

@@ -83,26 +83,28 @@ async fn colliding_tool_names_keep_the_first_and_warn_naming_both() {
     first_echo["description"] = json!("the first echo");
     let mut second_echo = tool("echo");
     second_echo["description"] = json!("the second echo");
+    // `a.b` maps to `a_b` plus the hash of `a.b`, so it no longer takes
+    // `a_b`'s name: both tools stay, whatever order they are listed in.
     let listed = json!([first_echo, second_echo, tool("a.b"), tool("a_b")]);
     let (warden, mut peer) = running(settings(), listed).await;
 
-    assert_eq!(names(&warden), ["srv__a_b", "srv__echo"]);
+    assert_eq!(names(&warden), ["srv__a_b", "srv__a_b_0466522c", "srv__echo"]);
     let entries = warden.tools();
-    assert_eq!(entries[0].tool.name, "a.b");
-    assert_eq!(entries[1].tool.description.as_deref(), Some("the first echo"));
+    assert_eq!(entries[0].tool.name, "a_b");
+    assert_eq!(entries[1].tool.name, "a.b");
+    assert_eq!(entries[2].tool.description.as_deref(), Some("the first echo"));
     let status = status(&warden, SRV);
     assert_eq!(status.state, ServerState::Running);
-    assert_eq!(status.tools, 2);
+    assert_eq!(status.tools, 3);
     assert_eq!(
         status.warnings,
         [
             "tool 'echo' of server 'srv' would be named 'srv__echo', which tool 'echo' of server 'srv' already has; skipped it",
-            "tool 'a_b' of server 'srv' would be named 'srv__a_b', which tool 'a.b' of server 'srv' already has; skipped it",
         ]
     );
 
-    // The name reaches the tool that kept it, by its own name.
-    let (outcome, ()) = tokio::join!(warden.call_tool("srv__a_b", json!({})), async {
+    // The mapped name reaches the tool, by its own name.
+    let (outcome, ()) = tokio::join!(warden.call_tool("srv__a_b_0466522c", json!({})), async {
         let call = next_request(&mut peer, "tools/call").await;
         assert_eq!(call.params.as_ref().unwrap()["name"], "a.b");
         reply(&peer, &call, text_result("dotted"));

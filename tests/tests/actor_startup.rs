@@ -138,8 +138,9 @@ async fn tool_pages_are_followed_by_cursor_and_kept_in_order() {
     let (warden, mut peer) = start_one(settings()).await;
     initialize(&mut peer, LATEST_PROTOCOL_VERSION, json!({"tools": {}})).await;
 
-    // Page 1 (asked without a cursor) holds `dup.x`, page 3 `dup_x`: both
-    // become `srv__dup_x`, and the page read first keeps the name.
+    // Page 1 (asked without a cursor) holds `dup.x`, page 3 `dup_x`: the
+    // mapped name carries a hash, so both are kept, each with its own page's
+    // definition.
     let page1 = next_request(&mut peer, "tools/list").await;
     assert_eq!(page1.params, None);
     let mut first = tool("dup.x");
@@ -155,11 +156,14 @@ async fn tool_pages_are_followed_by_cursor_and_kept_in_order() {
     reply(&peer, &page3, json!({"tools": tools(&["dup_x", "delta"])}));
 
     within("the server settles", warden.settled()).await;
-    assert_eq!(names(&warden), ["srv__alpha", "srv__beta", "srv__delta", "srv__dup_x", "srv__gamma"]);
-    let dup = warden.tools().into_iter().find(|entry| entry.name == "srv__dup_x").unwrap();
+    assert_eq!(
+        names(&warden),
+        ["srv__alpha", "srv__beta", "srv__delta", "srv__dup_x", "srv__dup_x_732408a0", "srv__gamma"]
+    );
+    let dup = warden.tools().into_iter().find(|entry| entry.name == "srv__dup_x_732408a0").unwrap();
     assert_eq!(dup.tool.name, "dup.x");
     assert_eq!(dup.tool.description.as_deref(), Some("from page 1"));
-    assert_eq!(status(&warden, SRV).tools, 5);
+    assert_eq!(status(&warden, SRV).tools, 6);
     // The list ended: no fourth page.
     assert_silent(&mut peer).await;
     warden.shutdown().await;

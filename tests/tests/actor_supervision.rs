@@ -250,7 +250,7 @@ async fn a_panic_in_the_server_actor_is_restarted_like_a_crash() {
     let (inner, mut peers) = MemoryConnector::new();
     let connector = Arc::new(PanicsOnce { inner, connects: AtomicUsize::new(0) });
     let spec = ServerSpec { name: SRV.into(), connector, settings: settings() };
-    let warden = Warden::start_with(vec![spec]).await.expect("Warden starts");
+    let warden = start_unpoliced(vec![spec]).await;
     let started = Instant::now();
 
     until_state(&warden, SRV, "waiting for restart 1", is_restarting(1)).await;
@@ -685,9 +685,7 @@ async fn a_command_that_cannot_be_started_is_not_tried_again() {
     }
     let attempts = Arc::new(AtomicUsize::new(0));
     let connector = Arc::new(MissingCommand { attempts: attempts.clone() });
-    let warden = Warden::start_with(vec![ServerSpec { name: SRV.into(), connector, settings: settings() }])
-        .await
-        .expect("Warden starts");
+    let warden = start_unpoliced(vec![ServerSpec { name: SRV.into(), connector, settings: settings() }]).await;
 
     within("the server settles", warden.settled()).await;
     assert_eq!(

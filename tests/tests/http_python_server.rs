@@ -13,8 +13,9 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-use warden_actors::{ServerState, Warden, WardenConfig};
+use warden_actors::{ServerState, Warden};
 use warden_tests::real_servers::{python_script, python_server_command};
+use warden_tests::test_config;
 
 /// The Python server; killed when dropped, so a failing test does not leave
 /// it running.
@@ -68,7 +69,7 @@ fn tool_names(warden: &Warden) -> Vec<String> {
 async fn python_sdk_server_over_http_lists_calls_and_announces_a_new_tool() {
     let server = PythonServer::start().await;
     let toml = format!("[servers.py]\nurl = {:?}\nstartup_timeout_secs = 60\n", server.url);
-    let config = WardenConfig::from_toml(&toml, "test config").expect("valid config");
+    let config = test_config(&toml).expect("valid config");
     let warden = Warden::start(&config).await.expect("Warden starts");
     tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
     let status = &warden.status()[0];

@@ -19,9 +19,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
-use warden_actors::{ServerState, Warden, WardenConfig};
-use warden_tests::scratch_dir;
+use warden_actors::{ServerState, Warden};
 use warden_tests::test_certs::TestCerts;
+use warden_tests::{scratch_dir, test_config};
 
 /// A response body: all at once, or events as the test sends them.
 type Body = Either<Full<Bytes>, Held>;
@@ -174,7 +174,7 @@ async fn a_list_changed_on_the_get_stream_makes_warden_list_again() {
     let (events, get_stream) = mpsc::unbounded_channel();
     let script = Arc::new(Mutex::new(Script { tools: vec!["first"], get_stream: Some(get_stream) }));
     let url = serve(script.clone()).await;
-    let config = WardenConfig::from_toml(&format!("[servers.remote]\nurl = {url:?}\n"), "test config").unwrap();
+    let config = test_config(&format!("[servers.remote]\nurl = {url:?}\n")).unwrap();
     let warden = Warden::start(&config).await.expect("Warden starts");
     tokio::time::timeout(Duration::from_secs(30), warden.settled()).await.expect("the server settles");
     assert_eq!(warden.status()[0].state, ServerState::Running);
@@ -208,7 +208,7 @@ async fn serve_https(script: Arc<Mutex<Script>>, names: &[&str]) -> (u16, std::p
 /// waits until it settles.
 async fn start(url: &str, extra: &str) -> Warden {
     let toml = format!("[servers.remote]\nurl = {url:?}\n{extra}");
-    let config = WardenConfig::from_toml(&toml, "test config").expect("valid config");
+    let config = test_config(&toml).expect("valid config");
     let warden = Warden::start(&config).await.expect("Warden starts");
     tokio::time::timeout(Duration::from_secs(30), warden.settled()).await.expect("the server settles");
     warden
@@ -275,7 +275,7 @@ async fn a_call_the_server_never_answers_times_out_without_holding_up_the_others
     let script = Script::new(vec!["echo", "hang"]);
     let url = serve(script).await;
     let toml = format!("call_timeout_secs = 1.5\n[servers.remote]\nurl = {url:?}\n");
-    let config = WardenConfig::from_toml(&toml, "test config").expect("valid config");
+    let config = test_config(&toml).expect("valid config");
     let warden = Warden::start(&config).await.expect("Warden starts");
     tokio::time::timeout(Duration::from_secs(30), warden.settled()).await.expect("the server settles");
 

@@ -5,11 +5,12 @@
 use std::time::Duration;
 
 use serde_json::json;
-use warden_actors::{ServerState, Warden, WardenConfig};
+use warden_actors::{ServerState, Warden};
 
 mod common;
 use common::join_all;
 use warden_tests::http_everything::{free_port, HttpEverything};
+use warden_tests::test_config;
 
 #[tokio::test]
 async fn server_everything_over_http_lists_and_calls_tools() {
@@ -18,7 +19,7 @@ async fn server_everything_over_http_lists_and_calls_tools() {
         "[servers.remote]\nurl = {:?}\nheaders = {{ X-Test = \"warden\" }}\nstartup_timeout_secs = 60\n",
         server.url
     );
-    let config = WardenConfig::from_toml(&toml, "test config").expect("valid config");
+    let config = test_config(&toml).expect("valid config");
     let warden = Warden::start(&config).await.expect("Warden starts");
     tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
     let status = &warden.status()[0];
@@ -77,7 +78,7 @@ async fn an_http_server_that_is_not_there_fails_with_what_happened() {
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let toml = format!("[servers.remote]\nurl = {url:?}\n");
-    let config = WardenConfig::from_toml(&toml, "test config").expect("valid config");
+    let config = test_config(&toml).expect("valid config");
     let warden = Warden::start(&config).await.expect("Warden starts");
     tokio::time::timeout(Duration::from_secs(30), warden.settled()).await.expect("the server settles");
     let status = &warden.status()[0];
@@ -91,7 +92,7 @@ async fn a_restarted_http_server_gets_a_new_session_without_the_caller_noticing(
     let server = HttpEverything::start().await;
     let port: u16 = server.url.rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
     let toml = format!("[servers.remote]\nurl = {:?}\nstartup_timeout_secs = 60\n", server.url);
-    let config = WardenConfig::from_toml(&toml, "test config").expect("valid config");
+    let config = test_config(&toml).expect("valid config");
     let warden = Warden::start(&config).await.expect("Warden starts");
     tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
     let echo = warden.call_tool("remote__echo", json!({"message": "before"})).await.unwrap();

@@ -400,7 +400,10 @@ async fn servers_that_claim_only_tools_get_no_wrappers() {
 #[tokio::test]
 async fn output_is_cut_at_the_configured_limit_with_a_marker() {
     // Padding makes get-env's answer long on any machine.
-    let padding = format!("env = {{ WARDEN_PADDING = {:?} }}\n", "x".repeat(3000));
+    // Leak detection is off: an `env` value counts as a secret, and this one
+    // is meant to come back.
+    let padding =
+        format!("env = {{ WARDEN_PADDING = {:?} }}\ndefault_policy = {{ leaks = \"off\" }}\n", "x".repeat(3000));
     let toml = format!("output_limit_bytes = 1024\n{}", server_table("everything", EVERYTHING.command(&[]), &padding));
     let warden = start_running(&toml).await;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use warden_actors::{CallError, CrashRetry, ServerState, Warden, WardenConfig};
-use warden_tests::{bins, process_alive, scratch_dir, wait_until_gone};
+use warden_tests::{bins, process_alive, scratch_dir, test_config, wait_until_gone};
 
 /// A config whose servers all run the test server, each with `args` and
 /// the TOML lines `server_extra`.
@@ -20,7 +20,7 @@ fn config(servers: &[(&str, &[&str])], server_extra: &str) -> WardenConfig {
         let command = server.display().to_string();
         text.push_str(&format!("[servers.{name}]\ncommand = {command:?}\nargs = {args:?}\n{server_extra}\n"));
     }
-    WardenConfig::from_toml(&text, "test config").expect("the test config is valid")
+    test_config(&text).expect("the test config is valid")
 }
 
 async fn started(servers: &[(&str, &[&str])]) -> Warden {
@@ -149,7 +149,7 @@ async fn an_oversized_answer_is_dropped_without_killing_the_connection() {
         "max_message_bytes = 65536\ncall_timeout_secs = 2\n[servers.test]\ncommand = {:?}\n",
         server.display().to_string()
     );
-    let config = WardenConfig::from_toml(&text, "test config").unwrap();
+    let config = test_config(&text).unwrap();
     let warden = Warden::start(&config).await.unwrap();
     warden.settled().await;
     // Under the limit: delivered whole.
@@ -202,14 +202,16 @@ async fn a_slow_call_does_not_hold_up_a_fast_one() {
 async fn env_is_expanded_and_cwd_is_applied() {
     let dir = scratch_dir("cwd");
     // A variable only this test sets, so parallel tests do not interfere.
+    // Leak detection is off: `env` values count as secrets, and these are
+    // meant to come back (the policy suite shows them redacted).
     std::env::set_var("WARDEN_TEST_EXPANDED_SECRET", "s3cr3t");
     let server = bins::test_server();
     let text = format!(
-        "[servers.test]\ncommand = {:?}\ncwd = {:?}\nenv = {{ GREETING = \"hi ${{WARDEN_TEST_EXPANDED_SECRET}}\", LITERAL = \"$${{NOT_EXPANDED}}\" }}\n",
+        "[servers.test]\ncommand = {:?}\ncwd = {:?}\nenv = {{ GREETING = \"hi ${{WARDEN_TEST_EXPANDED_SECRET}}\", LITERAL = \"$${{NOT_EXPANDED}}\" }}\ndefault_policy = {{ leaks = \"off\" }}\n",
         server.display().to_string(),
         dir.display().to_string()
     );
-    let config = WardenConfig::from_toml(&text, "test config").unwrap();
+    let config = test_config(&text).unwrap();
     let warden = Warden::start(&config).await.unwrap();
     warden.settled().await;
     assert_eq!(text_of(&warden, "test__env", json!({"name": "GREETING"})).await, "hi s3cr3t");
@@ -363,7 +365,7 @@ async fn a_missing_command_and_a_wrong_protocol_version_are_clear_failures() {
         "[servers.missing]\ncommand = \"/nonexistent/mcp-server\"\n\
          [servers.future]\ncommand = {server:?}\nargs = [\"--protocol-version\", \"2099-01-01\"]\n"
     );
-    let warden = Warden::start(&WardenConfig::from_toml(&text, "test config").unwrap()).await.unwrap();
+    let warden = Warden::start(&test_config(&text).unwrap()).await.unwrap();
     warden.settled().await;
     let reasons: Vec<String> = warden
         .status()
@@ -385,7 +387,7 @@ async fn shutdown_ends_a_server_that_ignores_stdin_and_sigterm_and_its_children(
     // `npx` leaves node behind it.
     let script = format!("{server} --ignore-stdin-eof --ignore-sigterm; true");
     let text = format!("[servers.stubborn]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}]\n");
-    let warden = Warden::start(&WardenConfig::from_toml(&text, "test config").unwrap()).await.unwrap();
+    let warden = Warden::start(&test_config(&text).unwrap()).await.unwrap();
     warden.settled().await;
     let pid: u32 = text_of(&warden, "stubborn__pid", json!({})).await.parse().unwrap();
     assert!(process_alive(pid));

@@ -31,7 +31,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::timeout;
-use warden_actors::{ServerSettings, ServerSpec, ServerState, ServerStatus, Warden};
+use warden_actors::{PolicyRules, ServerSettings, ServerSpec, ServerState, ServerStatus, Warden};
 use warden_protocol::{MemoryConnector, MemoryPeer, Message, Request, LATEST_PROTOCOL_VERSION};
 
 /// The name of the server in single-server tests.
@@ -82,8 +82,16 @@ pub(crate) async fn launch(servers: &[(&str, ServerSettings)]) -> (Warden, Vec<C
         specs.push(ServerSpec { name: name.to_string(), connector: Arc::new(connector), settings: settings.clone() });
         connections.push(Connections { server: name.to_string(), peers });
     }
-    let warden = Warden::start_with(specs).await.expect("Warden starts");
+    let warden = start_unpoliced(specs).await;
     (warden, connections)
+}
+
+/// Starts Warden with auto-approval on: these suites test transports and
+/// supervision, and the scripted tools carry no annotations, so Warden's
+/// default policy would ask a person for every call. The policy suites
+/// start Warden their own way.
+pub(crate) async fn start_unpoliced(specs: Vec<ServerSpec>) -> Warden {
+    Warden::start_with_rules(specs, PolicyRules::default().with_auto_approve(true)).await.expect("Warden starts")
 }
 
 /// Starts Warden with the one server `srv`; its connections.
