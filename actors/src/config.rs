@@ -36,8 +36,12 @@ use warden_protocol::DEFAULT_MAX_MESSAGE_BYTES;
 
 use crate::server_settings::{CrashRetry, ServerSettings};
 
+mod naming;
+mod profiles;
 mod security;
 
+pub use naming::NamingConfig;
+pub use profiles::ProfileConfig;
 pub use security::{AgentConfig, SecurityConfig};
 
 /// The whole configuration.
@@ -63,6 +67,12 @@ pub struct WardenConfig {
     /// Agents and the tools each may use: `[[agents]]`.
     #[serde(default)]
     pub agents: Vec<AgentConfig>,
+    /// How tool names are built: `[naming]`.
+    #[serde(default)]
+    pub naming: NamingConfig,
+    /// How tool definitions are shown to models: `[tool_profiles.NAME]`.
+    #[serde(default)]
+    pub tool_profiles: BTreeMap<String, ProfileConfig>,
     /// Every secret Warden hands to a server, as (label, value): the values
     /// of `env` and `headers`, every `${VAR}` it expanded, and the variables
     /// `security.secrets` names. Filled at load time; leak detection looks
@@ -206,8 +216,10 @@ impl WardenConfig {
     where
         S: config::Source + Send + Sync + 'static,
     {
-        let unreadable =
-            |error: config::ConfigError| ConfigError::Unreadable { file: file.to_string(), problem: error.to_string() };
+        let unreadable = |error: config::ConfigError| ConfigError::Unreadable {
+            file: file.to_string(),
+            problem: with_expected_values(error.to_string()),
+        };
         let loaded = config::Config::builder().add_source(source).build().map_err(unreadable)?;
         let mut config: WardenConfig = loaded.try_deserialize().map_err(unreadable)?;
         config.check_and_expand(file, &|name| std::env::var(name).ok())?;
@@ -240,6 +252,17 @@ impl WardenConfig {
         let policy_error = |(field, problem)| ConfigError::Policy { file: file.into(), field, problem };
         self.security.check().map_err(policy_error)?;
         security::check_agents(&self.agents).map_err(policy_error)?;
+        for (name, profile) in &self.tool_profiles {
+            profile.compile(name).map_err(policy_error)?;
+        }
+        for (index, agent) in self.agents.iter().enumerate() {
+            if let Some(profile) = agent.profile.as_ref().filter(|name| !self.tool_profiles.contains_key(*name)) {
+                return Err(policy_error((
+                    format!("agents[{index}] ('{}').profile", agent.name),
+                    format!("names \"{profile}\", which is not a [tool_profiles.{profile}] table"),
+                )));
+            }
+        }
         // Every `${VAR}` expanded is a secret handed to a server.
         let expanded = RefCell::new(Vec::new());
         let recording = |name: &str| {
@@ -249,9 +272,10 @@ impl WardenConfig {
             }
             value
         };
+        let names = self.naming.rules().map_err(|problem| policy_error(("naming".into(), problem)))?;
         for (name, server) in &mut self.servers {
             let error = |problem: String| ConfigError::Server { file: file.into(), server: name.clone(), problem };
-            warden_policy::validate_server_name(name).map_err(|e| error(e.to_string()))?;
+            names.validate_server_name(name).map_err(|e| error(e.to_string()))?;
             server.check(&recording).map_err(error)?;
         }
         let mut secrets = expanded.into_inner();
@@ -355,6 +379,22 @@ impl ServerConfig {
             output_limit: config.output_limit_bytes,
             ..defaults
         }
+    }
+}
+
+/// The `config` crate names a bad enum value without the good ones
+/// ("enum Risk does not have variant constructor extreme for key ..."):
+/// add them, so the user learns what to write.
+fn with_expected_values(problem: String) -> String {
+    const EXPECTED: [(&str, &str); 4] = [
+        ("enum Risk ", "\"low\", \"medium\" or \"high\""),
+        ("enum Approval ", "\"never\", \"always\" or \"unless_auto_approved\""),
+        ("enum LeakAction ", "\"redact\", \"block\" or \"off\""),
+        ("enum Detail ", "\"full\", \"summary\" or \"brief\""),
+    ];
+    match EXPECTED.iter().find(|(name, _)| problem.contains(name)) {
+        Some((_, values)) => format!("{problem}; expected {values}"),
+        None => problem,
     }
 }
 

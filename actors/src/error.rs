@@ -134,6 +134,14 @@ pub enum CallError {
         /// The agents that are configured.
         known: Vec<String>,
     },
+    /// The tool profile asked for is not configured.
+    #[error("unknown tool profile '{profile}'; profiles are [tool_profiles.NAME] tables in the config{}", known_profiles(.known))]
+    UnknownProfile {
+        /// The profile asked for.
+        profile: String,
+        /// The profiles that are configured.
+        known: Vec<String>,
+    },
     /// The tool is outside the agent's allowlist.
     #[error(
         "agent '{agent}' may not use '{name}': it is not in the agent's allowed_tools; add the name (or a glob such as \
@@ -194,6 +202,14 @@ pub enum CallError {
 }
 
 fn known_agents(known: &[String]) -> String {
+    if known.is_empty() {
+        " (none are configured)".into()
+    } else {
+        format!(" (configured: {})", known.join(", "))
+    }
+}
+
+fn known_profiles(known: &[String]) -> String {
     if known.is_empty() {
         " (none are configured)".into()
     } else {

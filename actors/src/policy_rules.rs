@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use warden_policy::{
-    resolve_policy, AutoApproval, KnownSecret, LeakScanner, PolicyDefaults, PolicyLayer, ResolvedPolicy, ToolHints,
-    ToolPatterns,
+    resolve_policy, AutoApproval, KnownSecret, LeakScanner, NameRules, PolicyDefaults, PolicyLayer, ResolvedPolicy,
+    ToolHints, ToolPatterns, ToolProfile,
 };
 
 use crate::config::WardenConfig;
@@ -25,6 +25,8 @@ pub struct AgentRules {
     pub allowed_tools: ToolPatterns,
     /// Its `unless_auto_approved` calls run unasked.
     pub auto_approve: bool,
+    /// The tool profile its tool list is shown with.
+    pub profile: Option<String>,
 }
 
 /// Which approver the config asks for when the host attaches none.
@@ -45,6 +47,7 @@ pub struct PolicyRules {
     tool_overrides: BTreeMap<String, PolicyLayer>,
     server_defaults: BTreeMap<String, PolicyLayer>,
     agents: BTreeMap<String, AgentRules>,
+    profiles: BTreeMap<String, ToolProfile>,
     /// `security.auto_approve`.
     pub auto_approve: bool,
     /// How long an approval may wait.
@@ -53,6 +56,8 @@ pub struct PolicyRules {
     pub approver: ConfiguredApprover,
     /// Finds secrets in arguments and results.
     pub scanner: LeakScanner,
+    /// How tool names are built.
+    pub names: NameRules,
 }
 
 impl Default for PolicyRules {
@@ -64,10 +69,12 @@ impl Default for PolicyRules {
             tool_overrides: BTreeMap::new(),
             server_defaults: BTreeMap::new(),
             agents: BTreeMap::new(),
+            profiles: BTreeMap::new(),
             auto_approve: false,
             approval_timeout: Duration::from_secs(300),
             approver: ConfiguredApprover::None,
             scanner: LeakScanner::new(Vec::new()),
+            names: NameRules::default(),
         }
     }
 }
@@ -83,7 +90,9 @@ impl PolicyRules {
                     // `WardenConfig::check_and_expand` compiled these already.
                     unreachable!("agent '{}' has patterns the config check accepted", agent.name)
                 });
-                (agent.name.clone(), AgentRules { allowed_tools, auto_approve: agent.auto_approve })
+                let rules =
+                    AgentRules { allowed_tools, auto_approve: agent.auto_approve, profile: agent.profile.clone() };
+                (agent.name.clone(), rules)
             })
             .collect();
         let known = config
@@ -99,6 +108,11 @@ impl PolicyRules {
                 .filter_map(|(name, server)| Some((name.clone(), server.default_policy?)))
                 .collect(),
             agents,
+            profiles: config
+                .tool_profiles
+                .iter()
+                .filter_map(|(name, profile)| Some((name.clone(), profile.compile(name).ok()?)))
+                .collect(),
             auto_approve: config.security.auto_approve,
             approval_timeout: Duration::from_secs_f64(config.security.approval_timeout_secs),
             approver: match config.security.approver.as_str() {
@@ -107,6 +121,8 @@ impl PolicyRules {
                 _ => ConfiguredApprover::None,
             },
             scanner: LeakScanner::new(known),
+            // `WardenConfig::check_and_expand` checked the table.
+            names: config.naming.rules().unwrap_or_default(),
         }
     }
 
@@ -126,6 +142,22 @@ impl PolicyRules {
     pub fn with_tool_policy(mut self, tool: &str, layer: PolicyLayer) -> PolicyRules {
         self.tool_overrides.insert(tool.to_string(), layer);
         self
+    }
+
+    /// Adds a tool profile (for hosts that build rules in code).
+    pub fn with_profile(mut self, name: &str, profile: ToolProfile) -> PolicyRules {
+        self.profiles.insert(name.to_string(), profile);
+        self
+    }
+
+    /// The profile named `name`, if configured.
+    pub fn profile(&self, name: &str) -> Option<&ToolProfile> {
+        self.profiles.get(name)
+    }
+
+    /// The names of every configured profile.
+    pub fn profile_names(&self) -> impl Iterator<Item = &str> {
+        self.profiles.keys().map(String::as_str)
     }
 
     /// The agent named `name`, if configured.

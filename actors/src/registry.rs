@@ -126,11 +126,16 @@ pub struct Snapshot {
     pub(crate) tools: BTreeMap<String, ToolEntry>,
     /// Goes up by one whenever the tool table changes.
     pub(crate) tools_version: u64,
+    /// How tool names are built (separator, length limit); fixed at start.
+    pub(crate) names: warden_policy::NameRules,
 }
 
 impl Snapshot {
     /// A snapshot in which every named server is starting.
-    pub(crate) fn starting<'a>(names: impl IntoIterator<Item = &'a String>) -> Snapshot {
+    pub(crate) fn starting<'a>(
+        names: impl IntoIterator<Item = &'a String>,
+        name_rules: warden_policy::NameRules,
+    ) -> Snapshot {
         let servers = names
             .into_iter()
             .map(|name| {
@@ -146,7 +151,7 @@ impl Snapshot {
                 (name.clone(), ServerEntry { status, actor: None, ran: false, primitives: (false, false) })
             })
             .collect();
-        Snapshot { servers, tools: BTreeMap::new(), tools_version: 0 }
+        Snapshot { servers, tools: BTreeMap::new(), tools_version: 0, names: name_rules }
     }
 
     /// True when no server is still on its way up: each is running,
@@ -327,7 +332,7 @@ impl RegistryState {
                 warnings.push(warning);
                 continue;
             }
-            let name = warden_policy::namespaced_tool_name(server, &tool.name);
+            let name = self.snapshot.names.tool_name(server, &tool.name);
             if let Some(holder) = self.snapshot.tools.get(&name) {
                 let warning = format!(
                     "tool '{}' of server '{server}' would be named '{name}', which tool '{}' of server '{}' already has; skipped it",

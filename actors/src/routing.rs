@@ -208,7 +208,7 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
 
 /// The most useful error for a name that cannot be called right now.
 pub(crate) fn unavailable(snapshot: &Snapshot, name: &str) -> CallError {
-    let Some((server, _)) = warden_policy::split_namespaced(name) else {
+    let Some((server, _)) = snapshot.names.split(name) else {
         return CallError::UnknownTool { name: name.to_string() };
     };
     let (server, name) = (server.to_string(), name.to_string());

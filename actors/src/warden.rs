@@ -106,7 +106,7 @@ impl Warden {
     pub async fn start_with_rules(servers: Vec<ServerSpec>, rules: PolicyRules) -> Result<Warden, StartError> {
         let mut plans = Vec::new();
         for spec in servers {
-            warden_policy::validate_server_name(&spec.name)?;
+            rules.names.validate_server_name(&spec.name)?;
             if plans.iter().any(|plan: &ServerPlan| plan.name == spec.name) {
                 return Err(StartError::DuplicateServer(spec.name));
             }
@@ -116,7 +116,7 @@ impl Warden {
     }
 
     async fn start_plans(servers: Vec<ServerPlan>, rules: PolicyRules) -> Result<Warden, StartError> {
-        let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name));
+        let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.names.clone());
         let settings = servers.iter().map(|plan| (plan.name.clone(), plan.settings.clone())).collect();
         let (publish, snapshot) = watch::channel(Arc::new(initial));
         let (hub, hub_task) = Actor::spawn(None, Hub, HubArgs { servers, publish })
@@ -241,8 +241,12 @@ impl Warden {
         let result = self.call_tool_as(agent, name, arguments).await?;
         let value = serde_json::to_value(&result).expect("a tool result always serialises");
         let mut rendered = warden_policy::render_call_result(&value);
-        let limit = warden_policy::split_namespaced(name)
-            .and_then(|(server, _)| self.settings.get(server))
+        let limit = self
+            .snapshot
+            .borrow()
+            .tools
+            .get(name)
+            .and_then(|entry| self.settings.get(&entry.server))
             .map_or(warden_policy::DEFAULT_OUTPUT_LIMIT, |settings| settings.output_limit);
         rendered.text = warden_policy::truncate(rendered.text, limit);
         Ok(rendered)

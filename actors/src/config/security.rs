@@ -16,6 +16,7 @@
 //! name = "coder"
 //! allowed_tools = ["shell", "fs__*"]
 //! auto_approve = false
+//! profile = "compact"           # a [tool_profiles.compact] table
 //! ```
 //!
 //! Everything here is checked at load time — unknown keys, bad globs,
@@ -83,6 +84,8 @@ pub struct AgentConfig {
     /// Approve its `unless_auto_approved` calls without asking.
     #[serde(default)]
     pub auto_approve: bool,
+    /// The `[tool_profiles.NAME]` its tool list is shown with.
+    pub profile: Option<String>,
 }
 
 impl SecurityConfig {

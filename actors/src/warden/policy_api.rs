@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::{json, Value};
-use warden_policy::{Grant, ResolvedPolicy};
+use warden_policy::{present_tool, Detail, Grant, ResolvedPolicy};
 use warden_protocol::{CallToolResult, ContentBlock};
 
 use super::Warden;
@@ -49,6 +49,34 @@ impl Warden {
             tools.retain(|entry| policed_call::check_allowed(&rules, Some(agent), &entry.name).is_ok());
         }
         Ok(tools)
+    }
+
+    /// The tool definitions to hand a model: the tools `agent` may use, each
+    /// shown at the detail `profile` gives it — the agent's own `profile`
+    /// when `None`, every tool in full when neither names one — followed by
+    /// Warden's built-in `describe_tool`, with which the model fetches the
+    /// full definition of a tool it was shown briefly.
+    pub fn presented_tools(&self, agent: Option<&str>, profile: Option<&str>) -> Result<Vec<Value>, CallError> {
+        let rules = self.rules.borrow().clone();
+        let tools = self.tools_for(agent)?;
+        let profile_name = profile.or_else(|| agent.and_then(|agent| rules.agent(agent)?.profile.as_deref()));
+        let profile = match profile_name {
+            None => None,
+            Some(name) => Some(rules.profile(name).ok_or_else(|| CallError::UnknownProfile {
+                profile: name.to_string(),
+                known: rules.profile_names().map(str::to_string).collect(),
+            })?),
+        };
+        let mut presented: Vec<Value> = tools
+            .iter()
+            .map(|entry| {
+                let detail = profile.map_or(Detail::Full, |profile| profile.detail_for(&entry.name));
+                let definition = serde_json::to_value(&entry.tool).expect("a tool serialises");
+                present_tool(&entry.name, &definition, detail, None)
+            })
+            .collect();
+        presented.push(describe_tool_definition());
+        Ok(presented)
     }
 
     /// Every running tool's resolved policy, with where each field came from.
