@@ -5,6 +5,12 @@
 //! tool before it does anything, lists the tools, calls one, and shuts down.
 //! A chat host would skip `settled()` and read `tools()` at each turn.
 //!
+//! It attaches an approver: Warden asks it before running a tool whose
+//! policy needs a person (with none attached, such calls are denied). This
+//! one has no person to ask, so it approves calls of low and medium risk,
+//! refuses high-risk ones, and says so on stderr; a real host would show the
+//! request to its user.
+//!
 //! ```text
 //! embed-host CONFIG TOOL [ARGUMENTS-JSON]
 //! embed-host examples/warden.toml everything__echo '{"message":"hello"}'
@@ -12,8 +18,10 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use warden_actors::{ServerState, Warden, WardenConfig};
+use warden_actors::{ApprovalAnswer, ApprovalDecision, ApprovalRequest, ServerState, Warden, WardenConfig};
+use warden_policy::Risk;
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -42,6 +50,15 @@ async fn main() -> ExitCode {
 
     // 2. Start. This returns before any server is up.
     let warden = Warden::start(&config).await.expect("Warden's actors start");
+    warden.attach_approver(Arc::new(|request: ApprovalRequest, answer: ApprovalAnswer| {
+        eprintln!("approval asked for {} ({}): {}", request.tool, request.risk, request.reason);
+        let decision = if request.risk == Risk::High {
+            ApprovalDecision::Deny { reason: "this host refuses high-risk tools".into() }
+        } else {
+            ApprovalDecision::Approve
+        };
+        answer.send(decision, "embed-host's rule");
+    }));
 
     // 3. Wait until every server is running or failed, then look.
     warden.settled().await;

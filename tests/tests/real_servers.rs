@@ -107,4 +107,25 @@ fn the_embedding_example_lists_and_calls_a_real_tool() {
     assert!(stdout.starts_with("server everything: running, 17 tools\n"), "{stdout}");
     assert!(stdout.contains("tool everything__get-sum\n"), "{stdout}");
     assert!(stdout.ends_with("result: Echo: from the example\n"), "{stdout}");
+    // echo is annotated read-only: nobody was asked.
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("approval asked"));
+
+    // toggle-simulated-logging is neither read-only nor destructive: Warden
+    // asks the example's approver, which approves medium risk.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_embed-host"))
+        .arg(&config)
+        .arg("everything__toggle-simulated-logging")
+        .arg("{}")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("\nresult: Started simulated, random-leveled logging"), "{stdout}");
+    assert!(
+        stderr.contains(
+            "approval asked for everything__toggle-simulated-logging (medium): 'everything__toggle-simulated-logging' \
+             is medium risk (Warden default); its approval is 'unless_auto_approved' (Warden default), auto-approval is off and no grant covers it\n"
+        ),
+        "{stderr}"
+    );
 }
