@@ -107,8 +107,8 @@ pub enum GateMsg {
     Answered {
         /// The request.
         id: u64,
-        /// The decision and who made it; `None` when the time ran out or
-        /// the answer slot was dropped.
+        /// The decision and who made it (a dropped answer slot is a
+        /// denial by the approver); `None` when the time ran out.
         answer: Option<(ApprovalDecision, String)>,
     },
     /// Replace the approver (`None` detaches it).
@@ -220,7 +220,16 @@ impl GateState {
         let timeout = self.approval_timeout;
         let gate = myself.clone();
         tokio::spawn(async move {
-            let answer = tokio::time::timeout(timeout, receiver).await.ok().and_then(Result::ok);
+            let answer = match tokio::time::timeout(timeout, receiver).await {
+                Ok(Ok(answer)) => Some(answer),
+                // Dropped without a word: a denial now, not a timeout later
+                // (which would also tell the caller nobody was there).
+                Ok(Err(_)) => Some((
+                    ApprovalDecision::Deny { reason: "it dropped the request without answering".into() },
+                    "the approver".into(),
+                )),
+                Err(_) => None,
+            };
             let _ = gate.cast(GateMsg::Answered { id, answer });
         });
         // The approver may answer from inside this call; the answer goes
