@@ -53,8 +53,14 @@ pub(crate) async fn admit(
     if policy.leaks.value != LeakAction::Off {
         let leaks = rules.scanner.find_in_json(arguments);
         if !leaks.is_empty() {
-            let mut kinds: Vec<String> = leaks.iter().map(|leak| leak.kind.clone()).collect();
-            kinds.dedup();
+            // Each kind once, in the order found (a secret at /a and /c
+            // with another at /b is still named once).
+            let mut kinds: Vec<String> = Vec::new();
+            for leak in &leaks {
+                if !kinds.contains(&leak.kind) {
+                    kinds.push(leak.kind.clone());
+                }
+            }
             let paths = leaks.into_iter().map(|leak| leak.path).collect();
             tracing::warn!(tool = %name, agent = ?agent, kinds = ?kinds, "call blocked: secret in arguments");
             return Err(CallError::SecretInArguments { name: name.clone(), kinds, paths });
