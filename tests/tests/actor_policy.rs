@@ -18,29 +18,7 @@ use warden_actors::{
     ServerSettings, ServerSpec, Warden, WardenConfig,
 };
 use warden_policy::{Approval, LeakAction, PolicyLayer, PolicySource, Risk};
-use warden_protocol::{MemoryConnector, MemoryPeer};
-
-/// Starts Warden under `rules` with `srv` running and listing `tools`.
-async fn policed(rules: PolicyRules, settings: ServerSettings, tools: Value) -> (Warden, MemoryPeer) {
-    let (connector, mut peers) = MemoryConnector::new();
-    let spec = ServerSpec { name: SRV.into(), connector: Arc::new(connector), settings };
-    let warden = Warden::start_with_rules(vec![spec], rules).await.expect("Warden starts");
-    let mut peer = within("Warden connects to 'srv'", peers.recv()).await.expect("the connector is alive");
-    ready(&mut peer, tools).await;
-    within("the server settles", warden.settled()).await;
-    (warden, peer)
-}
-
-/// The rules of a config whose one server `srv` stands in for the scripted
-/// one (its `command` is never run).
-fn rules_from(toml: &str) -> PolicyRules {
-    PolicyRules::from_config(&WardenConfig::from_toml(toml, "test.toml").expect("the config loads"))
-}
-
-/// A tool listing with annotations.
-fn annotated(name: &str, annotations: Value) -> Value {
-    json!({"name": name, "inputSchema": {"type": "object"}, "annotations": annotations})
-}
+use warden_protocol::MemoryPeer;
 
 type Asked = UnboundedReceiver<(ApprovalRequest, ApprovalAnswer)>;
 

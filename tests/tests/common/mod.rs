@@ -31,7 +31,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::timeout;
-use warden_actors::{PolicyRules, ServerSettings, ServerSpec, ServerState, ServerStatus, Warden};
+use warden_actors::{PolicyRules, ServerSettings, ServerSpec, ServerState, ServerStatus, Warden, WardenConfig};
 use warden_protocol::{MemoryConnector, MemoryPeer, Message, Request, LATEST_PROTOCOL_VERSION};
 
 /// The name of the server in single-server tests.
@@ -92,6 +92,28 @@ pub(crate) async fn launch(servers: &[(&str, ServerSettings)]) -> (Warden, Vec<C
 /// start Warden their own way.
 pub(crate) async fn start_unpoliced(specs: Vec<ServerSpec>) -> Warden {
     Warden::start_with_rules(specs, PolicyRules::default().with_auto_approve(true)).await.expect("Warden starts")
+}
+
+/// Starts Warden under `rules` (the policy suites) with `srv` running and listing `tools`.
+pub(crate) async fn policed(rules: PolicyRules, settings: ServerSettings, tools: Value) -> (Warden, MemoryPeer) {
+    let (connector, mut peers) = MemoryConnector::new();
+    let spec = ServerSpec { name: SRV.into(), connector: Arc::new(connector), settings };
+    let warden = Warden::start_with_rules(vec![spec], rules).await.expect("Warden starts");
+    let mut peer = within("Warden connects to 'srv'", peers.recv()).await.expect("the connector is alive");
+    ready(&mut peer, tools).await;
+    within("the server settles", warden.settled()).await;
+    (warden, peer)
+}
+
+/// The rules of a config whose one server `srv` stands in for the scripted
+/// one (its `command` is never run).
+pub(crate) fn rules_from(toml: &str) -> PolicyRules {
+    PolicyRules::from_config(&WardenConfig::from_toml(toml, "test.toml").expect("the config loads"))
+}
+
+/// A tool listing with annotations.
+pub(crate) fn annotated(name: &str, annotations: Value) -> Value {
+    json!({"name": name, "inputSchema": {"type": "object"}, "annotations": annotations})
 }
 
 /// Starts Warden with the one server `srv`; its connections.
