@@ -10,12 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::time::Instant;
 use warden_actors::{
     ApprovalAnswer, ApprovalDecision, ApprovalQueue, ApprovalRequest, CallError, GrantRequest, PolicyRules, QueueError,
-    ServerSettings, ServerSpec, Warden, WardenConfig,
+    ServerSettings, Warden,
 };
 use warden_policy::{Approval, LeakAction, PolicyLayer, PolicySource, Risk};
 use warden_protocol::MemoryPeer;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::server_settings::CrashRetry;
+use warden_policy::{Approval, LeakAction, PolicyLayer, Risk};
 
 fn load(text: &str) -> Result<WardenConfig, ConfigError> {
     let mut config: WardenConfig = config::Config::builder()
@@ -9,6 +10,7 @@ fn load(text: &str) -> Result<WardenConfig, ConfigError> {
         .map_err(|e| ConfigError::Unreadable { file: "test.toml".into(), problem: e.to_string() })?;
     let lookup = |name: &str| match name {
         "TOKEN" => Some("s3cret".to_string()),
+        "EXTRA_KEY" => Some("extra-secret-value".to_string()),
         _ => None,
     };
     config.check_and_expand("test.toml", &lookup)?;
@@ -146,4 +148,172 @@ fn a_bad_ca_cert_is_an_error_naming_the_file_the_server_and_the_field() {
     for path in [not_pem, broken, not_der] {
         let _ = std::fs::remove_file(path);
     }
+}
+
+#[test]
+fn security_and_agents_parse_into_the_policy_rules() {
+    let config = load(
+        r#"
+        [servers.fs]
+        command = "x"
+        default_policy = { risk = "high", timeout = 10 }
+        [security]
+        auto_approve = true
+        approver = "auto"
+        approval_timeout_secs = 12.5
+        secrets = ["EXTRA_KEY"]
+        [security.tool_policies.fs__write]
+        risk = "high"
+        approval = "always"
+        leaks = "block"
+        timeout = 120
+        [[agents]]
+        name = "coder"
+        allowed_tools = ["shell", "fs__*"]
+        auto_approve = true
+        [[agents]]
+        name = "reviewer"
+        allowed_tools = []
+        "#,
+    )
+    .unwrap();
+    let write = PolicyLayer {
+        risk: Some(Risk::High),
+        approval: Some(Approval::Always),
+        timeout: Some(120.0),
+        leaks: Some(LeakAction::Block),
+    };
+    assert_eq!(config.security.tool_policies["fs__write"], write);
+    assert_eq!((config.security.auto_approve, config.security.approver.as_str()), (true, "auto"));
+    assert_eq!(config.security.approval_timeout_secs, 12.5);
+    assert_eq!(config.security.secrets, ["EXTRA_KEY"]);
+    assert_eq!(
+        config.servers["fs"].default_policy,
+        Some(PolicyLayer { risk: Some(Risk::High), timeout: Some(10.0), ..PolicyLayer::default() })
+    );
+    let agents: Vec<(&str, &[String], bool)> = config
+        .agents
+        .iter()
+        .map(|agent| (agent.name.as_str(), agent.allowed_tools.as_slice(), agent.auto_approve))
+        .collect();
+    assert_eq!(
+        agents,
+        [("coder", &["shell".to_string(), "fs__*".to_string()][..], true), ("reviewer", &[][..], false)]
+    );
+
+    let rules = crate::PolicyRules::from_config(&config);
+    assert_eq!(rules.approval_timeout, Duration::from_millis(12_500));
+    assert_eq!(rules.approver, crate::ConfiguredApprover::Auto);
+    assert!(rules.agent("coder").unwrap().allowed_tools.matches("fs__read"));
+    assert!(!rules.agent("coder").unwrap().allowed_tools.matches("git__log"));
+    assert_eq!(rules.agent_names().collect::<Vec<_>>(), ["coder", "reviewer"]);
+}
+
+#[test]
+fn security_defaults_fail_closed() {
+    let config = load("[servers.a]\ncommand = \"x\"").unwrap();
+    assert_eq!(config.security, SecurityConfig::default());
+    assert_eq!((config.security.approver.as_str(), config.security.approval_timeout_secs), ("none", 300.0));
+    assert!(!config.security.auto_approve);
+    assert!(config.agents.is_empty());
+}
+
+#[test]
+fn every_policy_error_says_the_field_and_what_is_wrong() {
+    let cases = [
+        (
+            "[security]\napprover = \"maybe\"",
+            "config file 'test.toml': `security.approver` must be \"none\", \"auto\" or \"deny\", not \"maybe\"",
+        ),
+        (
+            "[security]\napproval_timeout_secs = 0",
+            "config file 'test.toml': `security.approval_timeout_secs` must be a positive number of seconds, not 0",
+        ),
+        (
+            "[security]\nsecrets = [\"NOT-A-NAME\"]",
+            "config file 'test.toml': `security.secrets` \"NOT-A-NAME\" is not an environment variable name (letters, \
+             digits and '_')",
+        ),
+        (
+            "[security.tool_policies.fs__write]\ntimeout = -1",
+            "config file 'test.toml': `security.tool_policies.fs__write` timeout = -1 is not a number of seconds \
+             between 0 and 86400 (one day)",
+        ),
+        (
+            "[[agents]]\nname = \"coder\"\nallowed_tools = [\"fs__[\"]",
+            "config file 'test.toml': `agents[0] ('coder').allowed_tools` tool pattern 'fs__[' is not a valid glob \
+             (unclosed character class; missing ']'); use an exact name or '*', '?', '[...]', e.g. 'fs__*'",
+        ),
+        (
+            "[[agents]]\nname = \"coder\"\nallowed_tools = []\n[[agents]]\nname = \"coder\"\nallowed_tools = []",
+            "config file 'test.toml': `agents[1].name` 'coder' is already an agent's name",
+        ),
+        (
+            "[[agents]]\nname = \" \"\nallowed_tools = []",
+            "config file 'test.toml': `agents[0].name` is empty; give the agent the name hosts use",
+        ),
+        (
+            "[servers.a]\ncommand = \"x\"\ndefault_policy = { timeout = 0 }",
+            "config file 'test.toml', server 'a': `default_policy`: timeout = 0 is not a number of seconds between 0 \
+             and 86400 (one day)",
+        ),
+    ];
+    for (text, expected) in cases {
+        let error = load(text).unwrap_err().to_string();
+        assert_eq!(error, expected, "for {text:?}");
+    }
+}
+
+#[test]
+fn unknown_keys_and_values_in_policy_tables_are_errors() {
+    let cases = [
+        ("[security.tool_policies.fs__write]\nrisky = \"high\"", "unknown field `risky`"),
+        ("[security]\nauto_aprove = true", "unknown field `auto_aprove`"),
+        ("[[agents]]\nname = \"a\"\nallowed_tools = []\ntools = []", "unknown field `tools`"),
+        (
+            "[servers.a]\ncommand = \"x\"\ndefault_policy = { risk = \"extreme\" }",
+            "enum Risk does not have variant constructor extreme for key `servers.a.default_policy.risk`",
+        ),
+        (
+            "[servers.a]\ncommand = \"x\"\ndefault_policy = { approval = \"sometimes\" }",
+            "variant constructor sometimes",
+        ),
+    ];
+    for (text, expected) in cases {
+        let error = load(text).unwrap_err().to_string();
+        assert!(error.starts_with("config file 'test.toml'"), "{error}");
+        assert!(error.contains(expected), "for {text:?}\n  got: {error}\n  expected: {expected}");
+    }
+}
+
+#[test]
+fn known_secrets_hold_env_and_header_values_every_expanded_variable_and_security_secrets() {
+    let config = load(
+        r#"
+        [servers.git]
+        command = "x"
+        env = { GITHUB_TOKEN = "${TOKEN}", PLAIN = "plain-value-123" }
+        [servers.remote]
+        url = "https://example.com/mcp"
+        headers = { Authorization = "Bearer ${TOKEN}" }
+        [security]
+        secrets = ["EXTRA_KEY", "UNSET_VAR"]
+        "#,
+    )
+    .unwrap();
+    let known: Vec<(&str, &str)> =
+        config.known_secrets.iter().map(|(label, value)| (label.as_str(), value.as_str())).collect();
+    // Each `${VAR}` as it was expanded (once per use), then every env and
+    // header value whole, then `security.secrets` that are set.
+    assert_eq!(
+        known,
+        [
+            ("TOKEN", "s3cret"),
+            ("TOKEN", "s3cret"),
+            ("GITHUB_TOKEN", "s3cret"),
+            ("PLAIN", "plain-value-123"),
+            ("Authorization", "Bearer s3cret"),
+            ("EXTRA_KEY", "extra-secret-value"),
+        ]
+    );
 }
