@@ -1,6 +1,7 @@
 //! The policy layer's view of who and what: agents and their allowlists,
 //! secrets kept out of arguments and results, and the built-in
 //! `describe_tool`. Precedence and approvals are in `actor_policy.rs`.
+//! One test runs a real config and process, on real time.
 
 mod common;
 
@@ -280,5 +281,40 @@ async fn describe_tool_refuses_a_tool_outside_the_agents_allowlist_and_explains_
     assert!(result.is_error());
     assert_eq!(result.text(), "unknown tool 'srv__nope'; `warden tools` lists the tools available");
     assert_silent(&mut peer).await;
+    warden.shutdown().await;
+}
+
+/// The same rules through a real config and process (so on real time):
+/// the token Warden hands the test server in `env` comes back redacted,
+/// may not be sent to it, and the server's own annotations decide.
+#[tokio::test]
+async fn a_config_driven_server_gets_its_token_but_the_model_never_sees_it() {
+    let server = warden_tests::bins::test_server().display().to_string();
+    let text = format!(
+        "[servers.test]\ncommand = {server:?}\nenv = {{ API_TOKEN = \"tok-from-config-123\" }}\n\
+         [security.tool_policies.test__env]\napproval = \"never\"\n"
+    );
+    let config = warden_actors::WardenConfig::from_toml(&text, "test.toml").expect("the config loads");
+    let warden = Warden::start(&config).await.expect("Warden starts");
+    tokio::time::timeout(std::time::Duration::from_secs(20), warden.settled()).await.expect("the server settles");
+
+    let result = warden.call_tool("test__env", json!({"name": "API_TOKEN"})).await.unwrap();
+    assert_eq!(result.text(), "[REDACTED:API_TOKEN]");
+
+    let error = warden.call_tool("test__echo", json!({"message": "tok-from-config-123"})).await.unwrap_err();
+    assert_eq!(
+        error,
+        CallError::SecretInArguments {
+            name: "test__echo".into(),
+            kinds: vec!["API_TOKEN".into()],
+            paths: vec!["/message".into()]
+        }
+    );
+
+    // `add` is annotated read-only: it runs with nobody to approve it; `echo`
+    // has no annotations, so Warden's default asks, and nobody can answer.
+    assert_eq!(warden.call_tool("test__add", json!({"a": 2, "b": 3})).await.unwrap().text(), "5");
+    let error = warden.call_tool("test__echo", json!({"message": "hi"})).await.unwrap_err();
+    assert!(matches!(error, CallError::NoApprover { .. }), "{error}");
     warden.shutdown().await;
 }

@@ -14,10 +14,10 @@ use serde_json::json;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::time::Instant;
 use warden_actors::{
-    ApprovalAnswer, ApprovalDecision, ApprovalQueue, ApprovalRequest, CallError, GrantRequest, PolicyRules, QueueError,
-    ServerSettings, Warden,
+    AgentRules, ApprovalAnswer, ApprovalDecision, ApprovalQueue, ApprovalRequest, CallError, GrantRequest, PolicyRules,
+    QueueError, ServerSettings, Warden,
 };
-use warden_policy::{Approval, LeakAction, PolicyLayer, PolicySource, Risk};
+use warden_policy::{Approval, LeakAction, PolicyLayer, PolicySource, Risk, ToolPatterns};
 use warden_protocol::MemoryPeer;
 
 type Asked = UnboundedReceiver<(ApprovalRequest, ApprovalAnswer)>;
@@ -412,5 +412,81 @@ async fn a_tool_policy_timeout_bounds_the_call_below_the_servers_and_cancels_it_
         tokio::join!(warden.call_tool("srv__other", json!({})), async { next_request(&mut peer, "tools/call").await });
     assert!(matches!(outcome.unwrap_err(), CallError::Timeout { timeout, .. } if timeout == Duration::from_secs(60)));
     assert_eq!(started.elapsed(), Duration::from_secs(60));
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_grant_for_one_agent_does_not_cover_another() {
+    let agent = |name| AgentRules { allowed_tools: ToolPatterns::new(&["srv__*"]).expect(name), auto_approve: false };
+    let rules = PolicyRules::default().with_agent("coder", agent("coder")).with_agent("reviewer", agent("reviewer"));
+    let (warden, mut peer) = policed(rules, settings(), tools(&["write"])).await;
+    let mut asked = attach_channel(&warden);
+
+    let grant = GrantRequest { tools: None, duration: None, this_agent_only: true };
+    let (outcome, ()) = tokio::join!(warden.call_tool_as(Some("coder"), "srv__write", json!({})), async {
+        let (request, answer) = next_ask(&mut asked).await;
+        assert_eq!(request.agent.as_deref(), Some("coder"));
+        answer.send(ApprovalDecision::ApproveWithGrant(grant), "alice");
+        let call = next_request(&mut peer, "tools/call").await;
+        reply(&peer, &call, text_result("written"));
+    });
+    assert_eq!(outcome.unwrap().text(), "written");
+    let grants = warden.grants();
+    assert_eq!((grants[0].tools.as_str(), grants[0].agent.as_deref()), ("srv__write", Some("coder")));
+
+    // The coder runs it unasked; the reviewer is asked.
+    let (outcome, ()) = tokio::join!(warden.call_tool_as(Some("coder"), "srv__write", json!({})), async {
+        let call = next_request(&mut peer, "tools/call").await;
+        reply(&peer, &call, text_result("again"));
+    });
+    assert_eq!(outcome.unwrap().text(), "again");
+    let (outcome, ()) = tokio::join!(warden.call_tool_as(Some("reviewer"), "srv__write", json!({})), async {
+        let (request, answer) = next_ask(&mut asked).await;
+        assert_eq!(request.agent.as_deref(), Some("reviewer"));
+        answer.send(ApprovalDecision::Deny { reason: "no".into() }, "alice");
+    });
+    assert_eq!(outcome.unwrap_err().to_string(), "'srv__write' was not run: alice denied it: no");
+    assert_silent(&mut peer).await;
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_grant_with_a_bad_glob_is_refused_and_detaching_the_approver_fails_closed_again() {
+    let (warden, mut peer) = policed(PolicyRules::default(), settings(), tools(&["write"])).await;
+    let grant = GrantRequest { tools: Some("srv__[".into()), duration: None, this_agent_only: false };
+    assert_eq!(
+        warden.add_grant(grant, None, "cli user").await.unwrap_err(),
+        "tool pattern 'srv__[' is not a valid glob (unclosed character class; missing ']'); use an exact name or \
+         '*', '?', '[...]', e.g. 'fs__*'"
+    );
+    assert!(warden.grants().is_empty());
+
+    warden.attach_approver(Arc::new(|_request: ApprovalRequest, answer: ApprovalAnswer| {
+        answer.send(ApprovalDecision::Approve, "the test");
+    }));
+    assert_eq!(call_answered(&warden, &mut peer, "srv__write", "written").await, "written");
+    warden.detach_approver();
+    let error = warden.call_tool("srv__write", json!({})).await.unwrap_err();
+    assert!(matches!(error, CallError::NoApprover { .. }), "{error}");
+    assert_silent(&mut peer).await;
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_configured_approver_answers_when_the_host_attaches_none() {
+    let config =
+        |approver: &str| format!("[servers.srv]\ncommand = \"unused\"\n[security]\napprover = \"{approver}\"\n");
+    let (warden, mut peer) = policed(rules_from(&config("deny")), settings(), tools(&["write"])).await;
+    let error = warden.call_tool("srv__write", json!({})).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "'srv__write' was not run: the config (security.approver = \"deny\") denied it: security.approver = \"deny\" \
+         refuses every call that needs approval"
+    );
+    assert_silent(&mut peer).await;
+    warden.shutdown().await;
+
+    let (warden, mut peer) = policed(rules_from(&config("auto")), settings(), tools(&["write"])).await;
+    assert_eq!(call_answered(&warden, &mut peer, "srv__write", "written").await, "written");
     warden.shutdown().await;
 }
