@@ -25,11 +25,16 @@ fn agent_rules() -> PolicyRules {
             AgentRules {
                 allowed_tools: ToolPatterns::new(&["srv__read", "srv__fs_*"]).expect("good patterns"),
                 auto_approve: true,
+                profile: None,
             },
         )
         .with_agent(
             "reviewer",
-            AgentRules { allowed_tools: ToolPatterns::new(&["srv__*"]).expect("good patterns"), auto_approve: false },
+            AgentRules {
+                allowed_tools: ToolPatterns::new(&["srv__*"]).expect("good patterns"),
+                auto_approve: false,
+                profile: None,
+            },
         )
 }
 

@@ -417,7 +417,11 @@ async fn a_tool_policy_timeout_bounds_the_call_below_the_servers_and_cancels_it_
 
 #[tokio::test(start_paused = true)]
 async fn a_grant_for_one_agent_does_not_cover_another() {
-    let agent = |name| AgentRules { allowed_tools: ToolPatterns::new(&["srv__*"]).expect(name), auto_approve: false };
+    let agent = |name| AgentRules {
+        allowed_tools: ToolPatterns::new(&["srv__*"]).expect(name),
+        auto_approve: false,
+        profile: None,
+    };
     let rules = PolicyRules::default().with_agent("coder", agent("coder")).with_agent("reviewer", agent("reviewer"));
     let (warden, mut peer) = policed(rules, settings(), tools(&["write"])).await;
     let mut asked = attach_channel(&warden);
