@@ -72,9 +72,20 @@ impl ApprovalQueue {
         }
     }
 
-    /// Waits until a new request arrives.
-    pub async fn arrival(&self) {
-        self.shared.arrived.notified().await;
+    /// Waits until at least `count` requests are waiting, and returns them
+    /// (for a UI that shows requests as they come).
+    pub async fn wait_for_pending(&self, count: usize) -> Vec<ApprovalRequest> {
+        loop {
+            // Registered before the check, so an arrival in between wakes it.
+            let arrived = self.shared.arrived.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            let pending = self.pending();
+            if pending.len() >= count {
+                return pending;
+            }
+            arrived.await;
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, (ApprovalRequest, ApprovalAnswer)>> {

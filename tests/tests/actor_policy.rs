@@ -326,18 +326,7 @@ async fn two_waiting_approvals_answered_out_of_order_each_get_their_own_outcome(
 
 /// The requests waiting in `queue`, once there are `count` of them.
 async fn waiting(queue: &ApprovalQueue, count: usize) -> Vec<ApprovalRequest> {
-    within("requests wait in the queue", async {
-        loop {
-            // Created before the check, so an arrival in between is not missed.
-            let arrival = queue.arrival();
-            let pending = queue.pending();
-            if pending.len() >= count {
-                return pending;
-            }
-            arrival.await;
-        }
-    })
-    .await
+    within("requests wait in the queue", queue.wait_for_pending(count)).await
 }
 
 #[tokio::test(start_paused = true)]
