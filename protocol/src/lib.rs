@@ -20,13 +20,21 @@
 //! - [`sse`](SseParser): an incremental `text/event-stream` parser for
 //!   Streamable HTTP, keeping the last event id and `retry` interval a
 //!   resuming client needs. An oversized event is reported and skipped.
+//! - [`bridge`](BridgeRequest): the wire types of the daemon's bridge
+//!   protocol (newline-delimited JSON requests and answers over TCP, with
+//!   named error codes), shared by `warden serve` and its clients.
 
+mod bridge;
 mod framing;
 mod jsonrpc;
 mod mcp;
 mod sse;
 mod transport;
 
+pub use bridge::{
+    BridgeError, BridgeErrorCode, Request as BridgeRequest, RequestLine as BridgeRequestLine,
+    Response as BridgeResponse, ResponseLine as BridgeResponseLine, ResultFormat, MAX_REQUEST_BYTES,
+};
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES};
 pub use jsonrpc::{
     json_kind, ErrorCode, ErrorObject, Message, Notification, ParseError, RawResponse, Request, RequestId, Response,

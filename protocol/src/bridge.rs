@@ -1,0 +1,358 @@
+//! The bridge protocol: how a client talks to a running `warden serve`.
+//!
+//! Newline-delimited JSON over a loopback TCP connection. Each line a client
+//! sends is one request object; the daemon answers each with exactly one
+//! line, in the order the requests came, so a client may pipeline many
+//! requests on one connection (or send one and close). Every request names
+//! its operation in `op` and carries the token from the daemon's lockfile;
+//! an optional `id` (any JSON value) is echoed in the answer, for clients
+//! that want to match answers to requests themselves.
+//!
+//! ```text
+//! {"op":"call_tool","token":"…","id":7,"server":"git","tool":"status","args":{}}
+//! {"ok":true,"id":7,"result":{"content":[{"type":"text","text":"clean"}]}}
+//! {"ok":false,"id":8,"error":{"code":"unknown_tool","message":"unknown tool 'git__nope'; …"}}
+//! ```
+//!
+//! Parsing is split in two on purpose. [`RequestLine::parse`] reads only the
+//! envelope (`token`, `id`), so the daemon checks the token before it says
+//! anything about the request: a caller without the token learns that it is
+//! unauthorised and nothing else, not even which operations exist.
+//! [`RequestLine::into_request`] then decodes the operation strictly: an
+//! unknown `op`, a field of the wrong type or a misspelt field is a
+//! structured error naming it, because a typo like `arg` for `args`
+//! silently ignored is a call made with no arguments.
+//!
+//! Everything here is pure serde; the daemon (`bins/src/daemon/`) and the
+//! CLI's client (`bins/src/client/`) share it. `docs/bridge-protocol.md` is
+//! the reference for people writing other clients.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::jsonrpc::json_kind;
+
+/// The largest request line the daemon reads: 16 MiB, the same bound as a
+/// message from a server. A longer line is answered `too_large` and the
+/// connection is closed, since the rest of the stream cannot be trusted to
+/// start at a line boundary the client meant.
+pub const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+
+/// An error code: a short `snake_case` word clients match on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct BridgeErrorCode(pub Cow<'static, str>);
+
+impl BridgeErrorCode {
+    /// The `token` is missing or wrong. Nothing else is said, and the
+    /// connection is closed.
+    pub const UNAUTHORIZED: BridgeErrorCode = code("unauthorized");
+    /// The line is not JSON.
+    pub const PARSE_ERROR: BridgeErrorCode = code("parse_error");
+    /// The JSON is not a request: not an object, no `op`, a field of the
+    /// wrong type, or a field the operation does not take.
+    pub const INVALID_REQUEST: BridgeErrorCode = code("invalid_request");
+    /// `op` names no operation.
+    pub const UNKNOWN_OP: BridgeErrorCode = code("unknown_op");
+    /// The line is longer than [`MAX_REQUEST_BYTES`]; the connection is closed.
+    pub const TOO_LARGE: BridgeErrorCode = code("too_large");
+    /// The daemon has as many connections as it takes; try again later.
+    pub const BUSY: BridgeErrorCode = code("busy");
+    /// The daemon is shutting down and takes no new work.
+    pub const SHUTTING_DOWN: BridgeErrorCode = code("shutting_down");
+    /// The operation exists in the protocol but not yet in this daemon.
+    pub const NOT_AVAILABLE: BridgeErrorCode = code("not_available");
+    /// No tool has that name (or that server has no such tool).
+    pub const UNKNOWN_TOOL: BridgeErrorCode = code("unknown_tool");
+    /// The tool's server has not finished starting; retry in a moment.
+    pub const SERVER_STARTING: BridgeErrorCode = code("server_starting");
+    /// The tool's server failed and is not running.
+    pub const SERVER_FAILED: BridgeErrorCode = code("server_failed");
+    /// The server went away (or crashed) during the call.
+    pub const SERVER_GONE: BridgeErrorCode = code("server_gone");
+    /// The server answered the call with a JSON-RPC error.
+    pub const SERVER_ERROR: BridgeErrorCode = code("server_error");
+    /// The server's answer was not a tool result.
+    pub const BAD_RESULT: BridgeErrorCode = code("bad_result");
+    /// The arguments are not a JSON object.
+    pub const INVALID_ARGUMENTS: BridgeErrorCode = code("invalid_arguments");
+    /// The call ran out of time.
+    pub const TIMEOUT: BridgeErrorCode = code("timeout");
+    /// Anything else that stopped a call.
+    pub const CALL_FAILED: BridgeErrorCode = code("call_failed");
+
+    /// The code's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+const fn code(text: &'static str) -> BridgeErrorCode {
+    BridgeErrorCode(Cow::Borrowed(text))
+}
+
+impl fmt::Display for BridgeErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The `error` member of a failed answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct BridgeError {
+    /// What kind of failure, for programs.
+    pub code: BridgeErrorCode,
+    /// What happened and what to do, for people.
+    pub message: String,
+}
+
+impl BridgeError {
+    /// An error with this code and message.
+    pub fn new(code: BridgeErrorCode, message: impl Into<String>) -> BridgeError {
+        BridgeError { code, message: message.into() }
+    }
+}
+
+/// A request line's envelope, read before the operation is looked at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestLine {
+    /// Echoed in the answer when present.
+    pub id: Option<Value>,
+    /// The token the client sent, if it sent a string.
+    pub token: Option<String>,
+    /// The rest of the object: `op` and its fields.
+    body: Map<String, Value>,
+}
+
+impl RequestLine {
+    /// Reads one line's envelope. The error comes with whatever `id` could
+    /// be read, so even a rejected request's answer can be matched.
+    pub fn parse(line: &str) -> Result<RequestLine, (Option<Value>, BridgeError)> {
+        let value: Value = serde_json::from_str(line).map_err(|error| {
+            (None, BridgeError::new(BridgeErrorCode::PARSE_ERROR, format!("the request is not JSON: {error}")))
+        })?;
+        let Value::Object(mut body) = value else {
+            let message = format!("a request is a JSON object with an `op`, not {}", json_kind(&value));
+            return Err((None, BridgeError::new(BridgeErrorCode::INVALID_REQUEST, message)));
+        };
+        let id = body.remove("id");
+        let token = match body.remove("token") {
+            Some(Value::String(token)) => Some(token),
+            _ => None,
+        };
+        Ok(RequestLine { id, token, body })
+    }
+
+    /// The operation, decoded strictly.
+    pub fn into_request(self) -> Result<Request, BridgeError> {
+        let op = match self.body.get("op") {
+            Some(Value::String(op)) => op.clone(),
+            Some(other) => {
+                let message = format!("`op` must be a string, not {}", json_kind(other));
+                return Err(BridgeError::new(BridgeErrorCode::INVALID_REQUEST, message));
+            }
+            None => {
+                return Err(BridgeError::new(
+                    BridgeErrorCode::INVALID_REQUEST,
+                    "the request has no `op`; see docs/bridge-protocol.md for the operations",
+                ))
+            }
+        };
+        if !Request::OPS.contains(&op.as_str()) {
+            let message = format!("unknown op '{op}'; the operations are: {}", Request::OPS.join(", "));
+            return Err(BridgeError::new(BridgeErrorCode::UNKNOWN_OP, message));
+        }
+        let request: Request = serde_json::from_value(Value::Object(self.body))
+            .map_err(|error| BridgeError::new(BridgeErrorCode::INVALID_REQUEST, format!("op '{op}': {error}")))?;
+        request.check()?;
+        Ok(request)
+    }
+}
+
+/// One operation, with its fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Operations without fields are empty structs, not unit variants: serde
+// ignores unknown fields next to a unit variant's tag, `deny_unknown_fields`
+// or not.
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum Request {
+    /// Is the daemon there? Answers its version and pid.
+    Ping {},
+    /// The daemon's own state and every server's.
+    Status {
+        /// Wait until no server is still starting before answering.
+        #[serde(default)]
+        settle: bool,
+    },
+    /// Every tool of every running server.
+    ListTools {
+        /// Wait until no server is still starting before answering.
+        #[serde(default)]
+        settle: bool,
+    },
+    /// A tool's input schema, by server and the server's own tool name.
+    GetSchema {
+        /// The server.
+        server: String,
+        /// The server's name for the tool.
+        tool: String,
+    },
+    /// A tool's whole definition, by namespaced name.
+    DescribeTool {
+        /// `server__tool`.
+        name: String,
+    },
+    /// Runs a tool, named either by `server` + `tool` or by `name`.
+    CallTool {
+        /// The server (with `tool`).
+        #[serde(default)]
+        server: Option<String>,
+        /// The server's name for the tool (with `server`).
+        #[serde(default)]
+        tool: Option<String>,
+        /// The namespaced name, instead of `server` + `tool`.
+        #[serde(default)]
+        name: Option<String>,
+        /// The arguments: a JSON object (absent or null for none).
+        #[serde(default)]
+        args: Option<Value>,
+        /// `raw` (default): the MCP result. `text`: the text a model should
+        /// read, as `{"text", "is_error"}`.
+        #[serde(default)]
+        format: ResultFormat,
+    },
+    /// The approvals waiting for a person.
+    Approvals {},
+    /// Approves one waiting call.
+    Approve {
+        /// The approval's id, as `approvals` lists it.
+        approval: String,
+    },
+    /// Denies one waiting call.
+    Deny {
+        /// The approval's id, as `approvals` lists it.
+        approval: String,
+        /// Told to the caller.
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    /// Re-reads the config file.
+    Reload {},
+    /// Stops the daemon gracefully.
+    Shutdown {},
+}
+
+/// How `call_tool` answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultFormat {
+    /// The MCP `tools/call` result, as the server sent it.
+    #[default]
+    Raw,
+    /// `{"text": …, "is_error": …}`: rendered for a model, bounded by the
+    /// server's `output_limit_bytes`.
+    Text,
+}
+
+impl Request {
+    /// Every operation's name.
+    pub const OPS: &'static [&'static str] = &[
+        "ping",
+        "status",
+        "list_tools",
+        "get_schema",
+        "describe_tool",
+        "call_tool",
+        "approvals",
+        "approve",
+        "deny",
+        "reload",
+        "shutdown",
+    ];
+
+    /// For `call_tool`, the checks serde cannot make: exactly one way of
+    /// naming the tool, and object arguments.
+    fn check(&self) -> Result<(), BridgeError> {
+        let Request::CallTool { server, tool, name, args, .. } = self else { return Ok(()) };
+        let invalid = |message: String| Err(BridgeError::new(BridgeErrorCode::INVALID_REQUEST, message));
+        match (server, tool, name) {
+            (Some(_), Some(_), None) | (None, None, Some(_)) => {}
+            _ => {
+                return invalid(
+                    "op 'call_tool': name the tool either with `server` and `tool`, or with `name` (`server__tool`)"
+                        .into(),
+                )
+            }
+        }
+        match args {
+            None | Some(Value::Null) | Some(Value::Object(_)) => Ok(()),
+            Some(other) => invalid(format!("op 'call_tool': `args` must be a JSON object, not {}", json_kind(other))),
+        }
+    }
+}
+
+/// One answer line, as the daemon writes it.
+#[derive(Debug, Serialize)]
+pub struct ResponseLine<'a> {
+    /// True for `result`, false for `error`.
+    pub ok: bool,
+    /// The request's `id`, when it had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<&'a Value>,
+    /// The operation's answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<&'a RawValue>,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'a BridgeError>,
+}
+
+impl ResponseLine<'_> {
+    /// The line's JSON text, with its newline.
+    pub fn to_line(&self) -> String {
+        let mut line = serde_json::to_string(self).expect("an answer always serialises");
+        line.push('\n');
+        line
+    }
+}
+
+/// One answer line, as a client reads it.
+#[derive(Debug, Deserialize)]
+pub struct Response {
+    /// True for `result`, false for `error`.
+    pub ok: bool,
+    /// The request's `id`, when it had one.
+    #[serde(default)]
+    pub id: Option<Value>,
+    /// The operation's answer, undecoded.
+    #[serde(default)]
+    pub result: Option<Box<RawValue>>,
+    /// Why it failed.
+    #[serde(default)]
+    pub error: Option<BridgeError>,
+}
+
+impl Response {
+    /// Reads an answer line.
+    pub fn parse(line: &str) -> Result<Response, serde_json::Error> {
+        serde_json::from_str(line)
+    }
+
+    /// The result, or the error; an answer with neither is an error too.
+    pub fn into_result(self) -> Result<Box<RawValue>, BridgeError> {
+        match (self.ok, self.result, self.error) {
+            (true, Some(result), _) => Ok(result),
+            (false, _, Some(error)) => Err(error),
+            _ => Err(BridgeError::new(BridgeErrorCode::INVALID_REQUEST, "the daemon's answer has no result or error")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,137 @@
+use serde_json::json;
+
+use super::*;
+
+fn request(line: &str) -> Result<Request, BridgeError> {
+    RequestLine::parse(line).map_err(|(_, error)| error)?.into_request()
+}
+
+#[test]
+fn the_seed_ops_keep_their_shapes() {
+    assert_eq!(request(r#"{"op":"list_tools"}"#).unwrap(), Request::ListTools { settle: false });
+    assert_eq!(
+        request(r#"{"op":"call_tool","server":"serena","tool":"find_symbol","args":{"q":"x"}}"#).unwrap(),
+        Request::CallTool {
+            server: Some("serena".into()),
+            tool: Some("find_symbol".into()),
+            name: None,
+            args: Some(json!({"q": "x"})),
+            format: ResultFormat::Raw,
+        }
+    );
+    assert_eq!(
+        request(r#"{"op":"get_schema","server":"serena","tool":"find_symbol"}"#).unwrap(),
+        Request::GetSchema { server: "serena".into(), tool: "find_symbol".into() }
+    );
+}
+
+#[test]
+fn the_envelope_is_read_before_the_op() {
+    let line = RequestLine::parse(r#"{"op":"no_such_op","token":"abc","id":[1,"x"]}"#).unwrap();
+    assert_eq!(line.token.as_deref(), Some("abc"));
+    assert_eq!(line.id, Some(json!([1, "x"])));
+    let error = line.into_request().unwrap_err();
+    assert_eq!(error.code, BridgeErrorCode::UNKNOWN_OP);
+    assert!(error.message.starts_with("unknown op 'no_such_op'; the operations are: ping, status, list_tools"));
+
+    // A token that is not a string counts as no token.
+    assert_eq!(RequestLine::parse(r#"{"op":"ping","token":5}"#).unwrap().token, None);
+}
+
+#[test]
+fn malformed_requests_get_codes_that_say_what_is_wrong() {
+    let cases = [
+        ("{not json", BridgeErrorCode::PARSE_ERROR, "the request is not JSON: key must be a string"),
+        ("[1,2]", BridgeErrorCode::INVALID_REQUEST, "a request is a JSON object with an `op`, not an array"),
+        (r#"{"token":"t"}"#, BridgeErrorCode::INVALID_REQUEST, "the request has no `op`"),
+        (r#"{"op":7}"#, BridgeErrorCode::INVALID_REQUEST, "`op` must be a string, not a number"),
+        (
+            r#"{"op":"get_schema","server":1,"tool":"x"}"#,
+            BridgeErrorCode::INVALID_REQUEST,
+            "op 'get_schema': invalid type: integer `1`, expected a string",
+        ),
+        (
+            r#"{"op":"get_schema","server":"s"}"#,
+            BridgeErrorCode::INVALID_REQUEST,
+            "op 'get_schema': missing field `tool`",
+        ),
+        (r#"{"op":"ping","arg":1}"#, BridgeErrorCode::INVALID_REQUEST, "op 'ping': unknown field `arg`"),
+        (
+            r#"{"op":"call_tool","name":"a__b","args":[1]}"#,
+            BridgeErrorCode::INVALID_REQUEST,
+            "op 'call_tool': `args` must be a JSON object, not an array",
+        ),
+        (
+            r#"{"op":"call_tool","name":"a__b","server":"a"}"#,
+            BridgeErrorCode::INVALID_REQUEST,
+            "op 'call_tool': name the tool either with `server` and `tool`, or with `name`",
+        ),
+        (
+            r#"{"op":"call_tool","tool":"b"}"#,
+            BridgeErrorCode::INVALID_REQUEST,
+            "op 'call_tool': name the tool either with `server` and `tool`, or with `name`",
+        ),
+        (
+            r#"{"op":"call_tool","name":"a__b","format":"html"}"#,
+            BridgeErrorCode::INVALID_REQUEST,
+            "unknown variant `html`",
+        ),
+    ];
+    for (line, code, start) in cases {
+        let error = request(line).unwrap_err();
+        assert_eq!(error.code, code, "{line}: {error:?}");
+        assert!(error.message.starts_with(start) || error.message.contains(start), "{line}: {}", error.message);
+    }
+}
+
+#[test]
+fn calls_by_namespaced_name_and_text_results() {
+    assert_eq!(
+        request(r#"{"op":"call_tool","name":"git__status","format":"text"}"#).unwrap(),
+        Request::CallTool {
+            server: None,
+            tool: None,
+            name: Some("git__status".into()),
+            args: None,
+            format: ResultFormat::Text,
+        }
+    );
+    assert_eq!(
+        request(r#"{"op":"deny","approval":"a1","reason":"no"}"#).unwrap(),
+        Request::Deny { approval: "a1".into(), reason: Some("no".into()) }
+    );
+    assert_eq!(request(r#"{"op":"status","settle":true}"#).unwrap(), Request::Status { settle: true });
+}
+
+#[test]
+fn every_listed_op_decodes() {
+    for op in Request::OPS {
+        let line = match *op {
+            "get_schema" => json!({"op": op, "server": "s", "tool": "t"}),
+            "describe_tool" => json!({"op": op, "name": "s__t"}),
+            "call_tool" => json!({"op": op, "name": "s__t"}),
+            "approve" | "deny" => json!({"op": op, "approval": "a"}),
+            _ => json!({"op": op}),
+        };
+        request(&line.to_string()).unwrap_or_else(|error| panic!("{op}: {error}"));
+    }
+}
+
+#[test]
+fn answers_round_trip_with_their_id() {
+    let id = json!(7);
+    let result = serde_json::value::to_raw_value(&json!({"pong": true})).unwrap();
+    let line = ResponseLine { ok: true, id: Some(&id), result: Some(&result), error: None }.to_line();
+    assert_eq!(line, "{\"ok\":true,\"id\":7,\"result\":{\"pong\":true}}\n");
+    let answer = Response::parse(&line).unwrap();
+    assert_eq!(answer.id, Some(id));
+    assert_eq!(answer.into_result().unwrap().get(), r#"{"pong":true}"#);
+
+    let error = BridgeError::new(BridgeErrorCode::NOT_AVAILABLE, "approvals arrive with the policy layer");
+    let line = ResponseLine { ok: false, id: None, result: None, error: Some(&error) }.to_line();
+    assert_eq!(
+        line,
+        "{\"ok\":false,\"error\":{\"code\":\"not_available\",\"message\":\"approvals arrive with the policy layer\"}}\n"
+    );
+    assert_eq!(Response::parse(&line).unwrap().into_result().unwrap_err(), error);
+}
