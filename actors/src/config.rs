@@ -36,10 +36,12 @@ use warden_protocol::DEFAULT_MAX_MESSAGE_BYTES;
 
 use crate::server_settings::{CrashRetry, ServerSettings};
 
+mod daemon;
 mod naming;
 mod profiles;
 mod security;
 
+pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
 pub use naming::NamingConfig;
 pub use profiles::ProfileConfig;
 pub use security::{AgentConfig, SecurityConfig};
@@ -79,6 +81,9 @@ pub struct WardenConfig {
     /// for them in results and arguments.
     #[serde(skip)]
     pub known_secrets: Vec<(String, String)>,
+    /// How `warden serve` listens and when it exits.
+    #[serde(default)]
+    pub daemon: DaemonConfig,
 }
 
 fn default_output_limit_bytes() -> usize {
@@ -249,6 +254,7 @@ impl WardenConfig {
                 problem: format!("must be at least 1024, not {}", self.max_message_bytes),
             });
         }
+        self.daemon.check().map_err(|(field, problem)| ConfigError::Setting { file: file.into(), field, problem })?;
         let policy_error = |(field, problem)| ConfigError::Policy { file: file.into(), field, problem };
         self.security.check().map_err(policy_error)?;
         security::check_agents(&self.agents).map_err(policy_error)?;

@@ -48,8 +48,8 @@ pub use approver::{
     ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approver, AutoApprover, DenyingApprover, GrantRequest,
 };
 pub use config::{
-    AgentConfig, ConfigError, NamingConfig, ProfileConfig, SecurityConfig, ServerConfig, WardenConfig,
-    DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
+    AgentConfig, ConfigError, DaemonConfig, NamingConfig, ProfileConfig, SecurityConfig, ServerConfig, WardenConfig,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
 };
 pub use error::CallError;
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};

@@ -1,0 +1,96 @@
+//! The `[daemon]` table: how `warden serve` listens and when it leaves.
+//!
+//! ```toml
+//! [daemon]
+//! listen = "127.0.0.1:0"        # a random loopback port (the default)
+//! idle_timeout_minutes = 5      # exit after this long without requests
+//! allow_non_loopback = false    # true to listen on another interface
+//! ```
+//!
+//! The bridge hands out every tool of every server to whoever has the token,
+//! so it listens on loopback only unless the user says, in the config, that
+//! they mean otherwise: a `listen = "0.0.0.0:…"` copied from somewhere is an
+//! error that says how to allow it, not a daemon quietly open to the network.
+//! The idle timeout is a float so tests (and impatient users) can use
+//! seconds.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The `[daemon]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaemonConfig {
+    /// The address the bridge listens on; port 0 picks a free one.
+    #[serde(default = "default_listen")]
+    pub listen: String,
+    /// Minutes without a request (and without a call in flight) before the
+    /// daemon exits.
+    #[serde(default = "default_idle_timeout_minutes")]
+    pub idle_timeout_minutes: f64,
+    /// Allow a `listen` address that is not loopback.
+    #[serde(default)]
+    pub allow_non_loopback: bool,
+}
+
+/// The default for `idle_timeout_minutes`.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+fn default_listen() -> String {
+    "127.0.0.1:0".into()
+}
+
+fn default_idle_timeout_minutes() -> f64 {
+    DEFAULT_IDLE_TIMEOUT.as_secs_f64() / 60.0
+}
+
+impl Default for DaemonConfig {
+    fn default() -> Self {
+        DaemonConfig {
+            listen: default_listen(),
+            idle_timeout_minutes: default_idle_timeout_minutes(),
+            allow_non_loopback: false,
+        }
+    }
+}
+
+impl DaemonConfig {
+    /// The checked listen address.
+    pub fn listen_addr(&self) -> Result<SocketAddr, (&'static str, String)> {
+        let addr: SocketAddr = self.listen.parse().map_err(|_| {
+            (
+                "daemon.listen",
+                format!("must be an IP address and port such as \"127.0.0.1:0\", not \"{}\"", self.listen),
+            )
+        })?;
+        if !addr.ip().is_loopback() && !self.allow_non_loopback {
+            return Err((
+                "daemon.listen",
+                format!(
+                    "is {addr}, which is not a loopback address: anyone who can reach it and has the token can run \
+                     every tool; set `allow_non_loopback = true` in [daemon] if you mean it"
+                ),
+            ));
+        }
+        Ok(addr)
+    }
+
+    /// How long without requests before the daemon exits.
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.idle_timeout_minutes * 60.0)
+    }
+
+    pub(super) fn check(&self) -> Result<(), (&'static str, String)> {
+        self.listen_addr()?;
+        let minutes = self.idle_timeout_minutes;
+        if !(minutes.is_finite() && minutes > 0.0) {
+            return Err((
+                "daemon.idle_timeout_minutes",
+                format!("must be a positive number of minutes, not {minutes}"),
+            ));
+        }
+        Ok(())
+    }
+}
