@@ -8,7 +8,8 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "warden", version, about)]
 pub(crate) struct Cli {
-    /// More logging on stderr (-v info, -vv debug); RUST_LOG overrides.
+    /// More output on stderr: what the daemon did (-v), logs (-v info, -vv
+    /// debug); RUST_LOG overrides the log level.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
     pub(crate) verbose: u8,
     #[command(subcommand)]
@@ -32,14 +33,56 @@ pub(crate) enum Command {
         #[command(flatten)]
         common: Common,
     },
-    /// Show each server's state, tool count and errors (exit 1 when any failed).
+    /// Print one tool's input schema (JSON).
+    Schema {
+        /// The tool's namespaced name (`server__tool`).
+        name: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Show each server's state, tool count and errors, and the daemon's
+    /// (exit 1 when any server failed).
     Status {
         #[command(flatten)]
         common: Common,
     },
+    /// List the calls waiting for approval.
+    Approvals {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Approve a waiting call.
+    Approve {
+        /// The approval's id, as `warden approvals` lists it.
+        id: String,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Deny a waiting call.
+    Deny {
+        /// The approval's id, as `warden approvals` lists it.
+        id: String,
+        /// Told to the caller.
+        #[arg(long)]
+        reason: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Stop the running daemon (its servers with it).
+    Stop,
+    /// Run the daemon in the foreground: the servers of the config, and the
+    /// bridge listener the other commands talk to.
+    Serve {
+        /// The config file (TOML).
+        #[arg(long, short, env = "WARDEN_CONFIG", value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Started by another `warden` command (logs go to daemon.log).
+        #[arg(long, hide = true)]
+        detached: bool,
+    },
 }
 
-/// Options every command takes.
+/// Options every client command takes.
 #[derive(Debug, Args)]
 pub(crate) struct Common {
     /// The config file (TOML).
@@ -48,4 +91,8 @@ pub(crate) struct Common {
     /// Print JSON for scripts instead of text for people.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Run the servers in this process for this one command instead of
+    /// using (and, if needed, starting) the daemon.
+    #[arg(long)]
+    pub(crate) no_daemon: bool,
 }

@@ -1,13 +1,20 @@
-//! What each command does, with in-process Warden.
+//! What each command does.
+//!
+//! By default the commands talk to the daemon ([`remote`]), starting one
+//! when none runs, so servers start once and stay warm between commands.
+//! `--no-daemon` runs Warden in-process for one command ([`local`]): start
+//! the servers, wait for them to settle, do one thing, shut down.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{anyhow, Context as _};
-use serde_json::{json, Value};
-use warden_actors::{ConfigError, ServerState, Warden, WardenConfig};
+use serde_json::Value;
+use warden_actors::{ConfigError, WardenConfig};
 
 use crate::cli::{Cli, Command, Common};
-use crate::render;
+
+mod local;
+mod remote;
 
 /// An error that means the user asked for something malformed (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -15,10 +22,41 @@ use crate::render;
 pub(crate) struct UsageError(pub(crate) String);
 
 pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let verbose = cli.verbose > 0;
     match cli.command {
-        Command::Tools { common } => tools(&common).await,
-        Command::Call { name, arguments, common } => call(&common, &name, &arguments).await,
-        Command::Status { common } => status(&common).await,
+        Command::Serve { config, .. } => {
+            let config = config_path(config.as_ref())?;
+            // Checked here too, so `warden serve` in a terminal fails with
+            // exit 2 and the config's own message.
+            WardenConfig::load(&config)?;
+            crate::daemon::run(&config).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Stop => remote::stop().await,
+        Command::Tools { common } if common.no_daemon => local::tools(&common).await,
+        Command::Call { name, arguments, common } if common.no_daemon => {
+            local::call(&common, &name, parse_arguments(&arguments)?).await
+        }
+        Command::Schema { name, common } if common.no_daemon => local::schema(&common, &name).await,
+        Command::Status { common } if common.no_daemon => local::status(&common).await,
+        Command::Approvals { common } | Command::Approve { common, .. } | Command::Deny { common, .. }
+            if common.no_daemon =>
+        {
+            Err(UsageError("approvals live in the daemon; run this without --no-daemon".into()).into())
+        }
+        Command::Tools { common } => remote::tools(&common, verbose).await,
+        Command::Call { name, arguments, common } => {
+            remote::call(&common, &name, parse_arguments(&arguments)?, verbose).await
+        }
+        Command::Schema { name, common } => remote::schema(&common, &name, verbose).await,
+        Command::Status { common } => remote::status(&common, verbose).await,
+        Command::Approvals { common } => remote::approvals(&common, serde_json::json!({"op": "approvals"})).await,
+        Command::Approve { id, common } => {
+            remote::approvals(&common, serde_json::json!({"op": "approve", "approval": id})).await
+        }
+        Command::Deny { id, reason, common } => {
+            remote::approvals(&common, serde_json::json!({"op": "deny", "approval": id, "reason": reason})).await
+        }
     }
 }
 
@@ -31,73 +69,25 @@ pub(crate) fn exit_code_for(error: &anyhow::Error) -> u8 {
     }
 }
 
-fn load(common: &Common) -> anyhow::Result<WardenConfig> {
-    let path = common.config.as_ref().ok_or_else(|| {
-        UsageError("no config given; pass --config FILE or set WARDEN_CONFIG (examples/warden.toml is a start)".into())
-    })?;
-    Ok(WardenConfig::load(path)?)
+pub(crate) const NO_CONFIG: &str =
+    "no config given; pass --config FILE or set WARDEN_CONFIG (examples/warden.toml is a start)";
+
+/// The config file, absolute, so a daemon started from another directory
+/// finds it and a client can tell whether a running daemon serves it.
+fn config_path(config: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
+    let path = config.ok_or_else(|| UsageError(NO_CONFIG.into()))?;
+    // A missing file keeps its given name, for the loader's message.
+    Ok(std::path::absolute(path).unwrap_or_else(|_| path.clone()))
 }
 
-/// Starts Warden and waits until every server is running or failed.
-async fn start(common: &Common) -> anyhow::Result<Warden> {
-    let config = load(common)?;
-    if config.servers.is_empty() {
-        tracing::warn!("the config has no servers; add a [servers.NAME] table with `command` or `url`");
-    }
-    let warden = Warden::start(&config).await.context("starting Warden")?;
-    wait_until_settled(&warden).await;
-    Ok(warden)
+/// Loads and checks the config.
+fn load(common: &Common) -> anyhow::Result<(PathBuf, WardenConfig)> {
+    let path = config_path(common.config.as_ref())?;
+    let config = WardenConfig::load(&path)?;
+    Ok((path, config))
 }
 
-/// How long before a one-shot command says what it is waiting for.
-const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Waits for every server to settle, saying every couple of seconds which
-/// ones are still on their way: a server that crashes on start is retried
-/// with backoff, and a silent half-minute would look like a hang.
-async fn wait_until_settled(warden: &Warden) {
-    let settled = warden.settled();
-    tokio::pin!(settled);
-    loop {
-        tokio::select! {
-            _ = &mut settled => return,
-            _ = tokio::time::sleep(PATIENCE) => {
-                for server in warden.status().iter().filter(|server| !server.state.is_settled()) {
-                    eprintln!("waiting for server '{}': {}", server.name, server.state);
-                }
-            }
-        }
-    }
-}
-
-/// Failed servers go to stderr, so a listing on stdout stays clean.
-fn warn_about_failed_servers(warden: &Warden) {
-    for server in warden.status() {
-        if let ServerState::Failed { reason } = &server.state {
-            eprintln!("warning: server '{}' failed: {reason}", server.name);
-        }
-        for warning in &server.warnings {
-            eprintln!("warning: {warning}");
-        }
-    }
-}
-
-async fn tools(common: &Common) -> anyhow::Result<ExitCode> {
-    let warden = start(common).await?;
-    warn_about_failed_servers(&warden);
-    let tools = warden.tools();
-    if common.json {
-        let list: Vec<Value> =
-            tools.iter().map(|entry| json!({"name": entry.name, "server": entry.server, "tool": entry.tool})).collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
-    } else {
-        print!("{}", render::tool_table(&tools));
-    }
-    warden.shutdown().await;
-    Ok(ExitCode::SUCCESS)
-}
-
-async fn call(common: &Common, name: &str, arguments: &str) -> anyhow::Result<ExitCode> {
+fn parse_arguments(arguments: &str) -> anyhow::Result<Value> {
     let arguments: Value = serde_json::from_str(arguments).map_err(|error| {
         UsageError(format!("the arguments are not JSON ({error}); give a JSON object such as '{{\"message\":\"hi\"}}'"))
     })?;
@@ -108,31 +98,5 @@ async fn call(common: &Common, name: &str, arguments: &str) -> anyhow::Result<Ex
         ))
         .into());
     }
-    let warden = start(common).await?;
-    let printed = if common.json {
-        warden.call_tool(name, arguments).await.map(|result| {
-            let json = serde_json::to_string_pretty(&result).expect("a tool result always serialises");
-            (json, result.is_error())
-        })
-    } else {
-        warden.call_tool_text(name, arguments).await.map(|rendered| (rendered.text, rendered.is_error))
-    };
-    warden.shutdown().await;
-    let (text, is_error) = printed.map_err(|error| anyhow!(error))?;
-    println!("{text}");
-    Ok(if is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-async fn status(common: &Common) -> anyhow::Result<ExitCode> {
-    let warden = start(common).await?;
-    let statuses = warden.status();
-    warden.shutdown().await;
-    if common.json {
-        let list: Vec<Value> = statuses.iter().map(render::status_json).collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
-    } else {
-        print!("{}", render::status_table(&statuses));
-    }
-    let any_failed = statuses.iter().any(|server| matches!(server.state, ServerState::Failed { .. }));
-    Ok(if any_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(arguments)
 }

@@ -1,14 +1,18 @@
 //! `warden`: run the MCP servers of a config, list their tools, call them.
 //!
-//! For now every command runs Warden in-process: start the servers, wait for
-//! them to settle, do one thing, shut everything down. The binary stays thin:
-//! parse arguments, set up logging, hand over to [`commands`].
+//! The commands are clients of a daemon (`warden serve`, in [`daemon`])
+//! that they find through its lockfile, or start when none runs
+//! ([`client`]); `--no-daemon` runs Warden in-process for one command
+//! instead. The binary stays thin: parse arguments, set up logging, hand
+//! over to [`commands`].
 //!
 //! Exit codes: 0 success; 1 the call or a server failed (a tool result with
 //! `isError` included); 2 bad usage or a bad config.
 
 mod cli;
+mod client;
 mod commands;
+mod daemon;
 mod render;
 
 // The CLI tests' dev-dependency, seen by this crate's own test build.
@@ -21,7 +25,10 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    init_logging(cli.verbose);
+    // The daemon logs what it does (to daemon.log when detached); the other
+    // commands are quiet unless asked.
+    let serving = matches!(cli.command, cli::Command::Serve { .. });
+    init_logging(cli.verbose + u8::from(serving));
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -1,15 +1,20 @@
 //! Text for people (and JSON for scripts) from Warden's answers.
+//!
+//! The in-process commands and the daemon's answers go through the same
+//! wire shapes ([`ToolListing`], [`ServerReport`]), so `warden tools` prints
+//! the same table whether a daemon answered or not.
 
 use std::fmt::Write as _;
 
-use serde_json::{json, Value};
-use warden_actors::{ServerStatus, ToolEntry};
+use serde_json::Value;
+use warden_actors::{ServerState, ServerStatus, ToolEntry};
+use warden_protocol::{ServerReport, ToolListing};
 
 /// Widest a description gets in the tool table before it is cut.
 const DESCRIPTION_CHARS: usize = 80;
 
 /// One line per tool: the name, then the first line of its description.
-pub(crate) fn tool_table(tools: &[ToolEntry]) -> String {
+pub(crate) fn tool_table(tools: &[ToolListing]) -> String {
     let width = tools.iter().map(|entry| entry.name.len()).max().unwrap_or(0);
     let mut out = String::new();
     for entry in tools {
@@ -21,12 +26,12 @@ pub(crate) fn tool_table(tools: &[ToolEntry]) -> String {
 }
 
 /// One line per server: name, state, tool count, protocol, problems.
-pub(crate) fn status_table(statuses: &[ServerStatus]) -> String {
-    let width = statuses.iter().map(|server| server.name.len()).max().unwrap_or(0);
+pub(crate) fn status_table(servers: &[ServerReport]) -> String {
+    let width = servers.iter().map(|server| server.name.len()).max().unwrap_or(0);
     let mut out = String::new();
-    for server in statuses {
-        let mut line = format!("{:width$}  {}", server.name, server.state);
-        if server.state == warden_actors::ServerState::Running {
+    for server in servers {
+        let mut line = format!("{:width$}  {}", server.name, server.detail);
+        if server.state == "running" {
             let _ = write!(line, ", {} tools", server.tools);
             if let Some(version) = &server.protocol_version {
                 let _ = write!(line, ", protocol {version}");
@@ -43,23 +48,51 @@ pub(crate) fn status_table(statuses: &[ServerStatus]) -> String {
     out
 }
 
-pub(crate) fn status_json(server: &ServerStatus) -> Value {
-    let (state, error) = match &server.state {
-        warden_actors::ServerState::Failed { reason } => ("failed", Some(reason.clone())),
-        warden_actors::ServerState::Starting => ("starting", None),
-        warden_actors::ServerState::Restarting { reason, .. } => ("restarting", Some(reason.clone())),
-        warden_actors::ServerState::Running => ("running", None),
+/// The daemon's own line of `warden status`, from the `daemon` member of a
+/// `status` answer.
+pub(crate) fn daemon_line(daemon: &Value) -> String {
+    let secs = |key: &str| daemon[key].as_f64().unwrap_or(0.0);
+    let exits = match daemon["exits_in_secs"].as_f64() {
+        Some(left) => format!("exits in {left:.0} s if nothing happens"),
+        None => format!("{} calls running", daemon["calls_in_flight"]),
     };
-    json!({
-        "name": server.name,
-        "state": state,
-        "error": error,
-        "tools": server.tools,
-        "protocol_version": server.protocol_version,
-        "server_info": server.server_info,
-        "warnings": server.warnings,
-        "last_error": server.last_error,
-    })
+    format!(
+        "daemon: pid {}, listening on {}, up {:.0} s, idle {:.0} s of {:.0} s ({exits}), config {}\n",
+        daemon["pid"],
+        daemon["address"].as_str().unwrap_or("?"),
+        secs("uptime_secs"),
+        secs("idle_secs"),
+        secs("idle_timeout_secs"),
+        daemon["config"].as_str().unwrap_or("?"),
+    )
+}
+
+/// A tool as the wire carries it.
+pub(crate) fn listing(entry: ToolEntry) -> ToolListing {
+    ToolListing { name: entry.name, server: entry.server, tool: entry.tool }
+}
+
+/// A server's status as the wire carries it. (Process ids and per-server
+/// uptime are not in `ServerStatus` yet, so they are not here either.)
+pub(crate) fn server_report(server: &ServerStatus) -> ServerReport {
+    let (state, error, restart_attempt) = match &server.state {
+        ServerState::Failed { reason } => ("failed", Some(reason.clone()), None),
+        ServerState::Starting => ("starting", None, None),
+        ServerState::Restarting { reason, attempt, .. } => ("restarting", Some(reason.clone()), Some(*attempt)),
+        ServerState::Running => ("running", None, None),
+    };
+    ServerReport {
+        name: server.name.clone(),
+        state: state.into(),
+        detail: server.state.to_string(),
+        error,
+        restart_attempt,
+        tools: server.tools,
+        protocol_version: server.protocol_version.clone(),
+        server_info: server.server_info.clone(),
+        warnings: server.warnings.clone(),
+        last_error: server.last_error.clone(),
+    }
 }
 
 fn cut(text: &str, max: usize) -> String {

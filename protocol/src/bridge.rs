@@ -297,6 +297,56 @@ impl Request {
     }
 }
 
+/// One tool in a `list_tools` or `describe_tool` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolListing {
+    /// The namespaced name: `server__tool`.
+    pub name: String,
+    /// The server that provides it.
+    pub server: String,
+    /// The tool as the server listed it.
+    pub tool: crate::mcp::Tool,
+}
+
+/// One server in a `status` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerReport {
+    /// Its configured name.
+    pub name: String,
+    /// `starting`, `running`, `restarting` or `failed`.
+    pub state: String,
+    /// The state in words, with the reason and the restart schedule.
+    pub detail: String,
+    /// Why it failed, or why it is restarting.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// While restarting: which consecutive restart this is.
+    #[serde(default)]
+    pub restart_attempt: Option<u32>,
+    /// How many of its tools are registered.
+    pub tools: usize,
+    /// The protocol version it agreed to.
+    #[serde(default)]
+    pub protocol_version: Option<String>,
+    /// What it says it is.
+    #[serde(default)]
+    pub server_info: Option<crate::mcp::Implementation>,
+    /// Problems worth a person's attention.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// The last error of a server that keeps running (an HTTP request that
+    /// failed, say).
+    #[serde(default)]
+    pub last_error: Option<String>,
+}
+
+impl ServerReport {
+    /// True when it has failed for good.
+    pub fn is_failed(&self) -> bool {
+        self.state == "failed"
+    }
+}
+
 /// One answer line, as the daemon writes it.
 #[derive(Debug, Serialize)]
 pub struct ResponseLine<'a> {

@@ -33,7 +33,8 @@ mod transport;
 
 pub use bridge::{
     BridgeError, BridgeErrorCode, Request as BridgeRequest, RequestLine as BridgeRequestLine,
-    Response as BridgeResponse, ResponseLine as BridgeResponseLine, ResultFormat, MAX_REQUEST_BYTES,
+    Response as BridgeResponse, ResponseLine as BridgeResponseLine, ResultFormat, ServerReport, ToolListing,
+    MAX_REQUEST_BYTES,
 };
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES};
 pub use jsonrpc::{

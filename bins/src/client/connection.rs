@@ -1,0 +1,66 @@
+//! One connection to the daemon: write a request line, read its answer.
+
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use warden_protocol::{BridgeError, BridgeResponse};
+
+use crate::daemon::lockfile::Lockfile;
+
+/// A connection to the running daemon.
+pub(crate) struct Client {
+    reader: BufReader<OwnedReadHalf>,
+    writer: OwnedWriteHalf,
+    /// The lockfile it was found by.
+    pub(crate) lockfile: Lockfile,
+}
+
+/// Why a request got no result.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ClientError {
+    /// The daemon answered with an error.
+    #[error("{}", .0.message)]
+    Bridge(BridgeError),
+    /// The connection broke.
+    #[error("lost the connection to the warden daemon ({0}); `warden status -v` shows whether it is still running")]
+    Io(#[from] std::io::Error),
+    /// The answer was not what the protocol says.
+    #[error("the warden daemon answered something unexpected: {0}")]
+    BadAnswer(String),
+}
+
+impl Client {
+    /// Connects to the daemon the lockfile names.
+    pub(crate) async fn connect(lockfile: Lockfile) -> std::io::Result<Client> {
+        let stream = TcpStream::connect(lockfile.address).await?;
+        let _ = stream.set_nodelay(true);
+        let (read, writer) = stream.into_split();
+        Ok(Client { reader: BufReader::new(read), writer, lockfile })
+    }
+
+    /// Sends `request` (an object with `op`) and waits for its answer.
+    pub(crate) async fn request(&mut self, mut request: Value) -> Result<Box<RawValue>, ClientError> {
+        request["token"] = Value::String(self.lockfile.token.clone());
+        let mut line = request.to_string();
+        line.push('\n');
+        self.writer.write_all(line.as_bytes()).await?;
+        let mut answer = String::new();
+        if self.reader.read_line(&mut answer).await? == 0 {
+            return Err(ClientError::Io(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "it closed the connection without answering",
+            )));
+        }
+        let answer = BridgeResponse::parse(&answer).map_err(|error| ClientError::BadAnswer(error.to_string()))?;
+        answer.into_result().map_err(ClientError::Bridge)
+    }
+
+    /// Like [`Client::request`], decoding the result as `T`.
+    pub(crate) async fn request_as<T: DeserializeOwned>(&mut self, request: Value) -> Result<T, ClientError> {
+        let result = self.request(request).await?;
+        serde_json::from_str(result.get()).map_err(|error| ClientError::BadAnswer(error.to_string()))
+    }
+}

@@ -1,0 +1,108 @@
+//! `--no-daemon`: each command runs Warden in this process, once.
+
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context as _};
+use serde_json::Value;
+use warden_actors::{ServerState, Warden};
+use warden_protocol::ServerReport;
+
+use super::load;
+use crate::cli::Common;
+use crate::render;
+
+/// Starts Warden and waits until every server is running or failed.
+async fn start(common: &Common) -> anyhow::Result<Warden> {
+    let (_, config) = load(common)?;
+    if config.servers.is_empty() {
+        tracing::warn!("the config has no servers; add a [servers.NAME] table with `command` or `url`");
+    }
+    let warden = Warden::start(&config).await.context("starting Warden")?;
+    wait_until_settled(&warden).await;
+    Ok(warden)
+}
+
+/// How long before a one-shot command says what it is waiting for.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Waits for every server to settle, saying every couple of seconds which
+/// ones are still on their way: a server that crashes on start is retried
+/// with backoff, and a silent half-minute would look like a hang.
+async fn wait_until_settled(warden: &Warden) {
+    let settled = warden.settled();
+    tokio::pin!(settled);
+    loop {
+        tokio::select! {
+            _ = &mut settled => return,
+            _ = tokio::time::sleep(PATIENCE) => {
+                for server in warden.status().iter().filter(|server| !server.state.is_settled()) {
+                    eprintln!("waiting for server '{}': {}", server.name, server.state);
+                }
+            }
+        }
+    }
+}
+
+/// Failed servers go to stderr, so a listing on stdout stays clean.
+pub(super) fn warn_about_failed_servers(servers: &[ServerReport]) {
+    for server in servers {
+        if let (true, Some(reason)) = (server.is_failed(), &server.error) {
+            eprintln!("warning: server '{}' failed: {reason}", server.name);
+        }
+        for warning in &server.warnings {
+            eprintln!("warning: {warning}");
+        }
+    }
+}
+
+pub(super) async fn tools(common: &Common) -> anyhow::Result<ExitCode> {
+    let warden = start(common).await?;
+    let reports: Vec<ServerReport> = warden.status().iter().map(render::server_report).collect();
+    warn_about_failed_servers(&reports);
+    let tools: Vec<_> = warden.tools().into_iter().map(render::listing).collect();
+    warden.shutdown().await;
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(&tools)?);
+    } else {
+        print!("{}", render::tool_table(&tools));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) async fn call(common: &Common, name: &str, arguments: Value) -> anyhow::Result<ExitCode> {
+    let warden = start(common).await?;
+    let printed = if common.json {
+        warden.call_tool(name, arguments).await.map(|result| {
+            let json = serde_json::to_string_pretty(&result).expect("a tool result always serialises");
+            (json, result.is_error())
+        })
+    } else {
+        warden.call_tool_text(name, arguments).await.map(|rendered| (rendered.text, rendered.is_error))
+    };
+    warden.shutdown().await;
+    let (text, is_error) = printed.map_err(|error| anyhow!(error))?;
+    println!("{text}");
+    Ok(if is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+pub(super) async fn schema(common: &Common, name: &str) -> anyhow::Result<ExitCode> {
+    let warden = start(common).await?;
+    let tool = warden.tools().into_iter().find(|entry| entry.name == name);
+    warden.shutdown().await;
+    let tool = tool.ok_or_else(|| anyhow!("unknown tool '{name}'; `warden tools` lists the tools available"))?;
+    println!("{}", serde_json::to_string_pretty(&tool.tool.input_schema)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) async fn status(common: &Common) -> anyhow::Result<ExitCode> {
+    let warden = start(common).await?;
+    let reports: Vec<ServerReport> = warden.status().iter().map(render::server_report).collect();
+    let any_failed = warden.status().iter().any(|server| matches!(server.state, ServerState::Failed { .. }));
+    warden.shutdown().await;
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+    } else {
+        print!("{}", render::status_table(&reports));
+    }
+    Ok(if any_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

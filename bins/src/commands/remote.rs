@@ -1,0 +1,180 @@
+//! The commands as clients of the daemon (started first if none runs).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::anyhow;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::time::Instant;
+use warden_protocol::{ServerReport, ToolListing};
+
+use super::local::warn_about_failed_servers;
+use super::{load, UsageError};
+use crate::cli::Common;
+use crate::client::{self, Client};
+use crate::daemon::lockfile::pid_alive;
+use crate::daemon::state_dir::StateDir;
+use crate::render;
+
+/// How long before a command says which servers it is waiting for.
+const PATIENCE: Duration = Duration::from_secs(2);
+
+/// How often a waiting command asks whether the servers have settled.
+const SETTLE_POLL: Duration = Duration::from_millis(50);
+
+/// How long `warden stop` waits for the daemon's process to end: calls in
+/// flight get up to 30 s, then every server is shut down.
+const STOP_PATIENCE: Duration = Duration::from_secs(60);
+
+/// A `status` answer.
+#[derive(Debug, Deserialize)]
+struct Status {
+    daemon: Value,
+    settled: bool,
+    servers: Vec<ServerReport>,
+}
+
+/// A `list_tools` answer.
+#[derive(Debug, Deserialize)]
+struct Tools {
+    tools: Vec<ToolListing>,
+}
+
+/// The daemon for this command's config, started if none runs. Without
+/// `--config`, whatever daemon runs.
+async fn connect(common: &Common, verbose: bool) -> anyhow::Result<Client> {
+    let state = StateDir::from_env()?;
+    let config = match &common.config {
+        Some(_) => {
+            let (path, config) = load(common)?;
+            if config.servers.is_empty() {
+                return Err(UsageError(format!(
+                    "no servers configured in {}; add a [servers.NAME] table with `command` (a local server) or \
+                     `url` (a remote one) — examples/warden.toml is a start",
+                    path.display()
+                ))
+                .into());
+            }
+            Some(path)
+        }
+        None => None,
+    };
+    client::connect(&state, config.as_deref(), verbose).await
+}
+
+/// Waits until no server is still starting, saying every couple of seconds
+/// which ones are on their way; the last status.
+async fn settle(client: &mut Client) -> anyhow::Result<Status> {
+    let mut next_report = Instant::now() + PATIENCE;
+    loop {
+        let status: Status = client.request_as(json!({"op": "status"})).await?;
+        if status.settled {
+            return Ok(status);
+        }
+        if Instant::now() >= next_report {
+            for server in status.servers.iter().filter(|server| matches!(&*server.state, "starting" | "restarting")) {
+                eprintln!("waiting for server '{}': {}", server.name, server.detail);
+            }
+            next_report += PATIENCE;
+        }
+        tokio::time::sleep(SETTLE_POLL).await;
+    }
+}
+
+/// `-v`: what the daemon has loaded, and which servers are not serving.
+fn report(status: &Status) {
+    let tools: usize = status.servers.iter().map(|server| server.tools).sum();
+    eprintln!("[MCP: {tools} tools loaded]");
+    for server in status.servers.iter().filter(|server| server.state != "running") {
+        eprintln!("[MCP: server '{}' {}]", server.name, server.detail);
+    }
+}
+
+pub(super) async fn tools(common: &Common, verbose: bool) -> anyhow::Result<ExitCode> {
+    let mut client = connect(common, verbose).await?;
+    let status = settle(&mut client).await?;
+    if verbose {
+        report(&status);
+    }
+    warn_about_failed_servers(&status.servers);
+    let Tools { tools } = client.request_as(json!({"op": "list_tools"})).await?;
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(&tools)?);
+    } else {
+        print!("{}", render::tool_table(&tools));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) async fn call(common: &Common, name: &str, arguments: Value, verbose: bool) -> anyhow::Result<ExitCode> {
+    let mut client = connect(common, verbose).await?;
+    if verbose {
+        report(&client.request_as(json!({"op": "status"})).await?);
+    }
+    let format = if common.json { "raw" } else { "text" };
+    let result: Value =
+        client.request_as(json!({"op": "call_tool", "name": name, "args": arguments, "format": format})).await?;
+    let is_error = if common.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        result["isError"] == true
+    } else {
+        println!("{}", result["text"].as_str().unwrap_or_default());
+        result["is_error"] == true
+    };
+    Ok(if is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+pub(super) async fn schema(common: &Common, name: &str, verbose: bool) -> anyhow::Result<ExitCode> {
+    let mut client = connect(common, verbose).await?;
+    let tool: ToolListing = client.request_as(json!({"op": "describe_tool", "name": name})).await?;
+    println!("{}", serde_json::to_string_pretty(&tool.tool.input_schema)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) async fn status(common: &Common, verbose: bool) -> anyhow::Result<ExitCode> {
+    let mut client = connect(common, verbose).await?;
+    let status = settle(&mut client).await?;
+    if verbose {
+        report(&status);
+    }
+    if common.json {
+        let all = json!({"daemon": status.daemon, "settled": status.settled, "servers": status.servers});
+        println!("{}", serde_json::to_string_pretty(&all)?);
+    } else {
+        print!("{}", render::daemon_line(&status.daemon));
+        print!("{}", render::status_table(&status.servers));
+    }
+    let any_failed = status.servers.iter().any(ServerReport::is_failed);
+    Ok(if any_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `approvals`, `approve`, `deny`: the request as given, the answer as JSON.
+pub(super) async fn approvals(common: &Common, request: Value) -> anyhow::Result<ExitCode> {
+    let mut client = connect(common, false).await?;
+    let result: Value = client.request_as(request).await?;
+    println!("{}", serde_json::to_string_pretty(&result)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) async fn stop() -> anyhow::Result<ExitCode> {
+    let state = StateDir::from_env()?;
+    let Some(mut client) = client::running(&state).await else {
+        println!("no warden daemon is running");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let pid = client.lockfile.pid;
+    client.request(json!({"op": "shutdown"})).await?;
+    let deadline = Instant::now() + STOP_PATIENCE;
+    while pid_alive(pid) {
+        if Instant::now() >= deadline {
+            return Err(anyhow!(
+                "the warden daemon (pid {pid}) is still stopping after {} s; `kill {pid}` ends it at once",
+                STOP_PATIENCE.as_secs()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    println!("stopped the warden daemon (pid {pid})");
+    Ok(ExitCode::SUCCESS)
+}

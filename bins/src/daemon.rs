@@ -1,0 +1,31 @@
+//! The daemon: `warden serve`, and the files clients find it by.
+//!
+//! ```text
+//! CLI / any client ──TCP, bridge protocol──▶ listener ─▶ connection × N ─▶ ops ─▶ Warden
+//!         │                                                                 (actors, servers)
+//!         └── reads daemon.json (address, token) in the state directory
+//! ```
+//!
+//! - [`serve`]: the daemon's life: single-instance lock, config, listener,
+//!   lockfile, serving, graceful shutdown.
+//! - [`connection`]: one client connection; ordered answers, limits.
+//! - [`ops`]: what each operation does with the `Warden` handle.
+//! - [`idle`]: the idle timer; calls in flight count as activity.
+//! - [`shutdown`]: the one stop switch (signals, `shutdown` op, idle).
+//! - [`state_dir`], [`lockfile`], [`pid_lock`], [`token`]: the daemon's
+//!   files and its secret, shared with the client side.
+//!
+//! The wire types are `warden_protocol::bridge`; the protocol is described
+//! for client authors in `docs/bridge-protocol.md`.
+
+mod connection;
+mod idle;
+pub(crate) mod lockfile;
+mod ops;
+pub(crate) mod pid_lock;
+mod serve;
+mod shutdown;
+pub(crate) mod state_dir;
+mod token;
+
+pub(crate) use serve::run;

@@ -1,0 +1,104 @@
+//! When the daemon has nothing to do: the idle timer.
+//!
+//! A daemon nobody uses should not hold a dozen MCP server processes
+//! forever, so it exits after `idle_timeout_minutes` without a request. Any
+//! request counts, and so does a call still running: a ten-minute build
+//! started by the last request keeps the daemon up until it ends, and the
+//! timer starts over then. (Pending approvals will count the same way when
+//! the policy layer brings them.)
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// What the daemon is doing, shared by every connection.
+#[derive(Debug)]
+pub(crate) struct Activity {
+    last: Mutex<Instant>,
+    calls: AtomicUsize,
+    timeout: Duration,
+}
+
+/// A call in flight; dropping it ends the call (and counts as activity).
+#[derive(Debug)]
+pub(crate) struct CallGuard(Arc<Activity>);
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.calls.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Activity {
+    /// Idle since now, timing out after `timeout`.
+    pub(crate) fn new(timeout: Duration) -> Arc<Activity> {
+        Arc::new(Activity { last: Mutex::new(Instant::now()), calls: AtomicUsize::new(0), timeout })
+    }
+
+    /// Something happened: the timer starts over.
+    pub(crate) fn touch(&self) {
+        *self.last.lock().expect("never poisoned") = Instant::now();
+    }
+
+    /// A call starts; it keeps the daemon up until the guard is dropped.
+    pub(crate) fn begin_call(self: &Arc<Self>) -> CallGuard {
+        self.calls.fetch_add(1, Ordering::AcqRel);
+        self.touch();
+        CallGuard(Arc::clone(self))
+    }
+
+    /// Calls running now.
+    pub(crate) fn calls_in_flight(&self) -> usize {
+        self.calls.load(Ordering::Acquire)
+    }
+
+    /// The idle timeout.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// How long since the last request or call.
+    pub(crate) fn idle_for(&self) -> Duration {
+        self.last.lock().expect("never poisoned").elapsed()
+    }
+
+    /// How long until the daemon exits if nothing happens; `None` while a
+    /// call runs.
+    pub(crate) fn exits_in(&self) -> Option<Duration> {
+        (self.calls_in_flight() == 0).then(|| self.timeout.saturating_sub(self.idle_for()))
+    }
+
+    /// Returns once the daemon has been idle for the whole timeout.
+    pub(crate) async fn expired(&self) {
+        loop {
+            let deadline = *self.last.lock().expect("never poisoned") + self.timeout;
+            tokio::time::sleep_until(deadline).await;
+            if self.calls_in_flight() > 0 {
+                // A running call is activity; look again a timeout later.
+                self.touch();
+                continue;
+            }
+            if self.idle_for() >= self.timeout {
+                return;
+            }
+        }
+    }
+
+    /// Waits until no call runs, or until `limit` has passed; true if none runs.
+    pub(crate) async fn drained(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        while self.calls_in_flight() > 0 {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,218 @@
+//! What each bridge operation does, given a running [`Warden`].
+//!
+//! The connection layer has already checked the token and decoded the
+//! request; this file only answers it. Tools are resolved through the
+//! Registry's snapshot (`Warden::tools`): `server` + `tool` means the entry
+//! whose server and raw tool name match, so a tool whose name Warden had to
+//! adjust is still found by the name its server gave it.
+//!
+//! A call that arrives while servers are still starting — the CLI's first
+//! call right after it started the daemon — waits for them to settle,
+//! within the call timeout, instead of failing with "still starting".
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use tokio::time::Instant;
+use warden_actors::{CallError, ToolEntry, Warden};
+use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, ResultFormat, ToolListing};
+
+use super::idle::Activity;
+use super::lockfile::Lockfile;
+use super::shutdown::Shutdown;
+use crate::render::{self, listing};
+
+/// Everything an operation may need.
+pub(crate) struct Ops {
+    pub(crate) warden: Warden,
+    /// The daemon's own published facts (token included: never log it).
+    pub(crate) lockfile: Lockfile,
+    pub(crate) started: Instant,
+    pub(crate) activity: Arc<Activity>,
+    pub(crate) shutdown: Shutdown,
+    /// How long a call may wait for servers to finish starting.
+    pub(crate) call_timeout: Duration,
+    /// Open connections, for `status`.
+    pub(crate) connections: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// An operation's answer: its result, and whether the daemon stops after
+/// sending it.
+pub(crate) struct Outcome {
+    pub(crate) result: Result<Box<RawValue>, BridgeError>,
+    pub(crate) then_shutdown: bool,
+}
+
+impl Ops {
+    /// Runs one operation.
+    pub(crate) async fn run(&self, request: Request) -> Outcome {
+        let then_shutdown = matches!(request, Request::Shutdown {});
+        let result = match request {
+            // The hot path: the result goes straight to JSON text.
+            Request::CallTool { server, tool, name, args, format } => {
+                self.call_request(name, server, tool, args, format).await
+            }
+            other => self.dispatch(other).await.map(|value| raw(&value)),
+        };
+        Outcome { result, then_shutdown }
+    }
+
+    async fn dispatch(&self, request: Request) -> Result<Value, BridgeError> {
+        match request {
+            Request::Ping {} => Ok(json!({"pong": true, "version": self.lockfile.version, "pid": self.lockfile.pid})),
+            Request::Status { settle } => {
+                if settle {
+                    self.warden.settled().await;
+                }
+                Ok(self.status())
+            }
+            Request::ListTools { settle } => {
+                if settle {
+                    self.warden.settled().await;
+                }
+                let tools: Vec<ToolListing> = self.warden.tools().into_iter().map(listing).collect();
+                Ok(json!({ "tools": tools }))
+            }
+            Request::GetSchema { server, tool } => {
+                let entry = self.find(&server, &tool).await?;
+                Ok(entry.tool.input_schema)
+            }
+            Request::DescribeTool { name } => {
+                self.settle_within_call_timeout().await;
+                let entry = self.warden.tools().into_iter().find(|entry| entry.name == name).ok_or_else(|| {
+                    BridgeError::new(
+                        Code::UNKNOWN_TOOL,
+                        format!("unknown tool '{name}'; `warden tools` lists the tools available"),
+                    )
+                })?;
+                Ok(serde_json::to_value(listing(entry)).expect("a tool serialises"))
+            }
+            Request::Approvals {} | Request::Approve { .. } | Request::Deny { .. } => {
+                Err(BridgeError::new(Code::NOT_AVAILABLE, "approvals arrive with the policy layer"))
+            }
+            Request::Reload {} => Err(BridgeError::new(
+                Code::NOT_AVAILABLE,
+                "reload arrives with live config reload; until then `warden stop` and the next command starts a \
+                 daemon with the new config",
+            )),
+            Request::Shutdown {} => Ok(json!({"stopping": true})),
+            // `call_tool` is answered by `run`; ops added to the protocol
+            // later are unknown to this daemon.
+            _ => Err(BridgeError::new(Code::UNKNOWN_OP, "this daemon does not know that op")),
+        }
+    }
+
+    async fn call_request(
+        &self,
+        name: Option<String>,
+        server: Option<String>,
+        tool: Option<String>,
+        args: Option<Value>,
+        format: ResultFormat,
+    ) -> Result<Box<RawValue>, BridgeError> {
+        let name = match (name, server, tool) {
+            (Some(name), _, _) => name,
+            (None, Some(server), Some(tool)) => match self.find(&server, &tool).await {
+                Ok(entry) => entry.name,
+                // Let the call say why (still starting, failed, unknown).
+                Err(_) => format!("{server}__{tool}"),
+            },
+            _ => {
+                let message = "op 'call_tool': name the tool either with `server` and `tool`, or with `name`";
+                return Err(BridgeError::new(Code::INVALID_REQUEST, message));
+            }
+        };
+        self.call(&name, args.unwrap_or(Value::Null), format).await
+    }
+
+    async fn call(&self, name: &str, args: Value, format: ResultFormat) -> Result<Box<RawValue>, BridgeError> {
+        if self.shutdown.is_triggered() {
+            return Err(BridgeError::new(
+                Code::SHUTTING_DOWN,
+                "the daemon is shutting down; retry and a new one starts",
+            ));
+        }
+        let _call = self.activity.begin_call();
+        self.settle_within_call_timeout().await;
+        match format {
+            ResultFormat::Raw => {
+                let result = self.warden.call_tool(name, args).await.map_err(call_error)?;
+                Ok(serde_json::value::to_raw_value(&result).expect("a tool result always serialises"))
+            }
+            ResultFormat::Text => {
+                let rendered = self.warden.call_tool_text(name, args).await.map_err(call_error)?;
+                Ok(raw(&json!({"text": rendered.text, "is_error": rendered.is_error})))
+            }
+        }
+    }
+
+    /// The tool `tool` of server `server`, waiting for servers still starting.
+    async fn find(&self, server: &str, tool: &str) -> Result<ToolEntry, BridgeError> {
+        self.settle_within_call_timeout().await;
+        self.warden.tools().into_iter().find(|entry| entry.server == server && entry.tool.name == tool).ok_or_else(
+            || {
+                BridgeError::new(
+                    Code::UNKNOWN_TOOL,
+                    format!("server '{server}' has no tool '{tool}'; `warden tools` lists the tools available"),
+                )
+            },
+        )
+    }
+
+    async fn settle_within_call_timeout(&self) {
+        let _ = tokio::time::timeout(self.call_timeout, self.warden.settled()).await;
+    }
+
+    fn status(&self) -> Value {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0);
+        let servers: Vec<_> = self.warden.status().iter().map(render::server_report).collect();
+        json!({
+            "daemon": {
+                "pid": self.lockfile.pid,
+                "address": self.lockfile.address,
+                "version": self.lockfile.version,
+                "config": self.lockfile.config,
+                "started_at": self.lockfile.started_at,
+                "uptime_secs": now.saturating_sub(self.lockfile.started_at).max(self.started.elapsed().as_secs()),
+                "idle_timeout_secs": self.activity.timeout().as_secs_f64(),
+                "idle_secs": self.activity.idle_for().as_secs_f64(),
+                "exits_in_secs": self.activity.exits_in().map(|left| left.as_secs_f64()),
+                "calls_in_flight": self.activity.calls_in_flight(),
+                "connections": self.connections.load(std::sync::atomic::Ordering::Relaxed),
+            },
+            "settled": settled_now(&self.warden),
+            "servers": servers,
+        })
+    }
+}
+
+/// True when no server is still starting, without waiting.
+fn settled_now(warden: &Warden) -> bool {
+    use std::future::Future as _;
+    // `settled` checks the latest snapshot before it waits for a change, so
+    // one poll with a waker that does nothing answers "is it settled now?".
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    std::pin::pin!(warden.settled()).poll(&mut context).is_ready()
+}
+
+fn raw(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("a JSON value always serialises")
+}
+
+/// A call's failure, with the code a client matches on.
+fn call_error(error: CallError) -> BridgeError {
+    let code = match &error {
+        CallError::UnknownTool { .. } => Code::UNKNOWN_TOOL,
+        CallError::ServerStarting { .. } => Code::SERVER_STARTING,
+        CallError::ServerFailed { .. } => Code::SERVER_FAILED,
+        CallError::InvalidArguments { .. } => Code::INVALID_ARGUMENTS,
+        CallError::Timeout { .. } | CallError::RestartTimeout { .. } => Code::TIMEOUT,
+        CallError::Server { .. } => Code::SERVER_ERROR,
+        CallError::BadResult { .. } => Code::BAD_RESULT,
+        CallError::ServerGone { .. } | CallError::CrashedMidCall { .. } => Code::SERVER_GONE,
+        _ => Code::CALL_FAILED,
+    };
+    BridgeError::new(code, error.to_string())
+}

@@ -1,0 +1,221 @@
+//! `warden serve`: the daemon's life from lock to exit.
+//!
+//! 1. Take the single-instance lock; if another daemon holds it, exit
+//!    quietly (status 0): a racing CLI will find that one.
+//! 2. Load the config, bind the listener (loopback unless the config
+//!    allows otherwise), start Warden — which returns at once; servers start
+//!    in the background — and only then publish the lockfile, so a client
+//!    that reads it can connect.
+//! 3. Serve connections until SIGTERM, SIGINT, the `shutdown` op or the
+//!    idle timer pulls the [`Shutdown`] switch.
+//! 4. Stop accepting and remove the lockfile (new clients start a fresh
+//!    daemon instead of talking to this one), let calls in flight finish
+//!    (bounded), close the connections, shut every server down, and release
+//!    the lock last.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use warden_actors::{Warden, WardenConfig};
+use warden_protocol::{BridgeError, BridgeErrorCode, BridgeResponseLine};
+
+use super::idle::Activity;
+use super::lockfile::Lockfile;
+use super::ops::Ops;
+use super::pid_lock;
+use super::shutdown::Shutdown;
+use super::state_dir::StateDir;
+use super::{connection, token};
+
+/// The most connections served at once; more are answered `busy`.
+const MAX_CONNECTIONS: usize = 512;
+
+/// The longest calls in flight are waited for at shutdown.
+const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+
+/// How long a starting daemon retries the single-instance lock: a client
+/// checking for a stale lockfile holds it for a moment.
+const LOCK_PATIENCE: Duration = Duration::from_millis(500);
+
+/// Runs the daemon for the config at `config_path` (absolute).
+pub(crate) async fn run(config_path: &Path) -> anyhow::Result<()> {
+    let state = StateDir::from_env()?;
+    state.create()?;
+    let Some(mut lock) = take_lock(&state).await? else {
+        tracing::info!("another warden daemon is running for {}; leaving it be", state.path().display());
+        return Ok(());
+    };
+    lock.record_pid();
+    let config = WardenConfig::load(config_path)?;
+    let address = config.daemon.listen_addr().map_err(|(field, problem)| warden_actors::ConfigError::Setting {
+        file: config_path.display().to_string(),
+        field,
+        problem,
+    })?;
+    let listener = TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
+    let address: SocketAddr = listener.local_addr()?;
+    let warden = Warden::start(&config).await.context("starting Warden")?;
+    let lockfile = Lockfile {
+        pid: std::process::id(),
+        address,
+        started_at: SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        token: token::generate().context("cannot read /dev/urandom for the daemon's token")?,
+        config: config_path.to_path_buf(),
+    };
+    lockfile.write(&state.lockfile()).context("cannot write the daemon's lockfile")?;
+    tracing::info!(
+        "warden daemon (pid {}) listening on {address} for {}; idle timeout {:.0} s",
+        lockfile.pid,
+        config_path.display(),
+        config.daemon.idle_timeout().as_secs_f64()
+    );
+
+    let ops = Arc::new(Ops {
+        warden,
+        lockfile,
+        started: Instant::now(),
+        activity: Activity::new(config.daemon.idle_timeout()),
+        shutdown: Shutdown::new(),
+        call_timeout: config.call_timeout(),
+        connections: Arc::new(AtomicUsize::new(0)),
+    });
+    let connections = accept_until_shutdown(listener, &ops).await;
+
+    // Stopping: no new work, no lockfile for new clients to find.
+    Lockfile::remove_if_ours(&state.lockfile(), ops.lockfile.pid);
+    if !ops.activity.drained(DRAIN_LIMIT.min(ops.call_timeout)).await {
+        tracing::warn!("{} calls still running after the drain limit; stopping anyway", ops.activity.calls_in_flight());
+    }
+    close_connections(connections).await;
+    match take_ops(ops).await {
+        Some(ops) => ops.warden.shutdown().await,
+        None => tracing::warn!("calls still hold Warden; its servers are stopped as the process exits"),
+    }
+    tracing::info!("warden daemon stopped");
+    drop(lock);
+    Ok(())
+}
+
+/// Takes the single-instance lock, retrying for a moment.
+async fn take_lock(state: &StateDir) -> anyhow::Result<Option<pid_lock::PidLock>> {
+    let deadline = Instant::now() + LOCK_PATIENCE;
+    loop {
+        let path = state.pid_lock();
+        if let Some(lock) = pid_lock::try_lock(&path).with_context(|| format!("cannot open {}", path.display()))? {
+            return Ok(Some(lock));
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Accepts connections until the shutdown switch flips; returns the
+/// connections still open.
+async fn accept_until_shutdown(listener: TcpListener, ops: &Arc<Ops>) -> JoinSet<()> {
+    let mut connections = JoinSet::new();
+    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let signals = signals(ops.shutdown.clone());
+    let idle = {
+        let ops = Arc::clone(ops);
+        tokio::spawn(async move {
+            ops.activity.expired().await;
+            ops.shutdown
+                .trigger(format!("idle for {:.0} s (idle_timeout_minutes)", ops.activity.timeout().as_secs_f64()));
+        })
+    };
+    loop {
+        tokio::select! {
+            reason = ops.shutdown.triggered() => {
+                tracing::info!("shutting down: {reason}");
+                break;
+            }
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(error) => {
+                        // Out of file descriptors, say: wait, do not spin.
+                        tracing::warn!("accept failed: {error}");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                };
+                while connections.try_join_next().is_some() {}
+                let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
+                    connections.spawn(refuse_busy(stream));
+                    continue;
+                };
+                let ops = Arc::clone(ops);
+                connections.spawn(async move {
+                    ops.connections.fetch_add(1, Ordering::Relaxed);
+                    connection::serve(stream, Arc::clone(&ops)).await;
+                    ops.connections.fetch_sub(1, Ordering::Relaxed);
+                    drop(permit);
+                });
+            }
+        }
+    }
+    idle.abort();
+    signals.abort();
+    connections
+}
+
+/// Answers a connection over the limit, then closes it.
+async fn refuse_busy(mut stream: tokio::net::TcpStream) {
+    use tokio::io::AsyncWriteExt as _;
+    let error = BridgeError::new(
+        BridgeErrorCode::BUSY,
+        format!("the daemon already serves {MAX_CONNECTIONS} connections; retry in a moment"),
+    );
+    let line = BridgeResponseLine { ok: false, id: None, result: None, error: Some(&error) }.to_line();
+    let _ = stream.write_all(line.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+/// SIGTERM and SIGINT pull the switch.
+fn signals(shutdown: Shutdown) -> tokio::task::JoinHandle<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    tokio::spawn(async move {
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+            tracing::warn!("cannot listen for SIGTERM/SIGINT; `warden stop` still works");
+            return;
+        };
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        };
+        shutdown.trigger(format!("{name} received"));
+    })
+}
+
+/// Closes every connection (calls in them have had their time).
+async fn close_connections(mut connections: JoinSet<()>) {
+    connections.abort_all();
+    while connections.join_next().await.is_some() {}
+}
+
+/// The ops back from every task that shared them, so Warden can be shut
+/// down by value; aborted tasks let go of them within moments.
+async fn take_ops(mut ops: Arc<Ops>) -> Option<Ops> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        match Arc::try_unwrap(ops) {
+            Ok(ops) => return Some(ops),
+            Err(shared) if Instant::now() < deadline => {
+                ops = shared;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(_) => return None,
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! Where the daemon keeps its lockfile, its single-instance lock and its log.
+//!
+//! `WARDEN_HOME` when set (tests give each test its own), else
+//! `$XDG_STATE_HOME/warden`, else `~/.local/state/warden`: state, not config
+//! and not cache, in the XDG sense — it describes what is running now.
+//! The directory is created `0700`, because the lockfile in it holds the
+//! token that lets anyone run every tool.
+
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+
+/// The daemon's files.
+#[derive(Debug, Clone)]
+pub(crate) struct StateDir {
+    dir: PathBuf,
+}
+
+/// Why there is no state directory.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StateDirError {
+    /// Neither `WARDEN_HOME`, `XDG_STATE_HOME` nor `HOME` is set.
+    #[error("cannot tell where Warden keeps its state: set WARDEN_HOME (or XDG_STATE_HOME, or HOME)")]
+    NoHome,
+    /// It could not be created.
+    #[error("cannot create Warden's state directory '{dir}': {source}")]
+    Create {
+        /// The directory.
+        dir: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+}
+
+impl StateDir {
+    /// The directory for this user, from the environment.
+    pub(crate) fn from_env() -> Result<StateDir, StateDirError> {
+        let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+        let dir = non_empty("WARDEN_HOME")
+            .or_else(|| non_empty("XDG_STATE_HOME").map(|state| state.join("warden")))
+            .or_else(|| non_empty("HOME").map(|home| home.join(".local/state/warden")))
+            .ok_or(StateDirError::NoHome)?;
+        Ok(StateDir { dir })
+    }
+
+    /// Creates the directory (`0700`) if it is missing.
+    pub(crate) fn create(&self) -> Result<(), StateDirError> {
+        let error = |source| StateDirError::Create { dir: self.dir.clone(), source };
+        if !self.dir.is_dir() {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(error)?;
+            // `recursive` applies the mode to each new parent too, but a
+            // umask may have loosened the last one.
+            std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700)).map_err(error)?;
+        }
+        Ok(())
+    }
+
+    /// The directory itself.
+    pub(crate) fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `daemon.json`: where a running daemon is, and its token.
+    pub(crate) fn lockfile(&self) -> PathBuf {
+        self.dir.join("daemon.json")
+    }
+
+    /// `daemon.pid.lock`: held (flock) by the one running daemon.
+    pub(crate) fn pid_lock(&self) -> PathBuf {
+        self.dir.join("daemon.pid.lock")
+    }
+
+    /// `daemon.log`: a detached daemon's stderr.
+    pub(crate) fn log(&self) -> PathBuf {
+        self.dir.join("daemon.log")
+    }
+}
