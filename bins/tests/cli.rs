@@ -1,6 +1,9 @@
 //! The `warden` command as a user runs it: what it prints on stdout and
 //! stderr, and its exit code (0 ok, 1 a failed call or server, 2 bad usage
 //! or config).
+//!
+//! These run the in-process mode (`--no-daemon`); `daemon.rs` runs the same
+//! commands through the daemon.
 
 // A test crate gets every dependency of the package; it uses few of them.
 #![allow(unused_crate_dependencies)]
@@ -25,6 +28,7 @@ const AUTO_APPROVE: &str = "[security]\nauto_approve = true\n";
 fn warden(args: &[&str], config: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(args)
+        .arg("--no-daemon")
         .arg("--config")
         .arg(config)
         .env_remove("RUST_LOG")
@@ -161,7 +165,11 @@ fn a_config_error_names_the_file_and_the_field_and_exits_2() {
 
 #[test]
 fn no_config_exits_2_and_says_how_to_give_one() {
-    let output = Command::new(env!("CARGO_BIN_EXE_warden")).arg("tools").env_remove("WARDEN_CONFIG").output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["tools", "--no-daemon"])
+        .env_remove("WARDEN_CONFIG")
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr(&output),
