@@ -1,0 +1,452 @@
+//! Tool-call latency and throughput through the daemon's bridge, against
+//! the embedded `Warden` it wraps.
+//!
+//! Both clients call the `echo` tool of the same `warden-test-server`
+//! binary, each through its own Warden (so its own server process), in the
+//! same run:
+//!
+//! - **embedded**: the floor. A [`warden_actors::Warden`] in this process,
+//!   called through [`warden_actors::Warden::call_tool`] as a host would.
+//! - **bridge**: a real `warden serve` daemon (a child process, with its own
+//!   `WARDEN_HOME`), called over loopback TCP with the bridge protocol by a
+//!   minimal pipelining client: each connection has one writer and one reader
+//!   task, and requests wait in a FIFO for their answers (the daemon answers
+//!   in request order). What the bridge adds per call is the JSON line each
+//!   way, two socket hops, the daemon's request decoding and its answer
+//!   encoding — everything a host pays for running Warden out of process.
+//!
+//! Measured for each: latency p50 and p99 of one caller making sequential
+//! calls (and their calls/s), and calls/s with `WARDEN_BENCH_CALLERS`
+//! concurrent callers (for the bridge: that many connections, one caller
+//! each). As in `call_latency`, the run is cut into rounds after a warm-up,
+//! the order alternates from round to round, and the table pools the
+//! samples. Goal: bridge p50 within 100 µs of embedded.
+//!
+//! Last, the wall time of whole `warden call` processes against the warm
+//! daemon (process start, lockfile, connect, one call, print): what a shell
+//! script pays per call.
+//!
+//! Knobs (environment variables, all optional):
+//!
+//! | variable                        | default | meaning                                          |
+//! |---------------------------------|---------|--------------------------------------------------|
+//! | `WARDEN_BENCH_CALLS`            | 5000    | timed sequential calls per client, all rounds    |
+//! | `WARDEN_BENCH_WARMUP`           | 300     | untimed calls per client before round 1          |
+//! | `WARDEN_BENCH_CONCURRENT_CALLS` | 19200   | concurrent-phase calls per client, all rounds    |
+//! | `WARDEN_BENCH_CALLERS`          | 32      | concurrent callers / bridge connections          |
+//! | `WARDEN_BENCH_ROUNDS`           | 6       | rounds                                           |
+//! | `WARDEN_BENCH_CLI_RUNS`         | 30      | `warden call` processes timed                    |
+//! | `WARDEN_BENCH_WORKERS`          | cores   | tokio worker threads                             |
+//!
+//! The `warden` binary belongs to another package, so Cargo does not build
+//! it for this bench; the bench builds it (`cargo build --release -p
+//! warden`, into the same target directory) before it starts.
+//!
+//! Run with `cargo bench -p warden-tests --bench bridge_latency`.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use warden_actors::{Warden, WardenConfig};
+
+mod bench_support;
+use bench_support::{env_usize, micros, percentile_of, runtime};
+
+/// The test server, built by Cargo alongside this bench.
+const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
+
+/// What every call echoes.
+const MESSAGE: &str = "hello from the bridge-latency bench";
+
+/// The goal the table checks.
+const GOAL_P50_OVERHEAD_US: f64 = 100.0;
+
+/// Untimed calls at the start of every sequential slice.
+const SLICE_WARMUP: usize = 20;
+
+fn main() {
+    let settings = Settings::from_env();
+    let warden_bin = build_warden();
+    runtime(settings.workers).block_on(run(settings, &warden_bin));
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    calls: usize,
+    warmup: usize,
+    concurrent_calls: usize,
+    callers: usize,
+    rounds: usize,
+    cli_runs: usize,
+    workers: Option<usize>,
+}
+
+impl Settings {
+    fn from_env() -> Settings {
+        Settings {
+            calls: env_usize("WARDEN_BENCH_CALLS", 5_000),
+            warmup: env_usize("WARDEN_BENCH_WARMUP", 300).max(1),
+            concurrent_calls: env_usize("WARDEN_BENCH_CONCURRENT_CALLS", 19_200),
+            callers: env_usize("WARDEN_BENCH_CALLERS", 32).max(1),
+            rounds: env_usize("WARDEN_BENCH_ROUNDS", 6).max(1),
+            cli_runs: env_usize("WARDEN_BENCH_CLI_RUNS", 30),
+            workers: std::env::var("WARDEN_BENCH_WORKERS").ok().map(|_| env_usize("WARDEN_BENCH_WORKERS", 0).max(1)),
+        }
+    }
+}
+
+/// Builds the `warden` binary with this bench's profile; its path.
+fn build_warden() -> PathBuf {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet", "-p", "warden", "--manifest-path"])
+        .arg(workspace.join("Cargo.toml"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building the warden binary failed");
+    warden_tests::bins::binary("warden")
+}
+
+async fn run(settings: Settings, warden_bin: &Path) {
+    let scratch = warden_tests::scratch_dir("bridge-bench");
+    let config = scratch.join("warden.toml");
+    // A TOML basic string: escape backslashes and quotes.
+    let server = TEST_SERVER.replace('\\', "\\\\").replace('"', "\\\"");
+    std::fs::write(&config, format!("[daemon]\nidle_timeout_minutes = 60\n[servers.bench]\ncommand = \"{server}\"\n"))
+        .unwrap();
+    let home = scratch.join("home");
+
+    let embedded = Arc::new(Client::Embedded(start_embedded(&config).await));
+    let daemon = Daemon::start(warden_bin, &config, &home).await;
+    let bridge = Arc::new(Client::Bridge(vec![daemon.connect().await]));
+    let clients = [embedded, bridge];
+    for client in &clients {
+        sequential(client, settings.warmup, 0).await;
+    }
+    // One connection per concurrent caller for the bridge.
+    let mut connections = Vec::with_capacity(settings.callers);
+    for _ in 0..settings.callers {
+        connections.push(daemon.connect().await);
+    }
+    let bridge_many = Arc::new(Client::Bridge(connections));
+
+    let mut totals = [Totals::default(), Totals::default()];
+    let calls = (settings.calls / settings.rounds).max(1);
+    let per_caller = (settings.concurrent_calls / settings.rounds / settings.callers).max(1);
+    let mut overheads = Vec::new();
+    for round in 0..settings.rounds {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        let mut p50 = [0.0; 2];
+        for &which in &order {
+            let (latencies, wall) = sequential(&clients[which], SLICE_WARMUP, calls).await;
+            p50[which] = micros(percentile_of(latencies.clone(), 50.0));
+            totals[which].latencies.extend(latencies);
+            totals[which].sequential_wall += wall;
+            totals[which].sequential_calls += calls;
+        }
+        for &which in &order {
+            let client = if which == 0 { &clients[0] } else { &bridge_many };
+            let wall = concurrent(client, settings.callers, per_caller).await;
+            totals[which].concurrent_wall += wall;
+            totals[which].concurrent_calls += settings.callers * per_caller;
+        }
+        overheads.push(p50[1] - p50[0]);
+        println!(
+            "round {:>2} ({} first): p50 {:>6.1} / {:>6.1} µs   (embedded / bridge)",
+            round + 1,
+            if order[0] == 0 { "embedded" } else { "bridge" },
+            p50[0],
+            p50[1],
+        );
+    }
+    let cli = cli_wall_times(warden_bin, &config, &home, settings.cli_runs).await;
+    print_table(&settings, &totals, overheads, &cli);
+
+    drop(bridge_many);
+    let [embedded, bridge] = clients;
+    drop(bridge);
+    daemon.stop().await;
+    if let Some(Client::Embedded(warden)) = Arc::into_inner(embedded) {
+        warden.shutdown().await;
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[derive(Debug, Default)]
+struct Totals {
+    latencies: Vec<Duration>,
+    sequential_calls: usize,
+    sequential_wall: Duration,
+    concurrent_calls: usize,
+    concurrent_wall: Duration,
+}
+
+async fn sequential(client: &Arc<Client>, warmup: usize, calls: usize) -> (Vec<Duration>, Duration) {
+    let client = Arc::clone(client);
+    tokio::spawn(async move {
+        for _ in 0..warmup {
+            client.echo(0).await;
+        }
+        let mut latencies = Vec::with_capacity(calls);
+        let start = Instant::now();
+        for _ in 0..calls {
+            let before = Instant::now();
+            client.echo(0).await;
+            latencies.push(before.elapsed());
+        }
+        (latencies, start.elapsed())
+    })
+    .await
+    .expect("the sequential caller ran")
+}
+
+async fn concurrent(client: &Arc<Client>, callers: usize, per_caller: usize) -> Duration {
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..callers)
+        .map(|caller| {
+            let client = Arc::clone(client);
+            tokio::spawn(async move {
+                for _ in 0..per_caller {
+                    client.echo(caller).await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("a concurrent caller ran");
+    }
+    start.elapsed()
+}
+
+/// The wall time of `runs` whole `warden call` processes.
+async fn cli_wall_times(warden_bin: &Path, config: &Path, home: &Path, runs: usize) -> Vec<Duration> {
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let start = Instant::now();
+        let output = tokio::process::Command::new(warden_bin)
+            .args(["call", "bench__echo", &json!({"message": MESSAGE}).to_string(), "--config"])
+            .arg(config)
+            .env("WARDEN_HOME", home)
+            .env_remove("RUST_LOG")
+            .output()
+            .await
+            .expect("warden call runs");
+        times.push(start.elapsed());
+        assert!(output.status.success(), "warden call failed: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim_end(), MESSAGE);
+    }
+    times
+}
+
+fn print_table(settings: &Settings, totals: &[Totals; 2], mut overheads: Vec<f64>, cli: &[Duration]) {
+    let each = |metric: &dyn Fn(&Totals) -> f64| [metric(&totals[0]), metric(&totals[1])];
+    let p50 = each(&|t| micros(percentile_of(t.latencies.clone(), 50.0)));
+    let p99 = each(&|t| micros(percentile_of(t.latencies.clone(), 99.0)));
+    let single = each(&|t| t.sequential_calls as f64 / t.sequential_wall.as_secs_f64());
+    let many = each(&|t| t.concurrent_calls as f64 / t.concurrent_wall.as_secs_f64());
+    let overhead = p50[1] - p50[0];
+    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+    overheads.sort_by(f64::total_cmp);
+
+    println!();
+    println!(
+        "bridge vs embedded, echo via warden-test-server (stdio): {} rounds in alternating order, samples pooled",
+        settings.rounds
+    );
+    println!(
+        "  per client: {} timed sequential calls (after {} warm-up), {} calls by {} concurrent callers (bridge: one connection each)",
+        totals[0].sequential_calls, settings.warmup, totals[0].concurrent_calls, settings.callers,
+    );
+    println!("metric                    embedded     bridge  bridge/embedded   goal");
+    println!(
+        "{:<22} {:>11.1} {:>10.1} {:>15.2}×   {:<16} {}",
+        "p50 latency (µs)",
+        p50[0],
+        p50[1],
+        p50[1] / p50[0],
+        format!("within +{GOAL_P50_OVERHEAD_US} µs"),
+        verdict(overhead <= GOAL_P50_OVERHEAD_US),
+    );
+    println!("{:<22} {:>11.1} {:>10.1} {:>15.2}×", "p99 latency (µs)", p99[0], p99[1], p99[1] / p99[0]);
+    println!("{:<22} {:>11.0} {:>10.0} {:>15.2}×", "calls/s, 1 caller", single[0], single[1], single[1] / single[0]);
+    println!(
+        "{:<22} {:>11.0} {:>10.0} {:>15.2}×",
+        format!("calls/s, {} callers", settings.callers),
+        many[0],
+        many[1],
+        many[1] / many[0]
+    );
+    println!(
+        "p50 overhead (bridge − embedded): {overhead:+.1} µs per call (goal ≤ {GOAL_P50_OVERHEAD_US} µs: {}); per round: min {:+.1}, median {:+.1}, max {:+.1} µs",
+        verdict(overhead <= GOAL_P50_OVERHEAD_US),
+        overheads[0],
+        overheads[overheads.len() / 2],
+        overheads[overheads.len() - 1],
+    );
+    if !cli.is_empty() {
+        let ms = |duration: Duration| duration.as_secs_f64() * 1e3;
+        let mut sorted = cli.to_vec();
+        sorted.sort_unstable();
+        println!(
+            "`warden call` against the warm daemon, {} runs (whole process: start, lockfile, connect, call, print): p50 {:.1} ms, min {:.1} ms, max {:.1} ms",
+            cli.len(),
+            ms(percentile_of(cli.to_vec(), 50.0)),
+            ms(sorted[0]),
+            ms(sorted[sorted.len() - 1]),
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The two clients
+// ---------------------------------------------------------------------------
+
+#[allow(clippy::large_enum_variant)]
+enum Client {
+    Embedded(Warden),
+    /// One or more bridge connections; caller `n` uses connection `n % len`.
+    Bridge(Vec<BridgeConnection>),
+}
+
+impl Client {
+    async fn echo(&self, caller: usize) {
+        match self {
+            Client::Embedded(warden) => {
+                let result = warden
+                    .call_tool("bench__echo", json!({ "message": MESSAGE }))
+                    .await
+                    .unwrap_or_else(|error| panic!("embedded: echo failed: {error}"));
+                assert_eq!(result.text(), MESSAGE, "embedded: echo answered something else");
+            }
+            Client::Bridge(connections) => {
+                let answer = connections[caller % connections.len()].echo().await;
+                let answer: Value = serde_json::from_str(&answer).expect("the bridge answers JSON");
+                assert_eq!(answer["result"]["content"][0]["text"], MESSAGE, "bridge: {answer}");
+            }
+        }
+    }
+}
+
+async fn start_embedded(config: &Path) -> Warden {
+    let config = WardenConfig::load(config).expect("the bench config is valid");
+    let warden = Warden::start(&config).await.expect("Warden starts");
+    warden.settled().await;
+    assert!(warden.tools().iter().any(|entry| entry.name == "bench__echo"), "Warden lists no bench__echo");
+    warden
+}
+
+/// A `warden serve` child process with its own state directory.
+struct Daemon {
+    child: tokio::process::Child,
+    lockfile: Value,
+}
+
+impl Daemon {
+    async fn start(warden_bin: &Path, config: &Path, home: &Path) -> Daemon {
+        let child = tokio::process::Command::new(warden_bin)
+            .args(["serve", "--config"])
+            .arg(config)
+            .env("WARDEN_HOME", home)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("warden serve starts");
+        let path = home.join("daemon.json");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let lockfile = loop {
+            if let Some(lockfile) =
+                std::fs::read_to_string(&path).ok().and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            {
+                break lockfile;
+            }
+            assert!(Instant::now() < deadline, "the daemon wrote no lockfile in 20 s");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        Daemon { child, lockfile }
+    }
+
+    async fn connect(&self) -> BridgeConnection {
+        let address = self.lockfile["address"].as_str().expect("an address");
+        let token = self.lockfile["token"].as_str().expect("a token");
+        BridgeConnection::connect(address, token).await
+    }
+
+    async fn stop(mut self) {
+        let pid = self.child.id().expect("the daemon runs") as i32;
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        if tokio::time::timeout(Duration::from_secs(20), self.child.wait()).await.is_err() {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+/// A pipelining bridge client on one connection.
+struct BridgeConnection {
+    writer: tokio::sync::Mutex<OwnedWriteHalf>,
+    /// Callers waiting for answers, in the order their requests were sent.
+    waiting: Arc<Mutex<VecDeque<oneshot::Sender<String>>>>,
+    /// The request line, built once: every call sends the same one.
+    request: Vec<u8>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl BridgeConnection {
+    async fn connect(address: &str, token: &str) -> BridgeConnection {
+        let stream = TcpStream::connect(address).await.expect("the daemon accepts");
+        stream.set_nodelay(true).expect("TCP_NODELAY");
+        let (read, writer) = stream.into_split();
+        let waiting: Arc<Mutex<VecDeque<oneshot::Sender<String>>>> = Arc::default();
+        let reader = tokio::spawn(read_answers(BufReader::new(read), Arc::clone(&waiting)));
+        let mut request =
+            json!({"op": "call_tool", "name": "bench__echo", "args": {"message": MESSAGE}, "token": token})
+                .to_string()
+                .into_bytes();
+        request.push(b'\n');
+        BridgeConnection { writer: tokio::sync::Mutex::new(writer), waiting, request, reader }
+    }
+
+    async fn echo(&self) -> String {
+        let (done, answer) = oneshot::channel();
+        {
+            // Queue and write under one lock, so the FIFO matches the wire.
+            let mut writer = self.writer.lock().await;
+            self.waiting.lock().expect("never poisoned").push_back(done);
+            writer.write_all(&self.request).await.expect("the daemon reads");
+        }
+        answer.await.expect("the daemon answers")
+    }
+}
+
+impl Drop for BridgeConnection {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+async fn read_answers(
+    mut reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
+    waiting: Arc<Mutex<VecDeque<oneshot::Sender<String>>>>,
+) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let waiter = waiting.lock().expect("never poisoned").pop_front();
+        if let Some(waiter) = waiter {
+            let _ = waiter.send(std::mem::take(&mut line));
+        }
+    }
+}
