@@ -86,3 +86,6 @@ pub(crate) fn pid_alive(pid: u32) -> bool {
     // EPERM: it exists but belongs to someone else.
     outcome == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
+
+#[cfg(test)]
+mod tests;

@@ -48,3 +48,6 @@ impl PidLock {
 pub(crate) fn is_held(path: &Path) -> bool {
     matches!(try_lock(path), Ok(None))
 }
+
+#[cfg(test)]
+mod tests;

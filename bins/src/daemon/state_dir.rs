@@ -34,7 +34,12 @@ pub(crate) enum StateDirError {
 impl StateDir {
     /// The directory for this user, from the environment.
     pub(crate) fn from_env() -> Result<StateDir, StateDirError> {
-        let non_empty = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from);
+        Self::from_vars(|name| std::env::var_os(name))
+    }
+
+    /// The directory, with the environment read through `var`.
+    fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<StateDir, StateDirError> {
+        let non_empty = |name: &str| var(name).filter(|value| !value.is_empty()).map(PathBuf::from);
         let dir = non_empty("WARDEN_HOME")
             .or_else(|| non_empty("XDG_STATE_HOME").map(|state| state.join("warden")))
             .or_else(|| non_empty("HOME").map(|home| home.join(".local/state/warden")))
@@ -74,3 +79,6 @@ impl StateDir {
         self.dir.join("daemon.log")
     }
 }
+
+#[cfg(test)]
+mod tests;
