@@ -76,8 +76,10 @@ pub(crate) const NO_CONFIG: &str =
 /// finds it and a client can tell whether a running daemon serves it.
 fn config_path(config: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
     let path = config.ok_or_else(|| UsageError(NO_CONFIG.into()))?;
-    // A missing file keeps its given name, for the loader's message.
-    Ok(std::path::absolute(path).unwrap_or_else(|_| path.clone()))
+    // Canonical, so `./warden.toml` and `../dir/warden.toml` are the same
+    // file to the daemon check; a missing file keeps its given name, for
+    // the loader's message.
+    Ok(std::fs::canonicalize(path).or_else(|_| std::path::absolute(path)).unwrap_or_else(|_| path.clone()))
 }
 
 /// Loads and checks the config.

@@ -233,6 +233,29 @@ fn errors_through_the_daemon_read_as_they_do_in_process() {
 }
 
 #[test]
+fn servers_still_starting_are_reported_while_the_command_waits() {
+    let server = bins::test_server().display().to_string();
+    let home = Home::new(
+        "daemon-restarting",
+        &format!(
+            "[servers.broken]\ncommand = {server:?}\nargs = [\"--exit-at-start\", \"3\"]\nmax_restarts = 1\n\
+             restart_delay_secs = 2.5\n"
+        ),
+    );
+    let output = home.warden(&["tools"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).ends_with("\n14 tools\n"));
+    let error = stderr(&output);
+    assert!(error.starts_with("waiting for server 'broken': restarting (attempt 1 of 1, next in 0."), "{error}");
+    assert!(error.contains("warning: server 'broken' failed: "), "{error}");
+    assert!(error.contains("(gave up after 1 restart in a row)"), "{error}");
+
+    let output = home.warden(&["status"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stdout(&output).contains("\nbroken  failed: it stopped before it was ready"), "{}", stdout(&output));
+}
+
+#[test]
 fn a_daemon_serving_another_config_is_not_used_for_this_one() {
     let home = Home::new("daemon-other-config", "");
     let pid = home.start_daemon();
