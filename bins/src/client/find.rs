@@ -56,9 +56,6 @@ pub(crate) enum FindError {
         /// Its last lines.
         tail: String,
     },
-    /// Reading or writing the state directory failed.
-    #[error(transparent)]
-    State(#[from] crate::daemon::state_dir::StateDirError),
     /// Starting the process failed.
     #[error("the warden daemon could not be started: {0}; run the command with --no-daemon to skip the daemon")]
     Spawn(std::io::Error),
