@@ -408,7 +408,7 @@ impl BridgeConnection {
         let waiting: Arc<Mutex<VecDeque<oneshot::Sender<String>>>> = Arc::default();
         let reader = tokio::spawn(read_answers(BufReader::new(read), Arc::clone(&waiting)));
         let mut request =
-            json!({"op": "call_tool", "name": "bench__echo", "args": {"message": MESSAGE}, "token": token})
+            json!({"op": "call_tool", "server": "bench", "tool": "echo", "args": {"message": MESSAGE}, "token": token})
                 .to_string()
                 .into_bytes();
         request.push(b'\n');

@@ -9,7 +9,8 @@
 //! - [`serve`]: the daemon's life: single-instance lock, config, listener,
 //!   lockfile, serving, graceful shutdown.
 //! - [`connection`]: one client connection; ordered answers, limits.
-//! - [`ops`]: what each operation does with the `Warden` handle.
+//! - [`ops`]: what each operation does with the `Warden` handle;
+//!   [`names`] indexes tools by server and tool name for it.
 //! - [`idle`]: the idle timer; calls in flight count as activity.
 //! - [`shutdown`]: the one stop switch (signals, `shutdown` op, idle).
 //! - [`state_dir`], [`lockfile`], [`pid_lock`], [`token`]: the daemon's
@@ -21,6 +22,7 @@
 mod connection;
 mod idle;
 pub(crate) mod lockfile;
+mod names;
 mod ops;
 pub(crate) mod pid_lock;
 mod serve;

@@ -481,6 +481,27 @@ fn malformed_requests_get_structured_errors_and_the_connection_stays_usable() {
 }
 
 #[test]
+fn a_tool_added_later_is_found_by_server_and_tool_name() {
+    let home = Home::new("daemon-late-tool", "");
+    home.start_daemon();
+    let (mut connection, token) = home.connect();
+    let late = json!({"op": "call_tool", "server": "test", "tool": "late_tool", "token": token});
+    assert_eq!(connection.ask(late.clone())["error"]["code"], "unknown_tool");
+    let notified = connection.ask(json!({"op": "call_tool", "server": "test", "tool": "notify", "token": token}));
+    assert_eq!(notified["result"]["content"][0]["text"], "notified");
+    // The server's new list is fetched in the background.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let answer = loop {
+        let answer = connection.ask(late.clone());
+        if answer["ok"] == true || Instant::now() > deadline {
+            break answer;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(answer["result"]["content"][0]["text"], "late", "{answer}");
+}
+
+#[test]
 fn an_oversized_request_is_refused_and_its_connection_closed() {
     let home = Home::new("daemon-oversized", "");
     home.start_daemon();

@@ -21,6 +21,7 @@ use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequest as Req
 
 use super::idle::Activity;
 use super::lockfile::Lockfile;
+use super::names::Names;
 use super::shutdown::Shutdown;
 use crate::render::{self, listing};
 
@@ -36,6 +37,8 @@ pub(crate) struct Ops {
     pub(crate) call_timeout: Duration,
     /// Open connections, for `status`.
     pub(crate) connections: Arc<std::sync::atomic::AtomicUsize>,
+    /// (server, tool) → namespaced name, for `call_tool` by server and tool.
+    pub(crate) names: Names,
 }
 
 /// An operation's answer: its result, and whether the daemon stops after
@@ -114,11 +117,12 @@ impl Ops {
     ) -> Result<Box<RawValue>, BridgeError> {
         let name = match (name, server, tool) {
             (Some(name), _, _) => name,
-            (None, Some(server), Some(tool)) => match self.find(&server, &tool).await {
-                Ok(entry) => entry.name,
-                // Let the call say why (still starting, failed, unknown).
-                Err(_) => format!("{server}__{tool}"),
-            },
+            (None, Some(server), Some(tool)) => {
+                self.settle_within_call_timeout().await;
+                // When it is not registered, let the call say why (server
+                // still starting, failed, or no such tool).
+                self.names.resolve(&self.warden, &server, &tool).unwrap_or_else(|| format!("{server}__{tool}"))
+            }
             _ => {
                 let message = "op 'call_tool': name the tool either with `server` and `tool`, or with `name`";
                 return Err(BridgeError::new(Code::INVALID_REQUEST, message));

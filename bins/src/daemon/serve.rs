@@ -29,6 +29,7 @@ use warden_protocol::{BridgeError, BridgeErrorCode, BridgeResponseLine};
 
 use super::idle::Activity;
 use super::lockfile::Lockfile;
+use super::names::Names;
 use super::ops::Ops;
 use super::pid_lock;
 use super::shutdown::Shutdown;
@@ -87,6 +88,7 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<()> {
         shutdown: Shutdown::new(),
         call_timeout: config.call_timeout(),
         connections: Arc::new(AtomicUsize::new(0)),
+        names: Names::default(),
     });
     let connections = accept_until_shutdown(listener, &ops).await;
 
