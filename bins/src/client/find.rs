@@ -2,12 +2,12 @@
 //!
 //! A lockfile alone proves nothing: the daemon may have been SIGKILLed, the
 //! machine rebooted, or the pid reused. So a client believes a lockfile
-//! only when its pid is alive and its address accepts a connection. When
-//! the pid is dead, or the connection is refused and nobody holds the
-//! single-instance lock, the lockfile is stale: it is removed (under that
-//! lock, so a live daemon's file is never touched) and a daemon is started.
-//! When the lock is held but there is no usable lockfile, a daemon is
-//! starting or stopping: the client waits for it.
+//! only when its pid is alive, somebody holds the single-instance lock, and
+//! its address accepts a connection. When the pid is dead or nobody holds
+//! the lock, the lockfile is stale: it is removed (under that lock, so a
+//! live daemon's file is never touched) and a daemon is started. When the
+//! lock is held but there is no lockfile, or its address refuses, a daemon
+//! is starting or stopping: the client waits for it.
 //!
 //! Two clients that start a daemon at the same moment each start one; the
 //! loser cannot take the lock and exits quietly, and both clients find the
@@ -66,8 +66,9 @@ enum Probe {
     Ready(Client),
     /// A lockfile whose daemon is gone.
     Stale,
-    /// A daemon holds the lock but is not answering yet (or any more).
-    Busy,
+    /// A daemon holds the lock but is not answering yet (or any more);
+    /// its lockfile, if it has one.
+    Busy(Option<Lockfile>),
     /// No daemon and no lockfile.
     Nothing,
 }
@@ -80,7 +81,7 @@ pub(crate) async fn running(state: &StateDir) -> Option<Client> {
             remove_stale(state);
             None
         }
-        Probe::Busy | Probe::Nothing => None,
+        Probe::Busy(_) | Probe::Nothing => None,
     }
 }
 
@@ -92,6 +93,7 @@ pub(crate) async fn connect(state: &StateDir, config: Option<&Path>, verbose: bo
     let mut child: Option<Child> = None;
     let mut spawns = 0;
     loop {
+        let mut unresponsive = None;
         match probe(state).await {
             Probe::Ready(client) => {
                 check_config(&client, config)?;
@@ -107,7 +109,8 @@ pub(crate) async fn connect(state: &StateDir, config: Option<&Path>, verbose: bo
                 return Ok(client);
             }
             Probe::Stale => remove_stale(state),
-            Probe::Busy | Probe::Nothing => {}
+            Probe::Busy(lockfile) => unresponsive = lockfile,
+            Probe::Nothing => {}
         }
         if let Some(running) = &mut child {
             if let Ok(Some(status)) = running.try_wait() {
@@ -130,6 +133,14 @@ pub(crate) async fn connect(state: &StateDir, config: Option<&Path>, verbose: bo
             child = Some(spawn::daemon(state, config).map_err(FindError::Spawn)?);
         }
         if Instant::now() >= deadline {
+            if let Some(lockfile) = unresponsive {
+                return Err(anyhow::anyhow!(
+                    "the warden daemon (pid {pid}) does not accept connections on {address}; end it with `kill {pid}` \
+                     and retry, or run the command with --no-daemon",
+                    pid = lockfile.pid,
+                    address = lockfile.address
+                ));
+            }
             let problem = format!("it did not publish its lockfile within {} s", SPAWN_PATIENCE.as_secs());
             return Err(not_started(state, problem).into());
         }
@@ -140,15 +151,19 @@ pub(crate) async fn connect(state: &StateDir, config: Option<&Path>, verbose: bo
 async fn probe(state: &StateDir) -> Probe {
     let held = || pid_lock::is_held(&state.pid_lock());
     let Some(lockfile) = Lockfile::read(&state.lockfile()) else {
-        return if held() { Probe::Busy } else { Probe::Nothing };
+        return if held() { Probe::Busy(None) } else { Probe::Nothing };
     };
-    if !pid_alive(lockfile.pid) {
+    // A live daemon holds the lock from before it writes its lockfile until
+    // after it removes it: a lockfile nobody holds the lock for is stale,
+    // whatever its pid now names (pids are reused, after a reboot say).
+    if !pid_alive(lockfile.pid) || !held() {
         return Probe::Stale;
     }
-    match Client::connect(lockfile).await {
+    match Client::connect(lockfile.clone()).await {
         Ok(client) => Probe::Ready(client),
-        Err(_) if held() => Probe::Busy,
-        Err(_) => Probe::Stale,
+        // Listening is the last thing a daemon stops doing before it
+        // removes its lockfile; wait for it to finish.
+        Err(_) => Probe::Busy(Some(lockfile)),
     }
 }
 
