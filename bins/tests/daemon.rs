@@ -444,6 +444,11 @@ fn malformed_requests_get_structured_errors_and_the_connection_stays_usable() {
     let answer = connection.answer().unwrap();
     assert_eq!(code(&answer), "parse_error");
     assert!(answer["error"]["message"].as_str().unwrap().starts_with("the request is not JSON: key must be a string"));
+    connection.writer.write_all(b"{\"op\":\"\xff\"}\n").unwrap();
+    assert_eq!(
+        connection.answer().unwrap()["error"],
+        json!({"code": "parse_error", "message": "the request is not UTF-8 text, so not JSON"})
+    );
     connection.send("[1,2]");
     assert_eq!(
         connection.answer().unwrap()["error"]["message"],

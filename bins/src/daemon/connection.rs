@@ -84,6 +84,15 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>) {
                 }
                 break;
             }
+            Ok(Line::NotUtf8) => {
+                let error = BridgeError::new(Code::PARSE_ERROR, "the request is not UTF-8 text, so not JSON");
+                let (place, answered) = oneshot::channel();
+                let _ = place.send(Answer::error(None, &error));
+                if places.send(answered).await.is_err() {
+                    break;
+                }
+                continue;
+            }
             Ok(Line::End) | Err(_) => break,
         };
         // Keep the set small on a long-lived connection.
@@ -172,6 +181,8 @@ enum Line {
     Text(String),
     /// Longer than the limit; the reader stopped inside it.
     TooLarge,
+    /// A whole line that is not UTF-8 (so not JSON either).
+    NotUtf8,
     End,
 }
 
@@ -205,8 +216,10 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::
 }
 
 fn text(line: Vec<u8>) -> Line {
-    // Not UTF-8 is not JSON either; the parser says so.
-    Line::Text(String::from_utf8(line).unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned()))
+    match String::from_utf8(line) {
+        Ok(line) => Line::Text(line),
+        Err(_) => Line::NotUtf8,
+    }
 }
 
 /// Reads and drops bytes up to the next newline (or the end).
