@@ -399,7 +399,7 @@ fn a_call_in_flight_keeps_an_idle_daemon_up() {
 }
 
 #[test]
-fn sigterm_shuts_the_daemon_down_gracefully() {
+fn sigterm_and_sigint_shut_the_daemon_down_gracefully() {
     let home = Home::new("daemon-sigterm", "");
     let output = home.warden(&["call", "test__pid"]);
     let server = stdout(&output).trim().parse::<u32>().unwrap();
@@ -411,6 +411,20 @@ fn sigterm_shuts_the_daemon_down_gracefully() {
     let log = std::fs::read_to_string(home.dir.join("daemon.log")).unwrap();
     assert!(log.contains("shutting down: SIGTERM received"), "{log}");
     assert!(log.contains("warden daemon stopped"), "{log}");
+
+    // SIGINT does the same, and a call in flight is finished first.
+    let daemon = home.start_daemon();
+    let (mut connection, token) = home.connect();
+    connection
+        .send(&json!({"op": "call_tool", "name": "test__sleep", "args": {"ms": 1000}, "token": token}).to_string());
+    std::thread::sleep(Duration::from_millis(300));
+    unsafe { libc::kill(daemon as i32, libc::SIGINT) };
+    let answer = connection.answer().expect("the call in flight is answered");
+    assert_eq!(answer["result"]["content"][0]["text"], "slept 1000 ms");
+    assert!(wait_until_gone(daemon, Duration::from_secs(15)));
+    assert!(home.lockfile().is_none());
+    let log = std::fs::read_to_string(home.dir.join("daemon.log")).unwrap();
+    assert!(log.contains("shutting down: SIGINT received"), "{log}");
 }
 
 #[test]

@@ -11,7 +11,7 @@
 //! within the call timeout, instead of failing with "still starting".
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -173,7 +173,6 @@ impl Ops {
     }
 
     fn status(&self) -> Value {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0);
         let servers: Vec<_> = self.warden.status().iter().map(render::server_report).collect();
         json!({
             "daemon": {
@@ -182,7 +181,7 @@ impl Ops {
                 "version": self.lockfile.version,
                 "config": self.lockfile.config,
                 "started_at": self.lockfile.started_at,
-                "uptime_secs": now.saturating_sub(self.lockfile.started_at).max(self.started.elapsed().as_secs()),
+                "uptime_secs": self.started.elapsed().as_secs_f64(),
                 "idle_timeout_secs": self.activity.timeout().as_secs_f64(),
                 "idle_secs": self.activity.idle_for().as_secs_f64(),
                 "exits_in_secs": self.activity.exits_in().map(|left| left.as_secs_f64()),
