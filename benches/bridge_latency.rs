@@ -120,7 +120,7 @@ async fn run(settings: Settings, warden_bin: &Path) {
     let config = scratch.join("warden.toml");
     // A TOML basic string: escape backslashes and quotes.
     let server = TEST_SERVER.replace('\\', "\\\\").replace('"', "\\\"");
-    std::fs::write(&config, format!("[daemon]\nidle_timeout_minutes = 60\n[servers.bench]\ncommand = \"{server}\"\n"))
+    std::fs::write(&config, format!("[daemon]\nidle_timeout_minutes = 60\n[security]\nauto_approve = true\n[servers.bench]\ncommand = \"{server}\"\n"))
         .unwrap();
     let home = scratch.join("home");
 

@@ -23,10 +23,16 @@ struct Home {
 
 impl Home {
     /// A home whose config runs the test server as `test`, plus `extra`.
+    /// Calls are auto-approved: the test server's tools carry no
+    /// annotations, so each would need a person, and the daemon's approval
+    /// queue is not wired yet.
     fn new(label: &str, extra: &str) -> Home {
         let dir = scratch_dir(label);
         let config = dir.join("warden.toml");
-        let text = format!("[servers.test]\ncommand = {:?}\n{extra}", bins::test_server().display().to_string());
+        let text = format!(
+            "[security]\nauto_approve = true\n[servers.test]\ncommand = {:?}\n{extra}",
+            bins::test_server().display().to_string()
+        );
         std::fs::write(&config, text).unwrap();
         Home { dir: dir.join("state"), config }
     }
@@ -253,6 +259,29 @@ fn servers_still_starting_are_reported_while_the_command_waits() {
     let output = home.warden(&["status"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(stdout(&output).contains("\nbroken  failed: it stopped before it was ready"), "{}", stdout(&output));
+}
+
+#[test]
+fn a_call_that_needs_approval_is_refused_with_its_own_code() {
+    let home = Home::new("daemon-needs-approval", "");
+    let text = std::fs::read_to_string(&home.config).unwrap().replace("[security]\nauto_approve = true\n", "");
+    std::fs::write(&home.config, text).unwrap();
+    let output = home.warden(&["call", "test__echo", r#"{"message":"hi"}"#]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).starts_with("error: 'test__echo' was not run: it needs approval ('test__echo' is medium risk"),
+        "{}",
+        stderr(&output)
+    );
+    let (mut connection, token) = home.connect();
+    let answer = connection.ask(json!({"op": "call_tool", "server": "test", "tool": "echo", "token": token}));
+    assert_eq!(answer["error"]["code"], "needs_approval");
+    let answer = connection.ask(json!({"op": "call_tool", "name": "test__echo", "agent": "nobody", "token": token}));
+    assert_eq!(answer["error"]["code"], "unknown_agent");
+    assert_eq!(
+        answer["error"]["message"],
+        "unknown agent 'nobody'; agents are configured as [[agents]] entries in the config (none are configured)"
+    );
 }
 
 #[test]

@@ -82,6 +82,18 @@ impl BridgeErrorCode {
     pub const INVALID_ARGUMENTS: BridgeErrorCode = code("invalid_arguments");
     /// The call ran out of time.
     pub const TIMEOUT: BridgeErrorCode = code("timeout");
+    /// The call named an agent that is not configured.
+    pub const UNKNOWN_AGENT: BridgeErrorCode = code("unknown_agent");
+    /// The tool is outside the agent's allowlist.
+    pub const NOT_ALLOWED: BridgeErrorCode = code("not_allowed");
+    /// The call needs approval and nobody can give it.
+    pub const NEEDS_APPROVAL: BridgeErrorCode = code("needs_approval");
+    /// A person (or rule) denied the call.
+    pub const APPROVAL_DENIED: BridgeErrorCode = code("approval_denied");
+    /// Nobody answered the approval request in time.
+    pub const APPROVAL_TIMED_OUT: BridgeErrorCode = code("approval_timed_out");
+    /// The arguments carry a secret Warden does not pass to servers.
+    pub const SECRET_IN_ARGUMENTS: BridgeErrorCode = code("secret_in_arguments");
     /// Anything else that stopped a call.
     pub const CALL_FAILED: BridgeErrorCode = code("call_failed");
 
@@ -226,6 +238,10 @@ pub enum Request {
         /// read, as `{"text", "is_error"}`.
         #[serde(default)]
         format: ResultFormat,
+        /// The agent the call is made for: its `allowed_tools` apply.
+        /// Absent: the host's own call.
+        #[serde(default)]
+        agent: Option<String>,
     },
     /// The approvals waiting for a person.
     Approvals {},

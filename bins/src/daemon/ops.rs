@@ -54,8 +54,8 @@ impl Ops {
         let then_shutdown = matches!(request, Request::Shutdown {});
         let result = match request {
             // The hot path: the result goes straight to JSON text.
-            Request::CallTool { server, tool, name, args, format } => {
-                self.call_request(name, server, tool, args, format).await
+            Request::CallTool { server, tool, name, args, format, agent } => {
+                self.call_request(name, server, tool, args, format, agent.as_deref()).await
             }
             other => self.dispatch(other).await.map(|value| raw(&value)),
         };
@@ -114,6 +114,7 @@ impl Ops {
         tool: Option<String>,
         args: Option<Value>,
         format: ResultFormat,
+        agent: Option<&str>,
     ) -> Result<Box<RawValue>, BridgeError> {
         let name = match (name, server, tool) {
             (Some(name), _, _) => name,
@@ -128,10 +129,16 @@ impl Ops {
                 return Err(BridgeError::new(Code::INVALID_REQUEST, message));
             }
         };
-        self.call(&name, args.unwrap_or(Value::Null), format).await
+        self.call(agent, &name, args.unwrap_or(Value::Null), format).await
     }
 
-    async fn call(&self, name: &str, args: Value, format: ResultFormat) -> Result<Box<RawValue>, BridgeError> {
+    async fn call(
+        &self,
+        agent: Option<&str>,
+        name: &str,
+        args: Value,
+        format: ResultFormat,
+    ) -> Result<Box<RawValue>, BridgeError> {
         if self.shutdown.is_triggered() {
             return Err(BridgeError::new(
                 Code::SHUTTING_DOWN,
@@ -142,11 +149,11 @@ impl Ops {
         self.settle_within_call_timeout().await;
         match format {
             ResultFormat::Raw => {
-                let result = self.warden.call_tool(name, args).await.map_err(call_error)?;
+                let result = self.warden.call_tool_as(agent, name, args).await.map_err(call_error)?;
                 Ok(serde_json::value::to_raw_value(&result).expect("a tool result always serialises"))
             }
             ResultFormat::Text => {
-                let rendered = self.warden.call_tool_text(name, args).await.map_err(call_error)?;
+                let rendered = self.warden.call_tool_text_as(agent, name, args).await.map_err(call_error)?;
                 Ok(raw(&json!({"text": rendered.text, "is_error": rendered.is_error})))
             }
         }
@@ -218,6 +225,12 @@ fn call_error(error: CallError) -> BridgeError {
         CallError::Server { .. } => Code::SERVER_ERROR,
         CallError::BadResult { .. } => Code::BAD_RESULT,
         CallError::ServerGone { .. } | CallError::CrashedMidCall { .. } => Code::SERVER_GONE,
+        CallError::UnknownAgent { .. } => Code::UNKNOWN_AGENT,
+        CallError::NotAllowed { .. } => Code::NOT_ALLOWED,
+        CallError::NoApprover { .. } => Code::NEEDS_APPROVAL,
+        CallError::ApprovalDenied { .. } => Code::APPROVAL_DENIED,
+        CallError::ApprovalTimedOut { .. } => Code::APPROVAL_TIMED_OUT,
+        CallError::SecretInArguments { .. } => Code::SECRET_IN_ARGUMENTS,
         _ => Code::CALL_FAILED,
     };
     BridgeError::new(code, error.to_string())

@@ -17,6 +17,7 @@ fn the_seed_ops_keep_their_shapes() {
             name: None,
             args: Some(json!({"q": "x"})),
             format: ResultFormat::Raw,
+            agent: None,
         }
     );
     assert_eq!(
@@ -87,13 +88,14 @@ fn malformed_requests_get_codes_that_say_what_is_wrong() {
 #[test]
 fn calls_by_namespaced_name_and_text_results() {
     assert_eq!(
-        request(r#"{"op":"call_tool","name":"git__status","format":"text"}"#).unwrap(),
+        request(r#"{"op":"call_tool","name":"git__status","format":"text","agent":"coder"}"#).unwrap(),
         Request::CallTool {
             server: None,
             tool: None,
             name: Some("git__status".into()),
             args: None,
             format: ResultFormat::Text,
+            agent: Some("coder".into()),
         }
     );
     assert_eq!(
