@@ -4,8 +4,8 @@
 //! forever, so it exits after `idle_timeout_minutes` without a request. Any
 //! request counts, and so does a call still running: a ten-minute build
 //! started by the last request keeps the daemon up until it ends, and the
-//! timer starts over then. (Pending approvals will count the same way when
-//! the policy layer brings them.)
+//! timer starts over then. (A call waiting for approval is a call in
+//! flight, so it counts too once the daemon's approval queue is wired.)
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
