@@ -51,10 +51,22 @@ pub(crate) enum Command {
         #[command(flatten)]
         common: Common,
     },
-    /// Approve a waiting call.
+    /// Approve a waiting call (and, with --grant, later ones).
     Approve {
         /// The approval's id, as `warden approvals` lists it.
         id: String,
+        /// Also let later calls of this tool run unasked, for the daemon's lifetime.
+        #[arg(long)]
+        grant: bool,
+        /// The grant covers these tools instead (a name or glob such as 'fs__*'); implies --grant.
+        #[arg(long, value_name = "GLOB")]
+        tools: Option<String>,
+        /// The grant lasts this many minutes; implies --grant.
+        #[arg(long)]
+        minutes: Option<f64>,
+        /// The grant covers only the requesting agent; implies --grant.
+        #[arg(long)]
+        agent_only: bool,
         #[command(flatten)]
         common: Common,
     },

@@ -51,8 +51,10 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Schema { name, common } => remote::schema(&common, &name, verbose).await,
         Command::Status { common } => remote::status(&common, verbose).await,
         Command::Approvals { common } => remote::approvals(&common, serde_json::json!({"op": "approvals"})).await,
-        Command::Approve { id, common } => {
-            remote::approvals(&common, serde_json::json!({"op": "approve", "approval": id})).await
+        Command::Approve { id, grant, tools, minutes, agent_only, common } => {
+            let grant = (grant || tools.is_some() || minutes.is_some() || agent_only)
+                .then(|| serde_json::json!({"tools": tools, "minutes": minutes, "this_agent_only": agent_only}));
+            remote::approvals(&common, serde_json::json!({"op": "approve", "approval": id, "grant": grant})).await
         }
         Command::Deny { id, reason, common } => {
             remote::approvals(&common, serde_json::json!({"op": "deny", "approval": id, "reason": reason})).await

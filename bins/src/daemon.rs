@@ -19,6 +19,7 @@
 //! The wire types are `warden_protocol::bridge`; the protocol is described
 //! for client authors in `docs/bridge-protocol.md`.
 
+mod approvals;
 mod connection;
 mod idle;
 pub(crate) mod lockfile;

@@ -101,3 +101,32 @@ fn cut(text: &str, max: usize) -> String {
         None => text.to_string(),
     }
 }
+
+/// The answer of `approvals`, `approve` or `deny`, for people.
+pub(crate) fn approvals(result: &Value) -> String {
+    if let Some(id) = result.get("approved") {
+        return format!("approved #{id}\n");
+    }
+    if let Some(id) = result.get("denied") {
+        return format!("denied #{id}\n");
+    }
+    let waiting = result["approvals"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if waiting.is_empty() {
+        return "no calls are waiting for approval\n".into();
+    }
+    let mut text = String::new();
+    for request in waiting {
+        let agent = request["agent"].as_str().map(|agent| format!(", agent {agent}")).unwrap_or_default();
+        text.push_str(&format!(
+            "#{} {} (server {}{agent}, risk {}): {}\n    arguments: {}\n",
+            request["id"],
+            request["tool"].as_str().unwrap_or("?"),
+            request["server"].as_str().unwrap_or("?"),
+            request["risk"].as_str().unwrap_or("?"),
+            request["reason"].as_str().unwrap_or(""),
+            request["arguments"],
+        ));
+    }
+    text.push_str("answer with `warden approve ID [--grant]` or `warden deny ID [--reason TEXT]`\n");
+    text
+}

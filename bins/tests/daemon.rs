@@ -24,8 +24,8 @@ struct Home {
 impl Home {
     /// A home whose config runs the test server as `test`, plus `extra`.
     /// Calls are auto-approved: the test server's tools carry no
-    /// annotations, so each would need a person, and the daemon's approval
-    /// queue is not wired yet.
+    /// annotations, so each would wait for a person (the approval tests
+    /// take that line out).
     fn new(label: &str, extra: &str) -> Home {
         let dir = scratch_dir(label);
         let config = dir.join("warden.toml");
@@ -261,21 +261,104 @@ fn servers_still_starting_are_reported_while_the_command_waits() {
     assert!(stdout(&output).contains("\nbroken  failed: it stopped before it was ready"), "{}", stdout(&output));
 }
 
+/// The approvals waiting in the daemon, once `count` of them are (polled
+/// through a second process, as a person would look).
+fn waiting_approvals(home: &Home, count: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let output = home.warden(&["approvals", "--json"]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let listed: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let waiting = listed["approvals"].as_array().cloned().unwrap_or_default();
+        if waiting.len() >= count {
+            return waiting;
+        }
+        assert!(std::time::Instant::now() < deadline, "{count} approvals never waited: {listed}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
-fn a_call_that_needs_approval_is_refused_with_its_own_code() {
-    let home = Home::new("daemon-needs-approval", "");
+fn a_call_waits_for_approval_and_another_process_approves_or_denies_it() {
+    let home = Home::new("daemon-approvals", "");
     let text = std::fs::read_to_string(&home.config).unwrap().replace("[security]\nauto_approve = true\n", "");
     std::fs::write(&home.config, text).unwrap();
-    let output = home.warden(&["call", "test__echo", r#"{"message":"hi"}"#]);
-    assert_eq!(output.status.code(), Some(1));
+    let output = home.warden(&["approvals"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "no calls are waiting for approval\n");
+
+    // A call blocks until a person answers from another terminal.
+    let call = |message: &str| {
+        home.command(&["call", "test__echo", &format!(r#"{{"message":"{message}"}}"#)])
+            .arg("--config")
+            .arg(&home.config)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = call("approved");
+    let waiting = waiting_approvals(&home, 1);
+    assert_eq!(waiting[0]["tool"], "test__echo");
+    assert_eq!(waiting[0]["server"], "test");
+    assert_eq!(waiting[0]["risk"], "medium");
+    assert_eq!(waiting[0]["arguments"], json!({"message": "approved"}));
+    let id = waiting[0]["id"].to_string();
+    let listed = stdout(&home.warden(&["approvals"]));
     assert!(
-        stderr(&output).starts_with("error: 'test__echo' was not run: it needs approval ('test__echo' is medium risk"),
-        "{}",
-        stderr(&output)
+        listed.starts_with(&format!(
+            "#{id} test__echo (server test, risk medium): 'test__echo' is medium risk (Warden default); its approval \
+             is 'unless_auto_approved' (Warden default), auto-approval is off and no grant covers it\n    arguments: \
+             {{\"message\":\"approved\"}}\n"
+        )),
+        "{listed}"
     );
+    let output = home.warden(&["approve", &id]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), format!("approved #{id}\n"));
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_eq!(stdout(&first), "approved\n");
+
+    // Denied: the caller reads who denied it and why.
+    let second = call("denied");
+    let id = waiting_approvals(&home, 1)[0]["id"].to_string();
+    let output = home.warden(&["deny", &id, "--reason", "not today"]);
+    assert_eq!(stdout(&output), format!("denied #{id}\n"));
+    let second = second.wait_with_output().unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    assert_eq!(
+        stderr(&second),
+        "error: 'test__echo' was not run: a person over the bridge (warden approve/deny) denied it: not today\n"
+    );
+
+    // Approved with a grant: the next call runs unasked.
+    let third = call("granted");
+    let id = waiting_approvals(&home, 1)[0]["id"].to_string();
+    assert_eq!(home.warden(&["approve", &id, "--grant"]).status.code(), Some(0));
+    assert_eq!(stdout(&third.wait_with_output().unwrap()), "granted\n");
+    let output = home.warden(&["call", "test__echo", r#"{"message":"unasked"}"#]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "unasked\n");
+
+    // An id nothing waits under.
+    let output = home.warden(&["approve", "999"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "error: no approval request 999 is waiting; `warden approvals` lists the ones that are\n"
+    );
+}
+
+#[test]
+fn policy_refusals_over_the_bridge_carry_their_own_codes() {
+    let home = Home::new("daemon-policy-codes", "[security.tool_policies.test__echo]\napproval = \"always\"\n");
+    let text = std::fs::read_to_string(&home.config).unwrap().replace("auto_approve = true", "approver = \"deny\"");
+    std::fs::write(&home.config, text).unwrap();
+    assert_eq!(home.warden(&["status"]).status.code(), Some(0));
     let (mut connection, token) = home.connect();
     let answer = connection.ask(json!({"op": "call_tool", "server": "test", "tool": "echo", "token": token}));
-    assert_eq!(answer["error"]["code"], "needs_approval");
+    assert_eq!(answer["error"]["code"], "approval_denied");
     let answer = connection.ask(json!({"op": "call_tool", "name": "test__echo", "agent": "nobody", "token": token}));
     assert_eq!(answer["error"]["code"], "unknown_agent");
     assert_eq!(

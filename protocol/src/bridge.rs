@@ -96,6 +96,8 @@ impl BridgeErrorCode {
     pub const SECRET_IN_ARGUMENTS: BridgeErrorCode = code("secret_in_arguments");
     /// Anything else that stopped a call.
     pub const CALL_FAILED: BridgeErrorCode = code("call_failed");
+    /// `approve`/`deny` named no waiting approval.
+    pub const UNKNOWN_APPROVAL: BridgeErrorCode = code("unknown_approval");
 
     /// The code's text.
     pub fn as_str(&self) -> &str {
@@ -249,6 +251,10 @@ pub enum Request {
     Approve {
         /// The approval's id, as `approvals` lists it.
         approval: String,
+        /// Also let later calls run unasked (not tools whose approval is
+        /// `always`).
+        #[serde(default)]
+        grant: Option<GrantSpec>,
     },
     /// Denies one waiting call.
     Deny {
@@ -262,6 +268,21 @@ pub enum Request {
     Reload {},
     /// Stops the daemon gracefully.
     Shutdown {},
+}
+
+/// A grant handed out with an approval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrantSpec {
+    /// A tool name or glob; absent for the approved call's tool.
+    #[serde(default)]
+    pub tools: Option<String>,
+    /// How long it lasts, in minutes; absent for the daemon's lifetime.
+    #[serde(default)]
+    pub minutes: Option<f64>,
+    /// For the approved call's agent only.
+    #[serde(default)]
+    pub this_agent_only: bool,
 }
 
 /// How `call_tool` answers.

@@ -32,7 +32,7 @@ mod sse;
 mod transport;
 
 pub use bridge::{
-    BridgeError, BridgeErrorCode, Request as BridgeRequest, RequestLine as BridgeRequestLine,
+    BridgeError, BridgeErrorCode, GrantSpec, Request as BridgeRequest, RequestLine as BridgeRequestLine,
     Response as BridgeResponse, ResponseLine as BridgeResponseLine, ResultFormat, ServerReport, ToolListing,
     MAX_REQUEST_BYTES,
 };

@@ -153,7 +153,11 @@ pub(super) async fn status(common: &Common, verbose: bool) -> anyhow::Result<Exi
 pub(super) async fn approvals(common: &Common, request: Value) -> anyhow::Result<ExitCode> {
     let mut client = connect(common, false).await?;
     let result: Value = client.request_as(request).await?;
-    println!("{}", serde_json::to_string_pretty(&result)?);
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", crate::render::approvals(&result));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -16,9 +16,10 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::time::Instant;
-use warden_actors::{CallError, ToolEntry, Warden};
+use warden_actors::{ApprovalQueue, CallError, ToolEntry, Warden};
 use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, ResultFormat, ToolListing};
 
+use super::approvals;
 use super::idle::Activity;
 use super::lockfile::Lockfile;
 use super::names::Names;
@@ -39,6 +40,8 @@ pub(crate) struct Ops {
     pub(crate) connections: Arc<std::sync::atomic::AtomicUsize>,
     /// (server, tool) → namespaced name, for `call_tool` by server and tool.
     pub(crate) names: Names,
+    /// Calls waiting for a person.
+    pub(crate) approvals: ApprovalQueue,
 }
 
 /// An operation's answer: its result, and whether the daemon stops after
@@ -92,9 +95,9 @@ impl Ops {
                 })?;
                 Ok(serde_json::to_value(listing(entry)).expect("a tool serialises"))
             }
-            Request::Approvals {} | Request::Approve { .. } | Request::Deny { .. } => {
-                Err(BridgeError::new(Code::NOT_AVAILABLE, "approvals arrive with the policy layer"))
-            }
+            Request::Approvals {} => Ok(approvals::list(&self.approvals)),
+            Request::Approve { approval, grant } => approvals::approve(&self.approvals, &approval, grant),
+            Request::Deny { approval, reason } => approvals::deny(&self.approvals, &approval, reason),
             Request::Reload {} => Err(BridgeError::new(
                 Code::NOT_AVAILABLE,
                 "reload arrives with live config reload; until then `warden stop` and the next command starts a \

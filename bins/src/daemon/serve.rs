@@ -24,7 +24,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
-use warden_actors::{Warden, WardenConfig};
+use warden_actors::{ApprovalQueue, Warden, WardenConfig};
 use warden_protocol::{BridgeError, BridgeErrorCode, BridgeResponseLine};
 
 use super::idle::Activity;
@@ -64,6 +64,12 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<()> {
     let listener = TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
     let address: SocketAddr = listener.local_addr()?;
     let warden = Warden::start(&config).await.context("starting Warden")?;
+    // Calls that need a person wait here for `warden approve`, unless the
+    // config names its own approver.
+    let approvals = ApprovalQueue::new();
+    if config.security.approver == "none" {
+        warden.attach_approver(Arc::new(approvals.clone()));
+    }
     let lockfile = Lockfile {
         pid: std::process::id(),
         address,
@@ -89,6 +95,7 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<()> {
         call_timeout: config.call_timeout(),
         connections: Arc::new(AtomicUsize::new(0)),
         names: Names::default(),
+        approvals,
     });
     let connections = accept_until_shutdown(listener, &ops).await;
 

@@ -1,0 +1,66 @@
+//! The daemon's approval queue, answered over the bridge.
+//!
+//! A call whose policy needs a person waits in an [`ApprovalQueue`] the
+//! daemon attaches at start (unless the config names its own approver:
+//! `security.approver = "auto"` or `"deny"`). `warden approvals` lists what
+//! waits, from any terminal; `warden approve ID` (optionally with a grant)
+//! or `warden deny ID` releases it. The waiting call is itself a request in
+//! flight, so the daemon does not idle out under it; an approval nobody
+//! answers ends as a denial after `security.approval_timeout_secs`.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use warden_actors::{ApprovalDecision, ApprovalQueue, GrantRequest};
+use warden_protocol::{BridgeError, BridgeErrorCode as Code, GrantSpec};
+
+/// Who the log says decided.
+const DECIDED_BY: &str = "a person over the bridge (warden approve/deny)";
+
+/// `approvals`: what waits, oldest first.
+pub(crate) fn list(queue: &ApprovalQueue) -> Value {
+    json!({ "approvals": queue.pending() })
+}
+
+/// `approve`: releases one call, maybe with a grant.
+pub(crate) fn approve(queue: &ApprovalQueue, id: &str, grant: Option<GrantSpec>) -> Result<Value, BridgeError> {
+    let id = parse_id(id)?;
+    let decision = match grant {
+        None => ApprovalDecision::Approve,
+        Some(grant) => {
+            let duration = match grant.minutes {
+                None => None,
+                Some(minutes) if minutes.is_finite() && minutes > 0.0 => Some(Duration::from_secs_f64(minutes * 60.0)),
+                Some(minutes) => {
+                    let message = format!("a grant's `minutes` must be a positive number, not {minutes}");
+                    return Err(BridgeError::new(Code::INVALID_REQUEST, message));
+                }
+            };
+            ApprovalDecision::ApproveWithGrant(GrantRequest {
+                tools: grant.tools,
+                duration,
+                this_agent_only: grant.this_agent_only,
+            })
+        }
+    };
+    answer(queue, id, decision)?;
+    Ok(json!({ "approved": id }))
+}
+
+/// `deny`: refuses one call, with a reason the caller reads.
+pub(crate) fn deny(queue: &ApprovalQueue, id: &str, reason: Option<String>) -> Result<Value, BridgeError> {
+    let id = parse_id(id)?;
+    let reason = reason.unwrap_or_else(|| "no reason given".into());
+    answer(queue, id, ApprovalDecision::Deny { reason })?;
+    Ok(json!({ "denied": id }))
+}
+
+fn answer(queue: &ApprovalQueue, id: u64, decision: ApprovalDecision) -> Result<(), BridgeError> {
+    queue.answer(id, decision, DECIDED_BY).map_err(|error| BridgeError::new(Code::UNKNOWN_APPROVAL, error.to_string()))
+}
+
+fn parse_id(id: &str) -> Result<u64, BridgeError> {
+    id.trim_start_matches('#').parse().map_err(|_| {
+        BridgeError::new(Code::INVALID_REQUEST, format!("'{id}' is not an approval id; `warden approvals` lists them"))
+    })
+}
