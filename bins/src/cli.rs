@@ -20,6 +20,9 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// List the tools of every running server.
     Tools {
+        /// Show each tool's resolved policy (risk, approval, timeout, leaks) and where each came from.
+        #[arg(long)]
+        policy: bool,
         #[command(flatten)]
         common: Common,
     },

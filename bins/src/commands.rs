@@ -33,7 +33,8 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Stop => remote::stop().await,
-        Command::Tools { common } if common.no_daemon => local::tools(&common).await,
+        Command::Tools { policy: true, common } if common.no_daemon => local::tool_policies(&common).await,
+        Command::Tools { common, .. } if common.no_daemon => local::tools(&common).await,
         Command::Call { name, arguments, common } if common.no_daemon => {
             local::call(&common, &name, parse_arguments(&arguments)?).await
         }
@@ -44,7 +45,8 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         {
             Err(UsageError("approvals live in the daemon; run this without --no-daemon".into()).into())
         }
-        Command::Tools { common } => remote::tools(&common, verbose).await,
+        Command::Tools { policy: true, common } => remote::tool_policies(&common, verbose).await,
+        Command::Tools { common, .. } => remote::tools(&common, verbose).await,
         Command::Call { name, arguments, common } => {
             remote::call(&common, &name, parse_arguments(&arguments)?, verbose).await
         }

@@ -25,6 +25,49 @@ pub(crate) fn tool_table(tools: &[ToolListing]) -> String {
     out
 }
 
+/// One line per tool: each policy field, and (in brackets) the layer it
+/// came from — the question `--policy` answers is "why does this ask?".
+pub(crate) fn policy_table(rows: &[Value]) -> String {
+    let source = |field: &Value| match field["source"].as_str().unwrap_or("") {
+        "tool_override" => "security.tool_policies",
+        "server_default" => "default_policy",
+        "annotations" => "annotations",
+        _ => "default",
+    };
+    let cell = |policy: &Value, name: &str| {
+        let text = match &policy[name]["value"] {
+            Value::Number(seconds) => {
+                let seconds = format!("{:.3}", seconds.as_f64().unwrap_or(0.0));
+                format!("{} s", seconds.trim_end_matches('0').trim_end_matches('.'))
+            }
+            other => other.as_str().unwrap_or("?").to_string(),
+        };
+        format!("{name} {text} [{}]", source(&policy[name]))
+    };
+    let table: Vec<[String; 5]> = rows
+        .iter()
+        .map(|row| {
+            let policy = &row["policy"];
+            [
+                row["name"].as_str().unwrap_or("?").to_string(),
+                cell(policy, "risk"),
+                cell(policy, "approval"),
+                cell(policy, "timeout"),
+                cell(policy, "leaks"),
+            ]
+        })
+        .collect();
+    let widths: Vec<usize> =
+        (0..5).map(|column| table.iter().map(|row| row[column].len()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for row in &table {
+        let cells: Vec<String> = row.iter().zip(&widths).map(|(cell, width)| format!("{cell:width$}")).collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+    }
+    let _ = writeln!(out, "{} tools", rows.len());
+    out
+}
+
 /// One line per server: name, state, tool count, protocol, problems.
 pub(crate) fn status_table(servers: &[ServerReport]) -> String {
     let width = servers.iter().map(|server| server.name.len()).max().unwrap_or(0);

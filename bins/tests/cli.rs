@@ -233,3 +233,31 @@ fn status_json_is_machine_readable() {
     assert_eq!(statuses[0]["error"], serde_json::Value::Null);
     assert_eq!(statuses[0]["last_error"], serde_json::Value::Null);
 }
+
+#[test]
+fn tools_policy_shows_each_field_and_the_layer_it_came_from() {
+    let config = config_file(
+        "default_policy = { timeout = 30 }\n[security.tool_policies.test__echo]\napproval = \"always\"\nleaks = \"block\"\n",
+    );
+    let output = warden(&["tools", "--policy"], &config);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    let line = |name: &str| out.lines().find(|line| line.starts_with(&format!("{name} "))).unwrap().to_string();
+    let squeeze = |line: String| line.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(
+        squeeze(line("test__add")),
+        "test__add risk low [annotations] approval never [annotations] timeout 30 s [default_policy] leaks redact [default]"
+    );
+    assert_eq!(
+        squeeze(line("test__echo")),
+        "test__echo risk medium [default] approval always [security.tool_policies] timeout 30 s [default_policy] leaks \
+         block [security.tool_policies]"
+    );
+    assert!(out.ends_with("14 tools\n"), "{out}");
+
+    let output = warden(&["tools", "--policy", "--json"], &config);
+    let rows: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let echo = rows.as_array().unwrap().iter().find(|row| row["name"] == "test__echo").unwrap();
+    assert_eq!(echo["policy"]["approval"], serde_json::json!({"value": "always", "source": "tool_override"}));
+    assert_eq!(echo["policy"]["timeout"], serde_json::json!({"value": 30.0, "source": "server_default"}));
+}

@@ -359,6 +359,14 @@ fn policy_refusals_over_the_bridge_carry_their_own_codes() {
     let (mut connection, token) = home.connect();
     let answer = connection.ask(json!({"op": "call_tool", "server": "test", "tool": "echo", "token": token}));
     assert_eq!(answer["error"]["code"], "approval_denied");
+    assert_eq!(
+        answer["error"]["message"],
+        "'test__echo' was not run: the config (security.approver = \"deny\") denied it: security.approver = \"deny\" \
+         refuses every call that needs approval"
+    );
+    let answer = connection.ask(json!({"op": "tool_policies", "token": token}));
+    let echo = answer["result"]["policies"].as_array().unwrap().iter().find(|row| row["name"] == "test__echo").unwrap();
+    assert_eq!(echo["policy"]["approval"], json!({"value": "always", "source": "tool_override"}));
     let answer = connection.ask(json!({"op": "call_tool", "name": "test__echo", "agent": "nobody", "token": token}));
     assert_eq!(answer["error"]["code"], "unknown_agent");
     assert_eq!(

@@ -210,6 +210,12 @@ pub enum Request {
         #[serde(default)]
         settle: bool,
     },
+    /// Every running tool's resolved policy, each field with its source.
+    ToolPolicies {
+        /// Wait until no server is still starting before answering.
+        #[serde(default)]
+        settle: bool,
+    },
     /// A tool's input schema, by server and the server's own tool name.
     GetSchema {
         /// The server.
@@ -303,6 +309,7 @@ impl Request {
         "ping",
         "status",
         "list_tools",
+        "tool_policies",
         "get_schema",
         "describe_tool",
         "call_tool",

@@ -69,6 +69,25 @@ pub(super) async fn tools(common: &Common) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+pub(super) async fn tool_policies(common: &Common) -> anyhow::Result<ExitCode> {
+    let warden = start(common).await?;
+    let reports: Vec<ServerReport> = warden.status().iter().map(render::server_report).collect();
+    warn_about_failed_servers(&reports);
+    let rows = serde_json::to_value(warden.tool_policies())?;
+    warden.shutdown().await;
+    print_policies(common, &rows)
+}
+
+/// `--json`: the rows as they are; else a table for people.
+pub(super) fn print_policies(common: &Common, rows: &Value) -> anyhow::Result<ExitCode> {
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(rows)?);
+    } else {
+        print!("{}", render::policy_table(rows.as_array().map(Vec::as_slice).unwrap_or_default()));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub(super) async fn call(common: &Common, name: &str, arguments: Value) -> anyhow::Result<ExitCode> {
     let warden = start(common).await?;
     let printed = if common.json {

@@ -107,6 +107,14 @@ pub(super) async fn tools(common: &Common, verbose: bool) -> anyhow::Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
+pub(super) async fn tool_policies(common: &Common, verbose: bool) -> anyhow::Result<ExitCode> {
+    let mut client = connect(common, verbose).await?;
+    let status = settle(&mut client).await?;
+    warn_about_failed_servers(&status.servers);
+    let answer: Value = client.request_as(json!({"op": "tool_policies"})).await?;
+    super::local::print_policies(common, &answer["policies"])
+}
+
 pub(super) async fn call(common: &Common, name: &str, arguments: Value, verbose: bool) -> anyhow::Result<ExitCode> {
     let mut client = connect(common, verbose).await?;
     if verbose {

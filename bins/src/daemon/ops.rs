@@ -81,6 +81,12 @@ impl Ops {
                 let tools: Vec<ToolListing> = self.warden.tools().into_iter().map(listing).collect();
                 Ok(json!({ "tools": tools }))
             }
+            Request::ToolPolicies { settle } => {
+                if settle {
+                    self.warden.settled().await;
+                }
+                Ok(json!({ "policies": self.warden.tool_policies() }))
+            }
             Request::GetSchema { server, tool } => {
                 let entry = self.find(&server, &tool).await?;
                 Ok(entry.tool.input_schema)
