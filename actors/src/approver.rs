@@ -108,6 +108,30 @@ where
     }
 }
 
+/// A host's own actor as the approver: each request is cast to it as a
+/// message made from the request and its answer slot, and the actor
+/// answers whenever its person has decided.
+pub struct ActorApprover<M: ractor::Message> {
+    actor: ractor::ActorRef<M>,
+}
+
+impl<M: ractor::Message> ActorApprover<M> {
+    /// Sends requests to `actor`.
+    pub fn new(actor: ractor::ActorRef<M>) -> Self {
+        ActorApprover { actor }
+    }
+}
+
+impl<M> Approver for ActorApprover<M>
+where
+    M: ractor::Message + From<(ApprovalRequest, ApprovalAnswer)>,
+{
+    fn request(&self, request: ApprovalRequest, answer: ApprovalAnswer) {
+        // An actor that is gone drops the answer slot: a denial.
+        let _ = self.actor.cast(M::from((request, answer)));
+    }
+}
+
 /// Approves every request (`security.approver = "auto"`), for unattended
 /// runs where the config's policies are the whole of the judgement.
 #[derive(Debug, Clone, Copy, Default)]

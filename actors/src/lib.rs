@@ -45,7 +45,8 @@ mod wrappers;
 
 pub use approval_queue::{ApprovalQueue, QueueError};
 pub use approver::{
-    ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approver, AutoApprover, DenyingApprover, GrantRequest,
+    ActorApprover, ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approver, AutoApprover, DenyingApprover,
+    GrantRequest,
 };
 pub use config::{
     AgentConfig, ConfigError, DaemonConfig, NamingConfig, ProfileConfig, SecurityConfig, ServerConfig, WardenConfig,

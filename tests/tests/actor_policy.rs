@@ -483,3 +483,61 @@ async fn the_configured_approver_answers_when_the_host_attaches_none() {
     assert_eq!(call_answered(&warden, &mut peer, "srv__write", "written").await, "written");
     warden.shutdown().await;
 }
+
+/// A host's approver actor: approves low and medium risk, denies high.
+struct HostApprover;
+
+/// What the host's actor receives.
+struct Ask(ApprovalRequest, ApprovalAnswer);
+
+impl From<(ApprovalRequest, ApprovalAnswer)> for Ask {
+    fn from((request, answer): (ApprovalRequest, ApprovalAnswer)) -> Ask {
+        Ask(request, answer)
+    }
+}
+
+impl ractor::Actor for HostApprover {
+    type Msg = Ask;
+    type State = ();
+    type Arguments = ();
+
+    async fn pre_start(&self, _: ractor::ActorRef<Ask>, _: ()) -> Result<(), ractor::ActorProcessingErr> {
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        _: ractor::ActorRef<Ask>,
+        Ask(request, answer): Ask,
+        _: &mut (),
+    ) -> Result<(), ractor::ActorProcessingErr> {
+        let decision = if request.risk == Risk::High {
+            ApprovalDecision::Deny { reason: "high risk".into() }
+        } else {
+            ApprovalDecision::Approve
+        };
+        answer.send(decision, "the host's approver actor");
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hosts_own_actor_can_be_the_approver() {
+    let destructive = PolicyLayer { risk: Some(Risk::High), ..PolicyLayer::default() };
+    let rules = PolicyRules::default().with_tool_policy("srv__wipe", destructive);
+    let (warden, mut peer) = policed(rules, settings(), tools(&["write", "wipe"])).await;
+    let (actor, handle) = ractor::Actor::spawn(None, HostApprover, ()).await.unwrap();
+    warden.attach_approver(Arc::new(warden_actors::ActorApprover::new(actor.clone())));
+
+    assert_eq!(call_answered(&warden, &mut peer, "srv__write", "written").await, "written");
+    let error = warden.call_tool("srv__wipe", json!({})).await.unwrap_err();
+    assert_eq!(error.to_string(), "'srv__wipe' was not run: the host's approver actor denied it: high risk");
+    assert_silent(&mut peer).await;
+
+    // An approver actor that is gone denies: the answer slot is dropped.
+    actor.stop(None);
+    handle.await.unwrap();
+    let error = warden.call_tool("srv__write", json!({})).await.unwrap_err();
+    assert!(matches!(error, CallError::ApprovalDenied { .. }), "{error}");
+    warden.shutdown().await;
+}
