@@ -20,7 +20,6 @@ use warden_protocol::{CallToolResult, ContentBlock};
 use crate::error::CallError;
 use crate::policy_gate::{ApprovalOutcome, GateMsg, GateView, PendingCall};
 use crate::policy_rules::PolicyRules;
-use crate::registry::ToolEntry;
 
 /// Refuses a tool outside `agent`'s allowlist (no agent: the host itself,
 /// which may use every tool).
@@ -39,17 +38,26 @@ pub(crate) fn check_allowed(rules: &PolicyRules, agent: Option<&str>, name: &str
     }
 }
 
+/// Which call is being admitted.
+pub(crate) struct Called<'a> {
+    /// The namespaced tool name.
+    pub(crate) name: &'a str,
+    /// Its server.
+    pub(crate) server: &'a str,
+    /// The agent it is made for.
+    pub(crate) agent: Option<&'a str>,
+}
+
 /// Everything a call must pass before it is sent.
 pub(crate) async fn admit(
     rules: &PolicyRules,
     view: &GateView,
     gate: &ActorRef<GateMsg>,
-    entry: &ToolEntry,
-    agent: Option<&str>,
+    called: &Called<'_>,
     arguments: &Value,
     policy: &ResolvedPolicy,
 ) -> Result<(), CallError> {
-    let name = &entry.name;
+    let Called { name, server, agent } = *called;
     if policy.leaks.value != LeakAction::Off {
         let leaks = rules.scanner.find_in_json(arguments);
         if !leaks.is_empty() {
@@ -63,7 +71,7 @@ pub(crate) async fn admit(
             }
             let paths = leaks.into_iter().map(|leak| leak.path).collect();
             tracing::warn!(tool = %name, agent = ?agent, kinds = ?kinds, "call blocked: secret in arguments");
-            return Err(CallError::SecretInArguments { name: name.clone(), kinds, paths });
+            return Err(CallError::SecretInArguments { name: name.to_string(), kinds, paths });
         }
     }
     let auto = rules.auto_approval(agent).or_else(|| view.session_auto_approve.then_some(AutoApproval::Session));
@@ -85,8 +93,8 @@ pub(crate) async fn admit(
     let mut shown = arguments.clone();
     rules.scanner.redact_json(&mut shown);
     let call = PendingCall {
-        tool: name.clone(),
-        server: entry.server.clone(),
+        tool: name.to_string(),
+        server: server.to_string(),
         agent: agent.map(str::to_string),
         risk: policy.risk.value,
         arguments: shown,
@@ -96,16 +104,16 @@ pub(crate) async fn admit(
     match outcome {
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Approved { .. })) => Ok(()),
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Denied { by, reason })) => {
-            Err(CallError::ApprovalDenied { name: name.clone(), by, reason })
+            Err(CallError::ApprovalDenied { name: name.to_string(), by, reason })
         }
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::TimedOut { after })) => {
-            Err(CallError::ApprovalTimedOut { name: name.clone(), after })
+            Err(CallError::ApprovalTimedOut { name: name.to_string(), after })
         }
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::NoApprover)) => {
-            Err(CallError::NoApprover { name: name.clone(), reason })
+            Err(CallError::NoApprover { name: name.to_string(), reason })
         }
         // The gate is gone (Warden is shutting down): nobody can approve.
-        Ok(_) | Err(_) => Err(CallError::NoApprover { name: name.clone(), reason }),
+        Ok(_) | Err(_) => Err(CallError::NoApprover { name: name.to_string(), reason }),
     }
 }
 
@@ -120,10 +128,10 @@ pub(crate) fn police_result(
     if policy.leaks.value == LeakAction::Off {
         return result;
     }
-    let Ok(mut value) = serde_json::to_value(&result) else { return result };
-    if rules.scanner.find_in_json(&value).is_empty() {
+    if !holds_a_secret(rules, &result) {
         return result;
     }
+    let Ok(mut value) = serde_json::to_value(&result) else { return result };
     let leaks = rules.scanner.redact_json(&mut value);
     let mut kinds: Vec<String> = leaks.into_iter().map(|leak| leak.kind).collect();
     kinds.sort();
@@ -142,6 +150,21 @@ pub(crate) fn police_result(
     }
     tracing::warn!(tool = %name, kinds = ?kinds, "secrets redacted from a result");
     serde_json::from_value(value).unwrap_or_else(|_| result_fallback(name, &kinds))
+}
+
+/// Whether any string of `result` holds a secret. Walks the result as it
+/// is (the common case finds nothing and must stay cheap: no conversion to
+/// a JSON tree, no allocation beyond the scanner's own).
+fn holds_a_secret(rules: &PolicyRules, result: &CallToolResult) -> bool {
+    let scanner = &rules.scanner;
+    let in_map = |map: &serde_json::Map<String, Value>| {
+        map.iter().any(|(key, value)| !scanner.find_in_text(key).is_empty() || !scanner.find_in_json(value).is_empty())
+    };
+    result.content.iter().any(|block| match block {
+        ContentBlock::Text { text, extra, .. } => !scanner.find_in_text(text).is_empty() || in_map(extra),
+        ContentBlock::Other(map) => in_map(map),
+    }) || result.structured_content.as_ref().is_some_and(|value| !scanner.find_in_json(value).is_empty())
+        || in_map(&result.extra)
 }
 
 /// A redacted result that no longer parses (a server's odd extra members)

@@ -206,17 +206,19 @@ impl Warden {
             return self.describe_tool_call(&rules, agent, &arguments);
         }
         policed_call::check_allowed(&rules, agent, name)?;
-        let entry = {
+        // Resolved under the borrow: cloning the entry would copy the tool's
+        // whole definition on every call.
+        let (server, policy) = {
             let snapshot = self.snapshot.borrow();
-            match snapshot.tools.get(name) {
-                Some(entry) => entry.clone(),
-                None => return Err(routing::unavailable(&snapshot, name)),
-            }
+            let Some(entry) = snapshot.tools.get(name) else { return Err(routing::unavailable(&snapshot, name)) };
+            let timeout =
+                self.settings.get(&entry.server).map_or(crate::config::DEFAULT_CALL_TIMEOUT, |s| s.call_timeout);
+            (entry.server.clone(), rules.resolve(entry, timeout))
         };
-        let mut settings = self.settings.get(&entry.server).cloned().unwrap_or_default();
-        let policy = rules.resolve(&entry, settings.call_timeout);
+        let mut settings = self.settings.get(&server).cloned().unwrap_or_default();
         let view = self.gate_view.borrow().clone();
-        policed_call::admit(&rules, &view, &self.gate, &entry, agent, &arguments, &policy).await?;
+        let called = policed_call::Called { name, server: &server, agent };
+        policed_call::admit(&rules, &view, &self.gate, &called, &arguments, &policy).await?;
         settings.call_timeout = policy.timeout.value;
         let Value::Object(arguments) = arguments else { unreachable!("made an object above") };
         let result = routing::call_tool(&self.snapshot, |_| settings.clone(), name, arguments).await?;
