@@ -10,8 +10,6 @@
 //! that need no approval: a policy check costs a few hash lookups and a
 //! scan, not a mailbox round trip.
 
-use std::time::SystemTime;
-
 use ractor::ActorRef;
 use serde_json::Value;
 use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, ResolvedPolicy};
@@ -75,7 +73,7 @@ pub(crate) async fn admit(
         }
     }
     let auto = rules.auto_approval(agent).or_else(|| view.session_auto_approve.then_some(AutoApproval::Session));
-    let reason = match approval_need(policy, name, agent, auto, &view.grants, SystemTime::now()) {
+    let reason = match approval_need(policy, name, agent, auto, &view.grants, tokio::time::Instant::now().into_std()) {
         ApprovalNeed::NotNeeded => {
             tracing::debug!(tool = %name, agent = ?agent, "runs without approval (approval = never)");
             return Ok(());

@@ -279,7 +279,7 @@ impl GateState {
     ) -> Result<u64, String> {
         let pattern = grant.tools.as_deref().or(requested_tool).ok_or("a grant needs the tools it covers")?;
         let tools = ToolPattern::new(pattern).map_err(|error| error.to_string())?;
-        let now = SystemTime::now();
+        let now = tokio::time::Instant::now().into_std();
         let id = self.next_id;
         self.next_id += 1;
         self.view.grants.retain(|grant| !grant.expired(now));

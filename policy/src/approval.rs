@@ -14,7 +14,7 @@
 //! looking at an approval prompt deserves to know what triggered it.
 
 use std::fmt;
-use std::time::SystemTime;
+use std::time::Instant;
 
 use crate::patterns::ToolPattern;
 use crate::tool_policy::{Approval, ResolvedPolicy};
@@ -29,21 +29,23 @@ pub struct Grant {
     /// The agent it is for; `None` for every agent.
     pub agent: Option<String>,
     /// When it stops covering calls; `None` for the rest of the session.
-    pub expires_at: Option<SystemTime>,
+    /// Monotonic time, so a clock change cannot stretch a grant (and tests
+    /// with a paused clock can run one out).
+    pub expires_at: Option<Instant>,
     /// Who handed it out (e.g. `"approver"`, `"cli user"`).
     pub granted_by: String,
 }
 
 impl Grant {
     /// Whether it covers a call of `tool` by `agent` at `now`.
-    pub fn covers(&self, tool: &str, agent: Option<&str>, now: SystemTime) -> bool {
+    pub fn covers(&self, tool: &str, agent: Option<&str>, now: Instant) -> bool {
         !self.expired(now)
             && self.tools.matches(tool)
             && self.agent.as_deref().is_none_or(|granted| Some(granted) == agent)
     }
 
     /// Whether it has run out.
-    pub fn expired(&self, now: SystemTime) -> bool {
+    pub fn expired(&self, now: Instant) -> bool {
         self.expires_at.is_some_and(|expiry| now >= expiry)
     }
 }
@@ -95,7 +97,7 @@ pub fn approval_need(
     agent: Option<&str>,
     auto: Option<AutoApproval>,
     grants: &[Grant],
-    now: SystemTime,
+    now: Instant,
 ) -> ApprovalNeed {
     let approval = policy.approval;
     let risk = policy.risk;

@@ -64,9 +64,14 @@ pub fn server_table(name: &str, (program, args): (String, Vec<String>), extra: &
 /// The policy suites leave it out.
 pub const AUTO_APPROVE: &str = "\n[security]\nauto_approve = true\n";
 
-/// Parses `toml` plus [`AUTO_APPROVE`].
+/// Parses `toml` plus [`AUTO_APPROVE`] (into its own `[security]` table when
+/// it has one).
 pub fn test_config(toml: &str) -> Result<warden_actors::WardenConfig, warden_actors::ConfigError> {
-    warden_actors::WardenConfig::from_toml(&format!("{toml}{AUTO_APPROVE}"), "test config")
+    let text = match toml.split_once("[security]\n") {
+        Some((before, after)) => format!("{before}[security]\nauto_approve = true\n{after}"),
+        None => format!("{toml}{AUTO_APPROVE}"),
+    };
+    warden_actors::WardenConfig::from_toml(&text, "test config")
 }
 
 /// Starts Warden with `toml` (auto-approval on) and waits (up to 90 s) until

@@ -541,3 +541,61 @@ async fn a_hosts_own_actor_can_be_the_approver() {
     assert!(matches!(error, CallError::ApprovalDenied { .. }), "{error}");
     warden.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_grant_for_ten_minutes_covers_calls_until_it_runs_out() {
+    let (warden, mut peer) = policed(PolicyRules::default(), settings(), tools(&["write"])).await;
+    let mut asked = attach_channel(&warden);
+    let ten_minutes = ApprovalDecision::ApproveWithGrant(GrantRequest {
+        tools: None,
+        duration: Some(Duration::from_secs(600)),
+        this_agent_only: false,
+    });
+
+    let (outcome, ()) = tokio::join!(call_answered(&warden, &mut peer, "srv__write", "first"), async {
+        let (_, answer) = next_ask(&mut asked).await;
+        answer.send(ten_minutes, "alice");
+    });
+    assert_eq!(outcome, "first");
+    assert_eq!(warden.grants().len(), 1);
+
+    // Nine minutes on: covered, nobody is asked.
+    tokio::time::advance(Duration::from_secs(540)).await;
+    assert_eq!(call_answered(&warden, &mut peer, "srv__write", "second").await, "second");
+    assert!(asked.try_recv().is_err(), "nobody was asked while the grant held");
+
+    // Past ten minutes: the grant is gone and the next call asks again.
+    tokio::time::advance(Duration::from_secs(61)).await;
+    assert!(warden.grants().is_empty());
+    let (outcome, ()) = tokio::join!(warden.call_tool("srv__write", json!({})), async {
+        let (request, answer) = next_ask(&mut asked).await;
+        assert_eq!(request.tool, "srv__write");
+        answer.send(ApprovalDecision::Deny { reason: "grant over".into() }, "alice");
+    });
+    assert_eq!(outcome.unwrap_err().to_string(), "'srv__write' was not run: alice denied it: grant over");
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_waiting_for_approval_holds_up_no_other_call() {
+    let read_only = PolicyLayer { approval: Some(Approval::Never), ..PolicyLayer::default() };
+    let rules = PolicyRules::default().with_tool_policy("srv__read", read_only);
+    let (warden, mut peer) = policed(rules, settings(), tools(&["read", "write"])).await;
+    let mut asked = attach_channel(&warden);
+
+    let waiting = warden.call_tool("srv__write", json!({}));
+    let others = async {
+        let (_, answer) = next_ask(&mut asked).await;
+        // While `write` waits for a person, ten reads run to completion.
+        for n in 0..10 {
+            assert_eq!(call_answered(&warden, &mut peer, "srv__read", &format!("read {n}")).await, format!("read {n}"));
+        }
+        answer.send(ApprovalDecision::Approve, "alice");
+        let call = next_request(&mut peer, "tools/call").await;
+        assert_eq!(call.params.as_ref().unwrap()["name"], "write");
+        reply(&peer, &call, text_result("written at last"));
+    };
+    let (outcome, ()) = tokio::join!(waiting, others);
+    assert_eq!(outcome.unwrap().text(), "written at last");
+    warden.shutdown().await;
+}

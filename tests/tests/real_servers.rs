@@ -129,3 +129,37 @@ fn the_embedding_example_lists_and_calls_a_real_tool() {
         "{stderr}"
     );
 }
+
+#[tokio::test]
+async fn a_secret_handed_to_a_real_server_never_comes_back_to_the_host() {
+    // server-everything's get-env answers with its whole environment: the
+    // token Warden passes in `env` (expanded from Warden's own environment)
+    // and a variable it inherits, named in `security.secrets`, would both
+    // reach the model without leak detection.
+    std::env::set_var("WARDEN_E2E_TOKEN_SOURCE", "e2e-s3cret-9f8e7d6c5b4a");
+    std::env::set_var("WARDEN_E2E_INHERITED", "inherited-77aa88bb99cc");
+    let server = server_table(
+        "everything",
+        EVERYTHING.command(&[]),
+        "env = { SERVICE_TOKEN = \"${WARDEN_E2E_TOKEN_SOURCE}\" }\n",
+    );
+    let warden = start_running(&format!("{server}\n[security]\nsecrets = [\"WARDEN_E2E_INHERITED\"]\n")).await;
+
+    let raw = warden.call_tool("everything__get-env", json!({})).await.unwrap();
+    let text = serde_json::to_string(&raw).unwrap();
+    assert!(!text.contains("e2e-s3cret-9f8e7d6c5b4a"), "{text}");
+    assert!(!text.contains("inherited-77aa88bb99cc"), "{text}");
+    assert!(text.contains("[REDACTED:WARDEN_E2E_INHERITED]"), "{text}");
+    let token_label =
+        ["[REDACTED:SERVICE_TOKEN]", "[REDACTED:WARDEN_E2E_TOKEN_SOURCE]"].iter().any(|label| text.contains(label));
+    assert!(token_label, "the token is redacted under one of its names: {text}");
+
+    let rendered = warden.call_tool_text("everything__get-env", json!({})).await.unwrap();
+    assert!(!rendered.text.contains("e2e-s3cret-9f8e7d6c5b4a") && !rendered.text.contains("inherited-77aa88bb99cc"));
+
+    // Sending the token to a server is refused before it leaves.
+    let error = warden.call_tool("everything__echo", json!({"message": "e2e-s3cret-9f8e7d6c5b4a"})).await.unwrap_err();
+    assert!(error.to_string().starts_with("'everything__echo' was not sent: its arguments contain "), "{error}");
+    assert!(error.to_string().contains("(at /message)"), "{error}");
+    warden.shutdown().await;
+}

@@ -3,7 +3,6 @@
 //! and the built-in `describe_tool`.
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -114,7 +113,7 @@ impl Warden {
 
     /// The grants in force.
     pub fn grants(&self) -> Vec<Grant> {
-        let now = SystemTime::now();
+        let now = tokio::time::Instant::now().into_std();
         self.gate_view.borrow().grants.iter().filter(|grant| !grant.expired(now)).cloned().collect()
     }
 

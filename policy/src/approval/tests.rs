@@ -8,7 +8,7 @@ fn policy(approval: Approval) -> ResolvedPolicy {
     resolve_policy(Some(&layer), None, ToolHints::default(), &PolicyDefaults::default())
 }
 
-fn grant(id: u64, tools: &str, agent: Option<&str>, expires_at: Option<SystemTime>) -> Grant {
+fn grant(id: u64, tools: &str, agent: Option<&str>, expires_at: Option<Instant>) -> Grant {
     Grant {
         id,
         tools: ToolPattern::new(tools).unwrap(),
@@ -18,8 +18,9 @@ fn grant(id: u64, tools: &str, agent: Option<&str>, expires_at: Option<SystemTim
     }
 }
 
-fn now() -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000)
+fn now() -> Instant {
+    // Far enough from the process start that `now() - 1 s` exists.
+    Instant::now() + Duration::from_secs(1_000)
 }
 
 #[test]
