@@ -22,7 +22,16 @@
 //! working directory, like `cwd`). The file is read at load time: a missing
 //! or unreadable one is a config error, not a handshake failure later.
 //!
-//! Every error names the file, the server and the field.
+//! TOML is canonical; YAML and JSON are read too, by the file's extension
+//! (`.toml`, `.yaml`/`.yml`, `.json`), and the server lists other MCP
+//! products write (`mcp_servers:` lists, `mcpServers` maps) are read into
+//! the same schema ([`shapes`]). `mcp_server_dir` names a directory of
+//! one-server-per-file drop-ins ([`drop_ins`]). Where a config is looked
+//! for when none is named is [`discovery`]'s business.
+//!
+//! Every error names the file, the server and the field. Loading is all or
+//! nothing: a config with one bad server is an error, never a config with
+//! that server missing.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,11 +46,17 @@ use warden_protocol::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::server_settings::{CrashRetry, ServerSettings};
 
 mod daemon;
+mod discovery;
+mod drop_ins;
+mod masked;
 mod naming;
 mod profiles;
 mod security;
+mod shapes;
 
 pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
+pub use discovery::Discovered;
+pub use masked::Masked;
 pub use naming::NamingConfig;
 pub use profiles::ProfileConfig;
 pub use security::{AgentConfig, SecurityConfig};
@@ -134,6 +149,14 @@ pub struct ServerConfig {
     /// The policy for this server's tools, below `security.tool_policies`
     /// and above the server's own annotations.
     pub default_policy: Option<PolicyLayer>,
+    /// The file this server was read from: the config, or a drop-in of its
+    /// `mcp_server_dir`. Set at load time.
+    #[serde(skip)]
+    pub origin: Option<PathBuf>,
+    /// `env` and `headers` as they may be shown: values masked, `${VAR}`
+    /// references named. Set at load time.
+    #[serde(skip)]
+    pub masked: Masked,
 }
 
 fn yes() -> bool {
@@ -186,6 +209,16 @@ pub enum ConfigError {
         /// What is wrong.
         problem: String,
     },
+    /// Two servers have the same name.
+    #[error("server '{server}' is defined twice: in {first} and in {second}; server names must be unique")]
+    Duplicate {
+        /// The name.
+        server: String,
+        /// Where it was first defined: the file (and section).
+        first: String,
+        /// Where it was defined again.
+        second: String,
+    },
     /// A top-level setting is wrong.
     #[error("config file '{file}': `{field}` {problem}")]
     Setting {
@@ -199,7 +232,8 @@ pub enum ConfigError {
 }
 
 impl WardenConfig {
-    /// Reads, checks and expands a TOML config file.
+    /// Reads, checks and expands a config file: TOML, or YAML or JSON by
+    /// its extension (anything else is read as TOML).
     pub fn load(path: &Path) -> Result<WardenConfig, ConfigError> {
         let file = path.display().to_string();
         if !path.is_file() {
@@ -208,16 +242,30 @@ impl WardenConfig {
                 problem: "no such file; pass --config with the path of a warden.toml".into(),
             });
         }
-        let source = config::File::from(path).format(config::FileFormat::Toml);
-        Self::from_source(source, &file)
+        let format = file_format(path).unwrap_or(config::FileFormat::Toml);
+        Self::from_source(config::File::from(path).format(format), &file, &|name| std::env::var(name).ok())
     }
 
-    /// Reads, checks and expands TOML text; `origin` names it in errors.
+    /// [`WardenConfig::load`] with `${VAR}` read through `lookup`.
+    #[cfg(test)]
+    pub(crate) fn load_with(path: &Path, lookup: &dyn Fn(&str) -> Option<String>) -> Result<WardenConfig, ConfigError> {
+        let format = file_format(path).unwrap_or(config::FileFormat::Toml);
+        Self::from_source(config::File::from(path).format(format), &path.display().to_string(), lookup)
+    }
+
+    /// Reads, checks and expands TOML text; `origin` names it in errors, and
+    /// a relative `mcp_server_dir` is relative to its directory.
     pub fn from_toml(text: &str, origin: &str) -> Result<WardenConfig, ConfigError> {
-        Self::from_source(config::File::from_str(text, config::FileFormat::Toml), origin)
+        Self::from_source(config::File::from_str(text, config::FileFormat::Toml), origin, &|name| {
+            std::env::var(name).ok()
+        })
     }
 
-    fn from_source<S>(source: S, file: &str) -> Result<WardenConfig, ConfigError>
+    fn from_source<S>(
+        source: S,
+        file: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<WardenConfig, ConfigError>
     where
         S: config::Source + Send + Sync + 'static,
     {
@@ -225,9 +273,37 @@ impl WardenConfig {
             file: file.to_string(),
             problem: with_expected_values(error.to_string()),
         };
-        let loaded = config::Config::builder().add_source(source).build().map_err(unreadable)?;
-        let mut config: WardenConfig = loaded.try_deserialize().map_err(unreadable)?;
-        config.check_and_expand(file, &|name| std::env::var(name).ok())?;
+        let built = config::Config::builder().add_source(source).build();
+        let mut root = built.and_then(|built| config::Source::collect(&built)).map_err(unreadable)?;
+        shapes::normalise(&mut root, file)?;
+        let drop_ins = match root.remove("mcp_server_dir").map(|dir| dir.kind) {
+            Some(config::ValueKind::String(dir)) => drop_ins::read_dir(Path::new(&dir), file)?,
+            Some(other) => {
+                return Err(ConfigError::Setting {
+                    file: file.into(),
+                    field: "mcp_server_dir",
+                    problem: format!("must be the path of a directory, not {}", shapes::kind_name(&other)),
+                })
+            }
+            None => Vec::new(),
+        };
+        let mut config: WardenConfig = config::Value::new(None, root).try_deserialize().map_err(unreadable)?;
+        for server in config.servers.values_mut() {
+            server.origin = Some(PathBuf::from(file));
+        }
+        for drop_in in drop_ins {
+            if let Some(first) = config.servers.get(&drop_in.name) {
+                let first = first.origin.as_deref().unwrap_or(Path::new(file)).display();
+                return Err(ConfigError::Duplicate {
+                    server: drop_in.name,
+                    first: format!("'{first}'"),
+                    second: format!("'{}'", drop_in.file.display()),
+                });
+            }
+            let server = ServerConfig { origin: Some(drop_in.file), ..drop_in.server };
+            config.servers.insert(drop_in.name, server);
+        }
+        config.check_and_expand(file, lookup)?;
         Ok(config)
     }
 
@@ -280,7 +356,9 @@ impl WardenConfig {
         };
         let names = self.naming.rules().map_err(|problem| policy_error(("naming".into(), problem)))?;
         for (name, server) in &mut self.servers {
-            let error = |problem: String| ConfigError::Server { file: file.into(), server: name.clone(), problem };
+            // A drop-in's errors name the drop-in.
+            let file = server.origin.as_ref().map(|origin| origin.display().to_string()).unwrap_or(file.into());
+            let error = |problem: String| ConfigError::Server { file: file.clone(), server: name.clone(), problem };
             names.validate_server_name(name).map_err(|e| error(e.to_string()))?;
             server.check(&recording).map_err(error)?;
         }
@@ -358,6 +436,10 @@ impl ServerConfig {
                     .into(),
             );
         }
+        let mask = |values: &BTreeMap<String, String>| {
+            values.iter().map(|(key, value)| (key.clone(), masked::mask(value))).collect()
+        };
+        self.masked = Masked { env: mask(&self.env), headers: mask(&self.headers) };
         for (field, values) in [("env", &mut self.env), ("headers", &mut self.headers)] {
             for (key, value) in values.iter_mut() {
                 *value = expand(value, lookup).map_err(|problem| format!("`{field}.{key}`: {problem}"))?;
@@ -385,6 +467,16 @@ impl ServerConfig {
             output_limit: config.output_limit_bytes,
             ..defaults
         }
+    }
+}
+
+/// The format of a config file, by its extension; `None` for other files.
+pub(crate) fn file_format(path: &Path) -> Option<config::FileFormat> {
+    match path.extension()?.to_str()? {
+        "toml" => Some(config::FileFormat::Toml),
+        "yaml" | "yml" => Some(config::FileFormat::Yaml),
+        "json" => Some(config::FileFormat::Json),
+        _ => None,
     }
 }
 

@@ -49,8 +49,8 @@ pub use approver::{
     GrantRequest,
 };
 pub use config::{
-    AgentConfig, ConfigError, DaemonConfig, NamingConfig, ProfileConfig, SecurityConfig, ServerConfig, WardenConfig,
-    DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
+    AgentConfig, ConfigError, DaemonConfig, Discovered, Masked, NamingConfig, ProfileConfig, SecurityConfig,
+    ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
 };
 pub use error::CallError;
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};

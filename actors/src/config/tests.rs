@@ -1,3 +1,5 @@
+mod formats;
+
 use super::*;
 use crate::server_settings::CrashRetry;
 use warden_policy::{Approval, LeakAction, PolicyLayer, Risk};

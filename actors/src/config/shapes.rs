@@ -1,0 +1,166 @@
+//! The server lists other MCP products write, read into Warden's own shape.
+//!
+//! Warden's schema keeps servers in a `servers` map keyed by name. Two other
+//! shapes are common enough that a user should be able to point Warden at
+//! the file they already have:
+//!
+//! - a `mcp_servers:` list whose entries carry their `name`, as agent hosts
+//!   write it in YAML;
+//! - a `mcpServers` map, as desktop and editor MCP clients write it in JSON,
+//!   where an entry may say `type = "stdio" | "http" | "streamable-http"`.
+//!
+//! This step works on the raw value tree, before the strict schema sees it:
+//! it moves both shapes into `servers` and checks `type` against
+//! `command`/`url`, then drops it, because Warden knows the transport from
+//! which of the two is set. Everything else is left to the schema, so a typo
+//! in a foreign shape is the same `unknown field` error as in Warden's own.
+
+use config::{Map, Value, ValueKind};
+
+use super::ConfigError;
+
+/// A server's fields as a raw table, not yet checked by the schema.
+pub(super) type RawServer = Map<String, Value>;
+
+/// The top-level keys that hold servers, in the order they are read.
+const SECTIONS: [&str; 3] = ["servers", "mcp_servers", "mcpServers"];
+
+/// Moves `mcp_servers` and `mcpServers` into `servers`; errors name `file`.
+pub(super) fn normalise(root: &mut Map<String, Value>, file: &str) -> Result<(), ConfigError> {
+    let mut servers: Vec<(String, Value, &str)> = Vec::new();
+    for section in SECTIONS {
+        let Some(value) = root.remove(section) else { continue };
+        for (name, server) in entries(section, value, file)? {
+            if let Some((_, _, first)) = servers.iter().find(|(seen, _, _)| *seen == name) {
+                return Err(ConfigError::Duplicate {
+                    server: name,
+                    first: format!("'{file}' (`{first}`)"),
+                    second: format!("'{file}' (`{section}`)"),
+                });
+            }
+            servers.push((name, server, section));
+        }
+    }
+    if !servers.is_empty() {
+        let map: Map<String, Value> = servers.into_iter().map(|(name, server, _)| (name, server)).collect();
+        root.insert("servers".into(), Value::new(None, map));
+    }
+    Ok(())
+}
+
+/// One section's servers as (name, raw entry).
+fn entries(section: &str, value: Value, file: &str) -> Result<Vec<(String, Value)>, ConfigError> {
+    let kind = kind_name(&value.kind);
+    let section_error = |expected: &str| ConfigError::Setting {
+        file: file.into(),
+        field: section_name(section),
+        problem: format!("must be {expected}, not {kind}"),
+    };
+    match (section, &value.kind) {
+        // Warden's own shape is left whole to the schema.
+        ("servers", ValueKind::Table(_)) => Ok(value_table(value).into_iter().collect()),
+        ("servers", _) => Err(section_error("a table of servers by name")),
+        ("mcp_servers", ValueKind::Array(_)) => {
+            let ValueKind::Array(list) = value.kind else { unreachable!("matched above") };
+            list.into_iter().enumerate().map(|(index, entry)| listed(index, entry, file)).collect()
+        }
+        ("mcp_servers", _) => Err(section_error("a list of servers, each with a `name`")),
+        (_, ValueKind::Table(_)) => value_table(value)
+            .into_iter()
+            .map(|(name, entry)| {
+                let table = server_table(entry, &name, file)?;
+                let table = typed(table, file, &name)?;
+                Ok((name, Value::new(None, table)))
+            })
+            .collect(),
+        _ => Err(section_error("a map of servers by name")),
+    }
+}
+
+/// One `mcp_servers` entry: its `name` taken out as the key.
+fn listed(index: usize, entry: Value, file: &str) -> Result<(String, Value), ConfigError> {
+    let place = format!("mcp_servers[{index}]");
+    let mut table = server_table(entry, &place, file)?;
+    let name = match table.remove("name").map(|name| name.kind) {
+        Some(ValueKind::String(name)) => name,
+        Some(other) => {
+            return Err(server_error(file, &place, format!("`name` must be a string, not {}", kind_name(&other))))
+        }
+        None => {
+            return Err(server_error(
+                file,
+                &place,
+                "has no `name`; every entry of `mcp_servers` needs one (it prefixes the server's tools)".into(),
+            ))
+        }
+    };
+    let table = typed(table, file, &name)?;
+    Ok((name, Value::new(None, table)))
+}
+
+/// Checks and removes `type`: it must agree with `command` or `url`.
+pub(super) fn typed(mut table: RawServer, file: &str, server: &str) -> Result<RawServer, ConfigError> {
+    let Some(kind) = table.remove("type") else { return Ok(table) };
+    let error = |problem: String| server_error(file, server, problem);
+    let ValueKind::String(kind) = kind.kind else {
+        return Err(error(format!("`type` must be a string, not {}", kind_name(&kind.kind))));
+    };
+    let (has_command, has_url) = (table.contains_key("command"), table.contains_key("url"));
+    match kind.as_str() {
+        "stdio" if !has_command || has_url => Err(error(
+            "`type` is \"stdio\", which needs `command` (and no `url`); for a remote server write `type = \"http\"` \
+             with `url`"
+                .into(),
+        )),
+        "http" | "streamable-http" if !has_url || has_command => Err(error(format!(
+            "`type` is \"{kind}\", which needs `url` (and no `command`); for a local server write `type = \"stdio\"` \
+             with `command`"
+        ))),
+        "stdio" | "http" | "streamable-http" => Ok(table),
+        _ => Err(error(format!(
+            "`type` \"{kind}\" is not supported; Warden runs \"stdio\" servers (with `command`) and \"http\" or \
+             \"streamable-http\" servers (Streamable HTTP, with `url`)"
+        ))),
+    }
+}
+
+/// An entry's table, or an error saying it is not one.
+pub(super) fn server_table(entry: Value, server: &str, file: &str) -> Result<RawServer, ConfigError> {
+    match entry.kind {
+        ValueKind::Table(table) => Ok(table),
+        other => Err(server_error(
+            file,
+            server,
+            format!("must be a table of settings (`command` or `url`, …), not {}", kind_name(&other)),
+        )),
+    }
+}
+
+fn value_table(value: Value) -> Map<String, Value> {
+    match value.kind {
+        ValueKind::Table(table) => table,
+        _ => Map::new(),
+    }
+}
+
+pub(super) fn server_error(file: &str, server: &str, problem: String) -> ConfigError {
+    ConfigError::Server { file: file.into(), server: server.into(), problem }
+}
+
+/// The section's name with a `'static` lifetime, for [`ConfigError::Setting`].
+fn section_name(section: &str) -> &'static str {
+    SECTIONS.into_iter().find(|known| *known == section).unwrap_or("servers")
+}
+
+/// What a value is, in the words of a config file.
+pub(super) fn kind_name(kind: &ValueKind) -> &'static str {
+    match kind {
+        ValueKind::Nil => "an empty value",
+        ValueKind::Boolean(_) => "a boolean",
+        ValueKind::I64(_) | ValueKind::I128(_) | ValueKind::U64(_) | ValueKind::U128(_) => "an integer",
+        ValueKind::Float(_) => "a number",
+        ValueKind::String(_) => "a string",
+        ValueKind::Table(_) => "a table",
+        ValueKind::Array(_) => "a list",
+    }
+}
