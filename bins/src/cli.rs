@@ -85,10 +85,16 @@ pub(crate) enum Command {
     },
     /// Stop the running daemon (its servers with it).
     Stop,
+    /// Work with the config file.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Run the daemon in the foreground: the servers of the config, and the
     /// bridge listener the other commands talk to.
     Serve {
-        /// The config file (TOML).
+        /// The config file (TOML; or YAML, JSON by extension). Default:
+        /// $XDG_CONFIG_HOME/warden/warden.toml.
         #[arg(long, short, env = "WARDEN_CONFIG", value_name = "FILE")]
         config: Option<PathBuf>,
         /// Started by another `warden` command (logs go to daemon.log).
@@ -97,10 +103,28 @@ pub(crate) enum Command {
     },
 }
 
+/// `warden config …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Read and check the config without starting anything; print the
+    /// servers it defines, where each came from, secrets masked (exit 2 when
+    /// it is invalid).
+    Check {
+        /// The config file (TOML; or YAML, JSON by extension). Default:
+        /// $XDG_CONFIG_HOME/warden/warden.toml.
+        #[arg(long, short, env = "WARDEN_CONFIG", value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print JSON for scripts instead of text for people.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 /// Options every client command takes.
 #[derive(Debug, Args)]
 pub(crate) struct Common {
-    /// The config file (TOML).
+    /// The config file (TOML; or YAML, JSON by extension). Default:
+    /// $XDG_CONFIG_HOME/warden/warden.toml.
     #[arg(long, short, env = "WARDEN_CONFIG", value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
     /// Print JSON for scripts instead of text for people.

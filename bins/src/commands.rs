@@ -4,15 +4,21 @@
 //! when none runs, so servers start once and stay warm between commands.
 //! `--no-daemon` runs Warden in-process for one command ([`local`]): start
 //! the servers, wait for them to settle, do one thing, shut down.
+//!
+//! Without a config anywhere (no `--config`, no `$WARDEN_CONFIG`, nothing
+//! at the XDG location) and no daemon running, there are no servers: the
+//! commands say so and how to add one, and run in-process with none, so
+//! `warden tools` lists no tools and exits 0 instead of failing.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::Value;
-use warden_actors::{ConfigError, WardenConfig};
+use warden_actors::{ConfigError, Discovered, WardenConfig};
 
-use crate::cli::{Cli, Command, Common};
+use crate::cli::{Cli, Command, Common, ConfigCommand};
 
+mod check;
 mod local;
 mod remote;
 
@@ -21,18 +27,29 @@ mod remote;
 #[error("{0}")]
 pub(crate) struct UsageError(pub(crate) String);
 
-pub(crate) async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
     let verbose = cli.verbose > 0;
+    if let Command::Tools { common, .. }
+    | Command::Call { common, .. }
+    | Command::Schema { common, .. }
+    | Command::Status { common } = &mut cli.command
+    {
+        // Nothing to start a daemon for: run in-process with no servers.
+        common.no_daemon |= nothing_to_serve(common).await?;
+    }
     match cli.command {
         Command::Serve { config, .. } => {
-            let config = config_path(config.as_ref())?;
-            // Checked here too, so `warden serve` in a terminal fails with
+            // Loaded here too, so `warden serve` in a terminal fails with
             // exit 2 and the config's own message.
-            WardenConfig::load(&config)?;
-            crate::daemon::run(&config).await?;
+            let path = match WardenConfig::discover(config.as_deref())? {
+                Discovered::Loaded { path, .. } => path,
+                nothing => return Err(UsageError(nothing.notice().unwrap_or_default()).into()),
+            };
+            crate::daemon::run(&path).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Stop => remote::stop().await,
+        Command::Config { command: ConfigCommand::Check { config, json } } => check::run(config.as_deref(), json),
         Command::Tools { policy: true, common } if common.no_daemon => local::tool_policies(&common).await,
         Command::Tools { common, .. } if common.no_daemon => local::tools(&common).await,
         Command::Call { name, arguments, common } if common.no_daemon => {
@@ -76,21 +93,26 @@ pub(crate) fn exit_code_for(error: &anyhow::Error) -> u8 {
 pub(crate) const NO_CONFIG: &str =
     "no config given; pass --config FILE or set WARDEN_CONFIG (examples/warden.toml is a start)";
 
-/// The config file, absolute, so a daemon started from another directory
-/// finds it and a client can tell whether a running daemon serves it.
-fn config_path(config: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
-    let path = config.ok_or_else(|| UsageError(NO_CONFIG.into()))?;
-    // Canonical, so `./warden.toml` and `../dir/warden.toml` are the same
-    // file to the daemon check; a missing file keeps its given name, for
-    // the loader's message.
-    Ok(std::fs::canonicalize(path).or_else(|_| std::path::absolute(path)).unwrap_or_else(|_| path.clone()))
+/// No config named, none at the XDG location, and no daemon running.
+async fn nothing_to_serve(common: &Common) -> anyhow::Result<bool> {
+    if common.no_daemon || common.config.is_some() {
+        return Ok(false);
+    }
+    let state = crate::daemon::state_dir::StateDir::from_env()?;
+    Ok(crate::client::running(&state).await.is_none()
+        && matches!(WardenConfig::discover(None)?, Discovered::Nothing { .. }))
 }
 
-/// Loads and checks the config.
-fn load(common: &Common) -> anyhow::Result<(PathBuf, WardenConfig)> {
-    let path = config_path(common.config.as_ref())?;
-    let config = WardenConfig::load(&path)?;
-    Ok((path, config))
+/// Finds, loads and checks the config, the path absolute. No config at all
+/// is no servers: said on stderr, with how to add one.
+fn load(common: &Common) -> anyhow::Result<(Option<PathBuf>, WardenConfig)> {
+    match WardenConfig::discover(common.config.as_deref())? {
+        Discovered::Loaded { path, config } => Ok((Some(path), *config)),
+        nothing => {
+            eprintln!("{}", nothing.notice().unwrap_or_default());
+            Ok((None, WardenConfig::from_toml("", "(no config)")?))
+        }
+    }
 }
 
 fn parse_arguments(arguments: &str) -> anyhow::Result<Value> {

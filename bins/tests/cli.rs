@@ -163,18 +163,151 @@ fn a_config_error_names_the_file_and_the_field_and_exits_2() {
     assert_eq!(stdout(&output), "");
 }
 
+/// `warden` with no config anywhere: no `--config`, no `WARDEN_CONFIG`, an
+/// empty XDG directory, and a state directory of its own (no daemon).
+fn without_config(args: &[&str]) -> (Output, PathBuf) {
+    let home = scratch_dir("no-config");
+    let output = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(args)
+        .env_remove("WARDEN_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("HOME", &home)
+        .env("WARDEN_HOME", home.join("state"))
+        .output()
+        .unwrap();
+    (output, home)
+}
+
+fn no_config_notice(home: &Path) -> String {
+    let place = home.join("config/warden/warden.toml");
+    format!(
+        "no config file found (looked at --config, $WARDEN_CONFIG and {0}); create {0} with a [servers.NAME] table \
+         — see examples/warden.toml\n",
+        place.display()
+    )
+}
+
 #[test]
-fn no_config_exits_2_and_says_how_to_give_one() {
+fn no_config_is_no_tools_said_on_stderr_with_how_to_add_one() {
+    for args in [&["tools", "--no-daemon"][..], &["tools"]] {
+        let (output, home) = without_config(args);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
+        assert_eq!(stdout(&output), "0 tools\n", "{args:?}");
+        assert_eq!(stderr(&output), no_config_notice(&home), "{args:?}");
+        assert!(!home.join("state/daemon.json").exists(), "{args:?}: no daemon is started for no servers");
+    }
+}
+
+#[test]
+fn the_xdg_config_is_used_when_none_is_given() {
+    let home = scratch_dir("xdg-config");
+    let text = format!("[servers.test]\ncommand = {:?}\n", bins::test_server().display().to_string());
+    std::fs::create_dir_all(home.join("config/warden")).unwrap();
+    std::fs::write(home.join("config/warden/warden.toml"), text).unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(["tools", "--no-daemon"])
         .env_remove("WARDEN_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("XDG_CONFIG_HOME", home.join("config"))
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).ends_with("14 tools\n"), "{}", stdout(&output));
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/formats").canonicalize().unwrap()
+}
+
+fn config_check(args: &[&str], config: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["config", "check"])
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .env_remove("WARDEN_CONFIG")
+        .env("EXAMPLE_TOKEN", "t0k3n-never-shown")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn config_check_prints_the_servers_where_each_came_from_and_no_secret() {
+    let dir = examples().join("drop-ins");
+    let output = config_check(&[], &dir.join("warden.toml"));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let d = dir.display();
     assert_eq!(
-        stderr(&output),
-        "error: no config given; pass --config FILE or set WARDEN_CONFIG (examples/warden.toml is a start)\n"
+        stdout(&output),
+        format!(
+            "{d}/warden.toml: valid, 3 servers
+server 'everything' (from {d}/warden.toml)
+  command: npx
+  args: [\"-y\",\"@modelcontextprotocol/server-everything@2026.8.31\",\"stdio\"]
+  env.LOG_LEVEL: ***
+server 'files' (from {d}/servers.d/files.yaml)
+  command: npx
+  args: [\"-y\",\"@modelcontextprotocol/server-filesystem@2026.8.31\",\"examples\"]
+  default_policy: approval = \"unless_auto_approved\", risk = \"medium\"
+server 'remote' (from {d}/servers.d/30-remote.json)
+  url: https://mcp.example.com/v1
+  headers.Authorization: ***${{EXAMPLE_TOKEN}}
+  default_policy: approval = \"never\", risk = \"low\"
+"
+        )
     );
+    assert_eq!(stderr(&output), "");
+}
+
+#[test]
+fn config_check_json_is_the_same_for_every_format() {
+    let parse = |file: &str| {
+        let output = config_check(&["--json"], &examples().join(file));
+        assert_eq!(output.status.code(), Some(0), "{file}: {}", stderr(&output));
+        let mut all: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert!(!stdout(&output).contains("t0k3n"), "{file}: a secret is shown");
+        for server in all["servers"].as_array_mut().unwrap() {
+            server.as_object_mut().unwrap().remove("origin");
+        }
+        all["servers"].take()
+    };
+    let canonical = parse("warden.toml");
+    assert_eq!(canonical[2]["name"], "remote");
+    assert_eq!(canonical[2]["headers"]["Authorization"], "***${EXAMPLE_TOKEN}");
+    assert_eq!(canonical[0]["env"]["LOG_LEVEL"], "***");
+    for file in ["warden.yaml", "mcp_servers.yaml", "mcpServers.json", "drop-ins/warden.toml"] {
+        assert_eq!(parse(file), canonical, "{file}");
+    }
+}
+
+#[test]
+fn config_check_exits_2_on_an_invalid_config_and_says_why() {
+    let dir = scratch_dir("check-invalid");
+    let config = dir.join("warden.json");
+    std::fs::write(&config, r#"{"mcpServers": {"old": {"type": "sse", "url": "http://h/sse"}}}"#).unwrap();
+    let expected = format!(
+        "config file '{}', server 'old': `type` \"sse\" is not supported; Warden runs \"stdio\" servers (with \
+         `command`) and \"http\" or \"streamable-http\" servers (Streamable HTTP, with `url`)",
+        config.canonicalize().unwrap().display()
+    );
+    let output = config_check(&[], &config);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stderr(&output), format!("error: {expected}\n"));
+    assert_eq!(stdout(&output), "");
+
+    let output = config_check(&["--json"], &config);
+    assert_eq!(output.status.code(), Some(2));
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(answer, serde_json::json!({"valid": false, "error": expected}));
+}
+
+#[test]
+fn config_check_without_a_config_says_so_and_exits_0() {
+    let (output, home) = without_config(&["config", "check"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stderr(&output), no_config_notice(&home));
+    assert_eq!(stdout(&output), "");
 }
 
 #[test]

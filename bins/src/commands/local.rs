@@ -13,8 +13,8 @@ use crate::render;
 
 /// Starts Warden and waits until every server is running or failed.
 async fn start(common: &Common) -> anyhow::Result<Warden> {
-    let (_, config) = load(common)?;
-    if config.servers.is_empty() {
+    let (path, config) = load(common)?;
+    if path.is_some() && config.servers.is_empty() {
         tracing::warn!("the config has no servers; add a [servers.NAME] table with `command` or `url`");
     }
     let warden = Warden::start(&config).await.context("starting Warden")?;

@@ -7,10 +7,11 @@ use anyhow::anyhow;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
+use warden_actors::{Discovered, WardenConfig};
 use warden_protocol::{ServerReport, ToolListing};
 
 use super::local::warn_about_failed_servers;
-use super::{load, UsageError};
+use super::UsageError;
 use crate::cli::Common;
 use crate::client::{self, Client};
 use crate::daemon::lockfile::pid_alive;
@@ -42,13 +43,15 @@ struct Tools {
 }
 
 /// The daemon for this command's config, started if none runs. Without
-/// `--config`, whatever daemon runs.
+/// `--config` (or `$WARDEN_CONFIG`), whatever daemon runs, or else one for
+/// the config at the XDG location.
 async fn connect(common: &Common, verbose: bool) -> anyhow::Result<Client> {
     let state = StateDir::from_env()?;
-    let config = match &common.config {
-        Some(_) => {
-            let (path, config) = load(common)?;
-            if config.servers.is_empty() {
+    let config = if common.config.is_none() && client::running(&state).await.is_some() {
+        None
+    } else {
+        match WardenConfig::discover(common.config.as_deref())? {
+            Discovered::Loaded { path, config } if config.servers.is_empty() => {
                 return Err(UsageError(format!(
                     "no servers configured in {}; add a [servers.NAME] table with `command` (a local server) or \
                      `url` (a remote one) — examples/warden.toml is a start",
@@ -56,9 +59,9 @@ async fn connect(common: &Common, verbose: bool) -> anyhow::Result<Client> {
                 ))
                 .into());
             }
-            Some(path)
+            Discovered::Loaded { path, .. } => Some(path),
+            nothing => return Err(UsageError(nothing.notice().unwrap_or_default()).into()),
         }
-        None => None,
     };
     client::connect(&state, config.as_deref(), verbose).await
 }
