@@ -231,10 +231,10 @@ fn errors_through_the_daemon_read_as_they_do_in_process() {
     let output = home.warden(&["call", "test__echo", "[1,2]"]);
     assert_eq!(output.status.code(), Some(2));
 
-    for args in [&["approvals"][..], &["approve", "a1"], &["deny", "a1", "--reason", "no"]] {
+    for args in [&["approve", "a1"][..], &["deny", "a1", "--reason", "no"]] {
         let output = home.warden(args);
         assert_eq!(output.status.code(), Some(1), "{args:?}");
-        assert_eq!(stderr(&output), "error: approvals arrive with the policy layer\n", "{args:?}");
+        assert_eq!(stderr(&output), "error: 'a1' is not an approval id; `warden approvals` lists them\n", "{args:?}");
     }
 }
 
