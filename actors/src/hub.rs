@@ -11,6 +11,13 @@
 //! the Registry's snapshot straight to the server's actor); the Hub owns
 //! lifecycles. On [`HubMsg::Shutdown`] it stops every server at once and
 //! waits until their transports are closed.
+//!
+//! A config reload changes the set of servers while Warden runs:
+//! [`HubMsg::AddServer`] starts one, [`HubMsg::WithdrawServer`] takes one's
+//! tools and row out of the Registry (no new call reaches it; calls in
+//! flight go on), and [`HubMsg::StopServer`] stops it. Stopping waits for the
+//! server's transport to close, which the Hub must not await in `handle`:
+//! a task waits and answers instead.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,6 +44,16 @@ pub struct ServerPlan {
     pub settings: ServerSettings,
 }
 
+impl std::fmt::Debug for ServerPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerPlan")
+            .field("name", &self.name)
+            .field("connector", &self.connector.as_ref().map(|_| "..."))
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
 /// The Hub actor.
 pub struct Hub;
 
@@ -56,6 +73,27 @@ pub enum HubMsg {
         /// Answered when every server has stopped.
         reply: RpcReplyPort<()>,
     },
+    /// Start a server that was not running (a reload added it, or restarts
+    /// it after [`HubMsg::StopServer`]).
+    AddServer {
+        /// The server.
+        plan: ServerPlan,
+        /// Answered once its supervisor is spawned (it starts in the background).
+        reply: RpcReplyPort<()>,
+    },
+    /// Withdraw a server's tools and status row; it keeps running, so the
+    /// calls it has in flight complete.
+    WithdrawServer {
+        /// The server.
+        name: String,
+    },
+    /// Stop a server and wait (bounded) until its transport is closed.
+    StopServer {
+        /// The server.
+        name: String,
+        /// Answered once it has stopped.
+        reply: RpcReplyPort<()>,
+    },
 }
 
 /// The Hub's state.
@@ -72,39 +110,16 @@ impl Actor for Hub {
 
     async fn pre_start(&self, myself: ActorRef<HubMsg>, args: HubArgs) -> Result<HubState, ActorProcessingErr> {
         let (registry, _) = Actor::spawn_linked(None, Registry, args.publish, myself.get_cell()).await?;
-        let mut servers = HashMap::new();
+        let mut state = HubState { registry, servers: HashMap::new() };
         for plan in args.servers {
-            let connector = match plan.connector {
-                Ok(connector) => connector,
-                Err(reason) => {
-                    let _ = registry.cast(RegistryMsg::ServerFailed { server: plan.name, reason });
-                    continue;
-                }
-            };
-            let args = SupervisorArgs {
-                name: plan.name.clone(),
-                connector,
-                settings: plan.settings,
-                registry: registry.clone(),
-            };
-            // Unnamed: ractor's global names would collide between Wardens
-            // (and between parallel tests).
-            match Actor::spawn_linked(None, ServerSupervisor, args, myself.get_cell()).await {
-                Ok((supervisor, _)) => {
-                    servers.insert(supervisor.get_id(), (plan.name, supervisor.get_cell()));
-                }
-                Err(error) => {
-                    let reason = format!("internal error starting its actor: {error}");
-                    let _ = registry.cast(RegistryMsg::ServerFailed { server: plan.name, reason });
-                }
-            }
+            state.spawn_server(&myself, plan).await;
         }
-        Ok(HubState { registry, servers })
+        Ok(state)
     }
 
     async fn handle(
         &self,
-        _myself: ActorRef<HubMsg>,
+        myself: ActorRef<HubMsg>,
         message: HubMsg,
         state: &mut HubState,
     ) -> Result<(), ActorProcessingErr> {
@@ -113,6 +128,15 @@ impl Actor for Hub {
                 state.stop_servers().await;
                 let _ = reply.send(());
             }
+            HubMsg::AddServer { plan, reply } => {
+                let _ = state.registry.cast(RegistryMsg::ServerAdded { server: plan.name.clone() });
+                state.spawn_server(&myself, plan).await;
+                let _ = reply.send(());
+            }
+            HubMsg::WithdrawServer { name } => {
+                let _ = state.registry.cast(RegistryMsg::ServerRemoved { server: name });
+            }
+            HubMsg::StopServer { name, reply } => state.stop_server(&name, reply),
         }
         Ok(())
     }
@@ -151,6 +175,52 @@ impl Actor for Hub {
 }
 
 impl HubState {
+    /// Spawns a server's supervisor (which starts it in the background), or
+    /// tells the Registry why it cannot run.
+    async fn spawn_server(&mut self, myself: &ActorRef<HubMsg>, plan: ServerPlan) {
+        let connector = match plan.connector {
+            Ok(connector) => connector,
+            Err(reason) => {
+                let _ = self.registry.cast(RegistryMsg::ServerFailed { server: plan.name, reason });
+                return;
+            }
+        };
+        let args = SupervisorArgs {
+            name: plan.name.clone(),
+            connector,
+            settings: plan.settings,
+            registry: self.registry.clone(),
+        };
+        // Unnamed: ractor's global names would collide between Wardens
+        // (and between parallel tests).
+        match Actor::spawn_linked(None, ServerSupervisor, args, myself.get_cell()).await {
+            Ok((supervisor, _)) => {
+                self.servers.insert(supervisor.get_id(), (plan.name, supervisor.get_cell()));
+            }
+            Err(error) => {
+                let reason = format!("internal error starting its actor: {error}");
+                let _ = self.registry.cast(RegistryMsg::ServerFailed { server: plan.name, reason });
+            }
+        }
+    }
+
+    /// Stops one server; a task waits for it and answers, so the Hub keeps
+    /// handling messages meanwhile. Its supervisor leaves `servers` first:
+    /// its end is no failure to report.
+    fn stop_server(&mut self, name: &str, reply: RpcReplyPort<()>) {
+        let id = self.servers.iter().find(|(_, (server, _))| server == name).map(|(id, _)| *id);
+        let Some((name, cell)) = id.and_then(|id| self.servers.remove(&id)) else {
+            let _ = reply.send(());
+            return;
+        };
+        tokio::spawn(async move {
+            if cell.stop_and_wait(Some("removed from the config".into()), Some(SHUTDOWN_WAIT)).await.is_err() {
+                tracing::warn!(server = %name, "server did not stop within {SHUTDOWN_WAIT:?}");
+            }
+            let _ = reply.send(());
+        });
+    }
+
     /// Stops every server concurrently and waits for each (bounded).
     async fn stop_servers(&mut self) {
         let mut stopping = JoinSet::new();

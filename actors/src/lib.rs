@@ -60,6 +60,8 @@ pub use registry::{Registry, RegistryMsg, ServerState, ServerStatus, Snapshot, T
 pub use server_actor::{ServerActor, ServerArgs, ServerMsg, ToolCall};
 pub use server_settings::{CrashRetry, ServerSettings};
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
-pub use warden::{ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden, DESCRIBE_TOOL};
+pub use warden::{
+    ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden, DESCRIBE_TOOL,
+};
 pub use warden_policy::RenderedResult;
 pub use wrappers::Wrapper;

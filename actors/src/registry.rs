@@ -234,6 +234,19 @@ pub enum RegistryMsg {
         /// Why.
         reason: String,
     },
+    /// A server joined the config (a reload added or restarted it): it gets
+    /// a fresh `starting` row, and any tools of an earlier one are withdrawn.
+    ServerAdded {
+        /// The server.
+        server: String,
+    },
+    /// A server left the config (a reload removed it, or is about to
+    /// restart it): its row and tools are withdrawn, so no new call is
+    /// routed to it; what it reports afterwards is ignored.
+    ServerRemoved {
+        /// The server.
+        server: String,
+    },
 }
 
 /// The Registry actor.
@@ -274,6 +287,8 @@ impl Actor for Registry {
                 state.record_restart(&server, ServerState::Restarting { attempt, max_attempts, at, reason });
             }
             RegistryMsg::ServerFailed { server, reason } => state.record_failure(&server, reason),
+            RegistryMsg::ServerAdded { server } => state.add_server(server),
+            RegistryMsg::ServerRemoved { server } => state.remove_server(&server),
             RegistryMsg::TransportFaulted { server, problem } => {
                 if let Some(entry) = state.entry(&server) {
                     entry.status.last_error = Some(problem);
@@ -388,6 +403,21 @@ impl RegistryState {
             entry.status.tools = 0;
             entry.actor = None;
         }
+    }
+
+    fn add_server(&mut self, server: String) {
+        self.remove_server(&server);
+        let fresh = Snapshot::starting([&server], self.snapshot.names.clone());
+        self.snapshot.servers.extend(fresh.servers);
+    }
+
+    fn remove_server(&mut self, server: &str) {
+        let before = self.snapshot.tools.len();
+        self.snapshot.tools.retain(|_, tool| tool.server != server);
+        if self.snapshot.tools.len() != before {
+            self.snapshot.tools_version += 1;
+        }
+        self.snapshot.servers.remove(server);
     }
 
     fn publish(&self) {

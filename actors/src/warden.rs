@@ -9,6 +9,7 @@
 //! - [`Warden::status`] tells each server's state and error text;
 //! - [`Warden::settled`] waits until no server is still starting (for
 //!   one-shot runs that need every tool before their single turn);
+//! - [`Warden::reload`] applies a new config while running (see `warden/reload.rs`);
 //! - [`Warden::shutdown`] stops everything and waits for the processes.
 //!
 //! The handle reads the Registry's latest published snapshot instead of
@@ -24,28 +25,35 @@ use tokio::sync::watch;
 use warden_policy::RenderedResult;
 use warden_protocol::{json_kind, CallToolResult, Connector, HttpConnector, HttpSpec, StdioConnector, StdioSpec};
 
-use crate::approver::{Approver, AutoApprover, DenyingApprover};
 use crate::config::{ServerConfig, WardenConfig};
 use crate::error::CallError;
 use crate::hub::{Hub, HubArgs, HubMsg, ServerPlan};
 use crate::policed_call;
 use crate::policy_gate::{GateArgs, GateMsg, GateView, PolicyGate};
-use crate::policy_rules::{ConfiguredApprover, PolicyRules};
+use crate::policy_rules::PolicyRules;
 use crate::registry::{ServerStatus, Snapshot, ToolEntry};
 use crate::routing;
 use crate::server_settings::ServerSettings;
 
 mod policy_api;
+mod reload;
 
 pub use policy_api::{ToolPolicyRow, DESCRIBE_TOOL};
+pub use reload::{ReloadError, ReloadReport};
+
+use reload::{Identity, Slot, Slots};
 
 /// A running Warden.
 pub struct Warden {
     hub: ActorRef<HubMsg>,
     hub_task: Option<tokio::task::JoinHandle<()>>,
     snapshot: watch::Receiver<Arc<Snapshot>>,
-    /// Each server's settings, for the call path (timeouts, crash retry).
-    settings: HashMap<String, ServerSettings>,
+    /// Each server's settings (timeouts, crash retry) and its calls in
+    /// flight, for the call path; replaced whole by a reload.
+    settings: watch::Sender<Arc<Slots>>,
+    /// What each running server was started from, to tell a reload's
+    /// changed servers from its unchanged ones. Also serialises reloads.
+    identities: tokio::sync::Mutex<HashMap<String, Identity>>,
     /// The config's policy sections, compiled.
     rules: watch::Sender<Arc<PolicyRules>>,
     /// Grants, session auto-approval, approvals in waiting.
@@ -82,16 +90,7 @@ pub enum StartError {
 impl Warden {
     /// Starts Warden with the servers of a loaded config.
     pub async fn start(config: &WardenConfig) -> Result<Warden, StartError> {
-        let plans = config
-            .servers
-            .iter()
-            .map(|(name, server)| ServerPlan {
-                name: name.clone(),
-                connector: connector_for(name, server, config),
-                settings: server.settings(config),
-            })
-            .collect();
-        Self::start_plans(plans, PolicyRules::from_config(config)).await
+        Self::start_plans(plans_of(config), PolicyRules::from_config(config)).await
     }
 
     /// Starts Warden with servers reached through the given connectors and
@@ -107,17 +106,23 @@ impl Warden {
         let mut plans = Vec::new();
         for spec in servers {
             rules.names.validate_server_name(&spec.name)?;
-            if plans.iter().any(|plan: &ServerPlan| plan.name == spec.name) {
+            if plans.iter().any(|(plan, _): &(ServerPlan, Identity)| plan.name == spec.name) {
                 return Err(StartError::DuplicateServer(spec.name));
             }
-            plans.push(ServerPlan { name: spec.name, connector: Ok(spec.connector), settings: spec.settings });
+            let identity = Identity::Connector(spec.connector.clone());
+            let plan = ServerPlan { name: spec.name, connector: Ok(spec.connector), settings: spec.settings };
+            plans.push((plan, identity));
         }
         Self::start_plans(plans, rules).await
     }
 
-    async fn start_plans(servers: Vec<ServerPlan>, rules: PolicyRules) -> Result<Warden, StartError> {
+    async fn start_plans(plans: Vec<(ServerPlan, Identity)>, rules: PolicyRules) -> Result<Warden, StartError> {
+        let identities = plans.iter().map(|(plan, identity)| (plan.name.clone(), identity.clone())).collect();
+        let servers: Vec<ServerPlan> = plans.into_iter().map(|(plan, _)| plan).collect();
         let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.names.clone());
-        let settings = servers.iter().map(|plan| (plan.name.clone(), plan.settings.clone())).collect();
+        let settings = servers.iter().map(|plan| (plan.name.clone(), Slot::new(plan.settings.clone()))).collect();
+        let settings = watch::Sender::new(Arc::new(settings));
+        let identities = tokio::sync::Mutex::new(identities);
         let (publish, snapshot) = watch::channel(Arc::new(initial));
         let (hub, hub_task) = Actor::spawn(None, Hub, HubArgs { servers, publish })
             .await
@@ -125,11 +130,7 @@ impl Warden {
         let hub_task = tokio::spawn(async move {
             let _ = hub_task.await;
         });
-        let approver: Option<Arc<dyn Approver>> = match rules.approver {
-            ConfiguredApprover::None => None,
-            ConfiguredApprover::Auto => Some(Arc::new(AutoApprover)),
-            ConfiguredApprover::Deny => Some(Arc::new(DenyingApprover)),
-        };
+        let approver = reload::approver_of(rules.approver);
         let (publish_view, gate_view) = watch::channel(Arc::new(GateView::default()));
         let gate_args = GateArgs { approver, approval_timeout: rules.approval_timeout, publish: publish_view };
         let (gate, _) = match Actor::spawn(None, PolicyGate, gate_args).await {
@@ -140,7 +141,7 @@ impl Warden {
             }
         };
         let (rules, _) = watch::channel(Arc::new(rules));
-        Ok(Warden { hub, hub_task: Some(hub_task), snapshot, settings, rules, gate, gate_view })
+        Ok(Warden { hub, hub_task: Some(hub_task), snapshot, settings, identities, rules, gate, gate_view })
     }
 
     /// The tools of every running server, by name.
@@ -208,14 +209,17 @@ impl Warden {
         policed_call::check_allowed(&rules, agent, name)?;
         // Resolved under the borrow: cloning the entry would copy the tool's
         // whole definition on every call.
-        let (server, policy) = {
+        let (server, slot, policy) = {
             let snapshot = self.snapshot.borrow();
             let Some(entry) = snapshot.tools.get(name) else { return Err(routing::unavailable(&snapshot, name)) };
-            let timeout =
-                self.settings.get(&entry.server).map_or(crate::config::DEFAULT_CALL_TIMEOUT, |s| s.call_timeout);
-            (entry.server.clone(), rules.resolve(entry, timeout))
+            let slot = self.settings.borrow().get(&entry.server).cloned();
+            let timeout = slot.as_ref().map_or(crate::config::DEFAULT_CALL_TIMEOUT, |slot| slot.settings.call_timeout);
+            (entry.server.clone(), slot, rules.resolve(entry, timeout))
         };
-        let mut settings = self.settings.get(&server).cloned().unwrap_or_default();
+        // Held until the call ends: a reload that removes or restarts the
+        // server waits for it (bounded) before stopping the server.
+        let _in_flight = slot.as_ref().map(Slot::begin_call);
+        let mut settings = slot.map(|slot| slot.settings).unwrap_or_default();
         let view = self.gate_view.borrow().clone();
         let called = policed_call::Called { name, server: &server, agent };
         policed_call::admit(&rules, &view, &self.gate, &called, &arguments, &policy).await?;
@@ -248,8 +252,8 @@ impl Warden {
             .borrow()
             .tools
             .get(name)
-            .and_then(|entry| self.settings.get(&entry.server))
-            .map_or(warden_policy::DEFAULT_OUTPUT_LIMIT, |settings| settings.output_limit);
+            .and_then(|entry| self.settings.borrow().get(&entry.server).map(|slot| slot.settings.output_limit))
+            .unwrap_or(warden_policy::DEFAULT_OUTPUT_LIMIT);
         rendered.text = warden_policy::truncate(rendered.text, limit);
         Ok(rendered)
     }
@@ -274,6 +278,23 @@ impl Drop for Warden {
             self.gate.stop(None);
         }
     }
+}
+
+/// The servers of a config, as the Hub starts them, with what each was
+/// started from.
+fn plans_of(config: &WardenConfig) -> Vec<(ServerPlan, Identity)> {
+    config
+        .servers
+        .iter()
+        .map(|(name, server)| {
+            let plan = ServerPlan {
+                name: name.clone(),
+                connector: connector_for(name, server, config),
+                settings: server.settings(config),
+            };
+            (plan, Identity::of_config(server, config))
+        })
+        .collect()
 }
 
 /// The connector for a configured server, or why there is none yet.

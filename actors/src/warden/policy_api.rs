@@ -84,7 +84,7 @@ impl Warden {
         self.tools()
             .into_iter()
             .map(|entry| {
-                let timeout = self.settings.get(&entry.server).map(|settings| settings.call_timeout);
+                let timeout = self.settings.borrow().get(&entry.server).map(|slot| slot.settings.call_timeout);
                 let policy = rules.resolve(&entry, timeout.unwrap_or(crate::config::DEFAULT_CALL_TIMEOUT));
                 ToolPolicyRow { name: entry.name, server: entry.server, policy }
             })

@@ -1,0 +1,290 @@
+//! Live config reload: [`Warden::reload`].
+//!
+//! A reload compares each server of the new config with what its running
+//! namesake was started from (its [`Identity`]: everything that reaches the
+//! process or the connection — command, args, env after `${VAR}` expansion,
+//! cwd, url, headers, certificates, restart and startup settings — but not
+//! `default_policy`, which only the call path reads):
+//!
+//! - *unchanged* servers are not touched: their process, their tools and
+//!   their calls in flight go on;
+//! - *removed* servers are withdrawn from the Registry first (their tools
+//!   vanish, so no new call reaches them: it is told the tool is unknown),
+//!   then given the time their calls in flight need (at most their call
+//!   timeout), then stopped;
+//! - *changed* servers go the same way and start again with the new config;
+//! - *added* servers start, in the background like at start.
+//!
+//! Policy, agents, profiles and approval mode apply to the next call: the
+//! compiled rules are swapped whole. Call timeouts and output limits apply to
+//! the next call too. The naming rules cannot change: every registered name
+//! and every name hosts have cached was built with them, so a reload that
+//! changes `[naming]` is refused and the running config stays. Reloads run
+//! one at a time.
+//!
+//! It all runs in the caller's task: the Hub is only asked to start, withdraw
+//! and stop servers, and never waits for a server inside `handle`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use warden_protocol::Connector;
+
+use super::{plans_of, Warden};
+use crate::approver::{Approver, AutoApprover, DenyingApprover};
+use crate::config::{ServerConfig, WardenConfig};
+use crate::hub::{HubMsg, ServerPlan};
+use crate::policy_gate::GateMsg;
+use crate::policy_rules::{ConfiguredApprover, PolicyRules};
+use crate::server_settings::ServerSettings;
+use crate::ServerSpec;
+
+/// The longest a reload waits for one removed server's calls in flight.
+const DRAIN_LIMIT: Duration = Duration::from_secs(60);
+
+/// What a reload did, by server name (each list sorted).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ReloadReport {
+    /// Servers new in the config, now starting.
+    pub added: Vec<String>,
+    /// Servers gone from the config, now stopped.
+    pub removed: Vec<String>,
+    /// Servers whose process or connection settings changed, stopped and
+    /// starting again.
+    pub restarted: Vec<String>,
+    /// Servers left running as they were.
+    pub unchanged: Vec<String>,
+}
+
+/// Why a reload was refused; the running config stays in place.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReloadError {
+    /// `[naming]` changed.
+    #[error(
+        "the new config changes `[naming]`, which cannot change while Warden runs (every tool name was built with \
+         it); restart Warden to apply it (`warden stop`), or put `[naming]` back"
+    )]
+    NamingChanged,
+    /// Two servers share a name.
+    #[error("two servers are named '{0}'; server names must be unique")]
+    DuplicateServer(String),
+    /// A server name breaks the naming rules.
+    #[error(transparent)]
+    BadName(#[from] warden_policy::NameError),
+    /// Warden is shutting down.
+    #[error("Warden is shutting down; the reload was not applied")]
+    Stopped,
+}
+
+/// What a running server was started from.
+#[derive(Clone)]
+pub(crate) enum Identity {
+    /// A configured server: its config without `default_policy`, and the
+    /// config-wide message limit its connector got.
+    Config(Box<ServerConfig>, usize),
+    /// A host's own connector: the same one (the same `Arc`) is the same server.
+    Connector(Arc<dyn Connector>),
+}
+
+impl Identity {
+    pub(crate) fn of_config(server: &ServerConfig, config: &WardenConfig) -> Identity {
+        let server = ServerConfig { default_policy: None, ..server.clone() };
+        Identity::Config(Box::new(server), config.max_message_bytes)
+    }
+
+    fn same_as(&self, other: &Identity) -> bool {
+        match (self, other) {
+            (Identity::Config(a, a_limit), Identity::Config(b, b_limit)) => a == b && a_limit == b_limit,
+            (Identity::Connector(a), Identity::Connector(b)) => {
+                std::ptr::eq(Arc::as_ptr(a) as *const (), Arc::as_ptr(b) as *const ())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Each server's settings and calls in flight, for the call path.
+pub(crate) type Slots = HashMap<String, Slot>;
+
+/// One server's settings and a counter of its calls in flight.
+#[derive(Clone)]
+pub(crate) struct Slot {
+    pub(crate) settings: ServerSettings,
+    /// Every call holds a receiver; `closed()` fires when none is left.
+    calls: Arc<watch::Sender<()>>,
+}
+
+impl Slot {
+    pub(crate) fn new(settings: ServerSettings) -> Slot {
+        Slot { settings, calls: Arc::new(watch::Sender::new(())) }
+    }
+
+    /// Marks a call in flight until the returned guard is dropped.
+    pub(crate) fn begin_call(&self) -> watch::Receiver<()> {
+        self.calls.subscribe()
+    }
+}
+
+impl Warden {
+    /// Applies a newly loaded config to the running Warden: added servers
+    /// start, removed ones stop once their calls in flight are done
+    /// (bounded), changed ones restart, unchanged ones are not touched;
+    /// policy, agents and profiles apply to the next call. Hosts see the
+    /// tool table change through [`Warden::tool_changes`].
+    ///
+    /// Returns once removed servers are stopped and added ones are starting
+    /// (not started: [`Warden::settled`] waits for that). On an error
+    /// nothing was changed.
+    pub async fn reload(&self, config: &WardenConfig) -> Result<ReloadReport, ReloadError> {
+        self.reload_plans(plans_of(config), PolicyRules::from_config(config)).await
+    }
+
+    /// [`Warden::reload`] for hosts that bring their own transports: a
+    /// server whose connector is the very same `Arc` as before is
+    /// unchanged (its new settings apply to the next call), any other
+    /// connector restarts it.
+    pub async fn reload_with(&self, servers: Vec<ServerSpec>, rules: PolicyRules) -> Result<ReloadReport, ReloadError> {
+        let plans = servers
+            .into_iter()
+            .map(|spec| {
+                let identity = Identity::Connector(spec.connector.clone());
+                (ServerPlan { name: spec.name, connector: Ok(spec.connector), settings: spec.settings }, identity)
+            })
+            .collect();
+        self.reload_plans(plans, rules).await
+    }
+
+    async fn reload_plans(
+        &self,
+        plans: Vec<(ServerPlan, Identity)>,
+        rules: PolicyRules,
+    ) -> Result<ReloadReport, ReloadError> {
+        let mut identities = self.identities.lock().await;
+        let old_rules = self.rules.borrow().clone();
+        if rules.names != old_rules.names {
+            return Err(ReloadError::NamingChanged);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (plan, _) in &plans {
+            rules.names.validate_server_name(&plan.name)?;
+            if !seen.insert(plan.name.clone()) {
+                return Err(ReloadError::DuplicateServer(plan.name.clone()));
+            }
+        }
+
+        let mut report = ReloadReport::default();
+        let mut settings: Vec<(String, ServerSettings)> = Vec::new();
+        let mut to_start = Vec::new();
+        for (plan, identity) in plans {
+            settings.push((plan.name.clone(), plan.settings.clone()));
+            match identities.get(&plan.name) {
+                Some(old) if old.same_as(&identity) => report.unchanged.push(plan.name.clone()),
+                Some(_) => {
+                    report.restarted.push(plan.name.clone());
+                    to_start.push(plan);
+                }
+                None => {
+                    report.added.push(plan.name.clone());
+                    to_start.push(plan);
+                }
+            }
+            identities.insert(settings.last().expect("pushed above").0.clone(), identity);
+        }
+        let configured: std::collections::HashSet<&str> = settings.iter().map(|(name, _)| name.as_str()).collect();
+        report.removed = identities.keys().filter(|name| !configured.contains(name.as_str())).cloned().collect();
+        identities.retain(|name, _| configured.contains(name.as_str()));
+        for list in [&mut report.added, &mut report.removed, &mut report.restarted, &mut report.unchanged] {
+            list.sort();
+        }
+
+        // Policy first: the next call is judged by the new rules.
+        if rules.approver != old_rules.approver {
+            let _ = self.gate.cast(GateMsg::AttachApprover(approver_of(rules.approver)));
+        }
+        self.rules.send_replace(Arc::new(rules));
+
+        let leaving: Vec<String> = report.removed.iter().chain(&report.restarted).cloned().collect();
+        self.retire(&leaving).await?;
+
+        // Unchanged servers keep their counters of calls in flight; the
+        // others get fresh ones.
+        let old_slots = self.settings.borrow().clone();
+        let slots: Slots = settings
+            .into_iter()
+            .map(|(name, settings)| {
+                let slot = match old_slots.get(&name) {
+                    Some(old) if report.unchanged.contains(&name) => Slot { settings, calls: old.calls.clone() },
+                    _ => Slot::new(settings),
+                };
+                (name, slot)
+            })
+            .collect();
+        self.settings.send_replace(Arc::new(slots));
+
+        for plan in to_start {
+            self.hub.call(|reply| HubMsg::AddServer { plan, reply }, None).await.map_err(|_| ReloadError::Stopped)?;
+        }
+        tracing::info!(
+            added = ?report.added,
+            removed = ?report.removed,
+            restarted = ?report.restarted,
+            unchanged = report.unchanged.len(),
+            "config reloaded"
+        );
+        Ok(report)
+    }
+
+    /// Withdraws `servers` (no new call reaches them), waits for their calls
+    /// in flight (bounded), then stops them.
+    async fn retire(&self, servers: &[String]) -> Result<(), ReloadError> {
+        if servers.is_empty() {
+            return Ok(());
+        }
+        for name in servers {
+            self.hub.cast(HubMsg::WithdrawServer { name: name.clone() }).map_err(|_| ReloadError::Stopped)?;
+        }
+        self.wait_for(|snapshot| servers.iter().all(|name| snapshot.status(name).is_none())).await;
+        let slots = self.settings.borrow().clone();
+        let mut draining = JoinSet::new();
+        for name in servers {
+            let Some(slot) = slots.get(name).cloned() else { continue };
+            let name = name.clone();
+            draining.spawn(async move {
+                let limit = slot.settings.call_timeout.min(DRAIN_LIMIT);
+                if tokio::time::timeout(limit, slot.calls.closed()).await.is_err() {
+                    tracing::warn!(server = %name, "calls still running after {limit:?}; stopping the server anyway");
+                }
+            });
+        }
+        while draining.join_next().await.is_some() {}
+        let mut stopping = JoinSet::new();
+        for name in servers {
+            let hub = self.hub.clone();
+            let name = name.clone();
+            stopping.spawn(async move { hub.call(|reply| HubMsg::StopServer { name, reply }, None).await.is_ok() });
+        }
+        let mut stopped = true;
+        while let Some(outcome) = stopping.join_next().await {
+            stopped &= matches!(outcome, Ok(true));
+        }
+        if stopped {
+            Ok(())
+        } else {
+            Err(ReloadError::Stopped)
+        }
+    }
+}
+
+/// The approver a config names.
+pub(super) fn approver_of(configured: ConfiguredApprover) -> Option<Arc<dyn Approver>> {
+    match configured {
+        ConfiguredApprover::None => None,
+        ConfiguredApprover::Auto => Some(Arc::new(AutoApprover)),
+        ConfiguredApprover::Deny => Some(Arc::new(DenyingApprover)),
+    }
+}
