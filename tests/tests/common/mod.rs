@@ -72,6 +72,13 @@ impl Connections {
     }
 }
 
+/// A scripted server's connector, and where Warden's connections through
+/// it arrive (for tests that hand the same connector to Warden twice).
+pub(crate) fn scripted(server: &str) -> (Arc<MemoryConnector>, Connections) {
+    let (connector, peers) = MemoryConnector::new();
+    (Arc::new(connector), Connections { server: server.to_string(), peers })
+}
+
 /// Starts Warden with scripted servers and returns where each one's
 /// connections arrive, in order.
 pub(crate) async fn launch(servers: &[(&str, ServerSettings)]) -> (Warden, Vec<Connections>) {
