@@ -90,6 +90,10 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Make the running daemon re-read its config: added servers start,
+    /// removed ones stop, changed ones restart, policy applies to the next
+    /// call. A config that does not load leaves the running one in place.
+    Reload,
     /// Run the daemon in the foreground: the servers of the config, and the
     /// bridge listener the other commands talk to.
     Serve {

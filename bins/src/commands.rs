@@ -49,6 +49,7 @@ pub(crate) async fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Stop => remote::stop().await,
+        Command::Reload => remote::reload().await,
         Command::Config { command: ConfigCommand::Check { config, json } } => check::run(config.as_deref(), json),
         Command::Tools { policy: true, common } if common.no_daemon => local::tool_policies(&common).await,
         Command::Tools { common, .. } if common.no_daemon => local::tools(&common).await,

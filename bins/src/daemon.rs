@@ -13,6 +13,7 @@
 //!   [`names`] indexes tools by server and tool name for it.
 //! - [`idle`]: the idle timer; calls in flight count as activity.
 //! - [`shutdown`]: the one stop switch (signals, `shutdown` op, idle).
+//! - [`reload`]: live config reload (the `reload` op and SIGHUP).
 //! - [`state_dir`], [`lockfile`], [`pid_lock`], [`token`]: the daemon's
 //!   files and its secret, shared with the client side.
 //!
@@ -26,6 +27,7 @@ pub(crate) mod lockfile;
 mod names;
 mod ops;
 pub(crate) mod pid_lock;
+mod reload;
 mod serve;
 mod shutdown;
 pub(crate) mod state_dir;

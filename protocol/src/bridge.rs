@@ -98,6 +98,11 @@ impl BridgeErrorCode {
     pub const CALL_FAILED: BridgeErrorCode = code("call_failed");
     /// `approve`/`deny` named no waiting approval.
     pub const UNKNOWN_APPROVAL: BridgeErrorCode = code("unknown_approval");
+    /// `reload`: the config file does not load; the running config stays.
+    pub const CONFIG_INVALID: BridgeErrorCode = code("config_invalid");
+    /// `reload`: the config loads but changes what cannot change while the
+    /// daemon runs (`[naming]`); the running config stays.
+    pub const RELOAD_REFUSED: BridgeErrorCode = code("reload_refused");
 
     /// The code's text.
     pub fn as_str(&self) -> &str {

@@ -193,3 +193,36 @@ pub(super) async fn stop() -> anyhow::Result<ExitCode> {
     println!("stopped the warden daemon (pid {pid})");
     Ok(ExitCode::SUCCESS)
 }
+
+/// A `reload` answer.
+#[derive(Debug, Deserialize)]
+struct Reloaded {
+    added: Vec<String>,
+    removed: Vec<String>,
+    restarted: Vec<String>,
+    unchanged: Vec<String>,
+    config: std::path::PathBuf,
+}
+
+pub(super) async fn reload() -> anyhow::Result<ExitCode> {
+    let state = StateDir::from_env()?;
+    let Some(mut client) = client::running(&state).await else {
+        // Nothing to reload: the next command starts a daemon with the file as it is.
+        println!("no warden daemon is running; the next command starts one with the current config");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let answer: Reloaded = client.request_as(json!({"op": "reload"})).await?;
+    println!("reloaded {}", answer.config.display());
+    let lists = [
+        ("added", &answer.added),
+        ("removed", &answer.removed),
+        ("restarted", &answer.restarted),
+        ("unchanged", &answer.unchanged),
+    ];
+    for (what, names) in lists {
+        if !names.is_empty() {
+            println!("  {what}: {}", names.join(", "));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

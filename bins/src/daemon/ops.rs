@@ -104,11 +104,7 @@ impl Ops {
             Request::Approvals {} => Ok(approvals::list(&self.approvals)),
             Request::Approve { approval, grant } => approvals::approve(&self.approvals, &approval, grant),
             Request::Deny { approval, reason } => approvals::deny(&self.approvals, &approval, reason),
-            Request::Reload {} => Err(BridgeError::new(
-                Code::NOT_AVAILABLE,
-                "reload arrives with live config reload; until then `warden stop` and the next command starts a \
-                 daemon with the new config",
-            )),
+            Request::Reload {} => super::reload::reload(self).await,
             Request::Shutdown {} => Ok(json!({"stopping": true})),
             // `call_tool` is answered by `run`; ops added to the protocol
             // later are unknown to this daemon.

@@ -7,7 +7,7 @@
 //!    in the background — and only then publish the lockfile, so a client
 //!    that reads it can connect.
 //! 3. Serve connections until SIGTERM, SIGINT, the `shutdown` op or the
-//!    idle timer pulls the [`Shutdown`] switch.
+//!    idle timer pulls the [`Shutdown`] switch; SIGHUP reloads the config.
 //! 4. Stop accepting and remove the lockfile (new clients start a fresh
 //!    daemon instead of talking to this one), let calls in flight finish
 //!    (bounded), close the connections, shut every server down, and release
@@ -78,6 +78,8 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<()> {
         token: token::generate().context("cannot read /dev/urandom for the daemon's token")?,
         config: config_path.to_path_buf(),
     };
+    // Before the lockfile: once a client can find the daemon, SIGHUP reloads.
+    let hangups = super::reload::hangups();
     lockfile.write(&state.lockfile()).context("cannot write the daemon's lockfile")?;
     tracing::info!(
         "warden daemon (pid {}) listening on {address} for {}; idle timeout {:.0} s",
@@ -97,7 +99,10 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<()> {
         names: Names::default(),
         approvals,
     });
+    let reloads = super::reload::on_hangup(hangups, Arc::clone(&ops));
     let connections = accept_until_shutdown(listener, &ops).await;
+    reloads.abort();
+    let _ = reloads.await;
 
     // Stopping: no new work, no lockfile for new clients to find.
     Lockfile::remove_if_ours(&state.lockfile(), ops.lockfile.pid);
