@@ -18,7 +18,7 @@
 //! - [`Registry`]: the one owner of names and states.
 //! - [`Hub`]: the root of the supervision tree.
 //! - [`Wrapper`]: a server's resources and prompts as tools.
-//! - [`Warden`]: start, list tools, call, status, settle, shut down.
+//! - [`Warden`]: start, list tools, call, status, settle, reload, shut down.
 //! - [`CallError`]: every way a call can fail, each with its own advice.
 //!
 //! A call: `Warden::call_tool` → the latest Registry snapshot resolves the

@@ -17,7 +17,10 @@
 //!
 //! Policy, agents, profiles and approval mode apply to the next call: the
 //! compiled rules are swapped whole. Call timeouts and output limits apply to
-//! the next call too. The naming rules cannot change: every registered name
+//! the next call too (the approval timeout, which the policy gate was
+//! started with, is the one exception: it takes a restart). While a changed
+//! server is between its old and new process its tools are not listed. The
+//! naming rules cannot change: every registered name
 //! and every name hosts have cached was built with them, so a reload that
 //! changes `[naming]` is refused and the running config stays. Reloads run
 //! one at a time.
