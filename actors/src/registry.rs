@@ -90,6 +90,12 @@ pub struct ServerStatus {
     /// a request that failed, with what the server or TLS said), however
     /// long ago; later successes do not clear it.
     pub last_error: Option<String>,
+    /// Its process, while a stdio server is connected.
+    pub pid: Option<u32>,
+    /// When its current connection finished the handshake (uptime).
+    pub connected_at: Option<std::time::SystemTime>,
+    /// How many times it was restarted since Warden started it.
+    pub restarts: u32,
 }
 
 /// A registered tool.
@@ -147,6 +153,9 @@ impl Snapshot {
                     server_info: None,
                     warnings: Vec::new(),
                     last_error: None,
+                    pid: None,
+                    connected_at: None,
+                    restarts: 0,
                 };
                 (name.clone(), ServerEntry { status, actor: None, ran: false, primitives: (false, false) })
             })
@@ -199,6 +208,8 @@ pub enum RegistryMsg {
         server: String,
         /// What it answered.
         info: Box<InitializeResult>,
+        /// Its process (stdio servers).
+        pid: Option<u32>,
     },
     /// A server's complete tool list (the first one, or a refresh).
     ToolsDiscovered {
@@ -280,7 +291,7 @@ impl Actor for Registry {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             RegistryMsg::ServerSpawned { server, actor } => state.record_actor(&server, actor),
-            RegistryMsg::ServerInitialized { server, info } => state.record_initialized(&server, *info),
+            RegistryMsg::ServerInitialized { server, info, pid } => state.record_initialized(&server, *info, pid),
             RegistryMsg::ToolsDiscovered { server, tools } => state.register_tools(&server, tools),
             RegistryMsg::ServerRestarting { server, attempt, max_attempts, delay, reason } => {
                 let at = tokio::time::Instant::now() + delay;
@@ -315,8 +326,10 @@ impl RegistryState {
         }
     }
 
-    fn record_initialized(&mut self, server: &str, info: InitializeResult) {
+    fn record_initialized(&mut self, server: &str, info: InitializeResult, pid: Option<u32>) {
         if let Some(entry) = self.entry(server) {
+            entry.status.pid = pid;
+            entry.status.connected_at = Some(std::time::SystemTime::now());
             entry.primitives = (info.capabilities.resources.is_some(), info.capabilities.prompts.is_some());
             entry.status.protocol_version = Some(info.protocol_version);
             entry.status.server_info = Some(info.server_info);
@@ -386,6 +399,9 @@ impl RegistryState {
         if let Some(entry) = self.entry(server) {
             tracing::warn!(server, "MCP '{server}': {state}");
             entry.status.state = state;
+            entry.status.restarts += 1;
+            entry.status.pid = None;
+            entry.status.connected_at = None;
             // The dead actor must not be routed to; the next one registers itself.
             entry.actor = None;
         }
@@ -401,6 +417,8 @@ impl RegistryState {
             tracing::warn!(server, "MCP '{server}': failed: {reason}");
             entry.status.state = ServerState::Failed { reason };
             entry.status.tools = 0;
+            entry.status.pid = None;
+            entry.status.connected_at = None;
             entry.actor = None;
         }
     }

@@ -79,6 +79,15 @@ pub(crate) fn status_table(servers: &[ServerReport]) -> String {
             if let Some(version) = &server.protocol_version {
                 let _ = write!(line, ", protocol {version}");
             }
+            if let Some(pid) = server.pid {
+                let _ = write!(line, ", pid {pid}");
+            }
+            if let Some(uptime) = server.uptime_secs {
+                let _ = write!(line, ", up {}", duration(uptime));
+            }
+        }
+        if server.restarts > 0 {
+            let _ = write!(line, ", {} restart{}", server.restarts, if server.restarts == 1 { "" } else { "s" });
         }
         let _ = writeln!(out, "{line}");
         for warning in &server.warnings {
@@ -135,6 +144,12 @@ pub(crate) fn server_report(server: &ServerStatus) -> ServerReport {
         server_info: server.server_info.clone(),
         warnings: server.warnings.clone(),
         last_error: server.last_error.clone(),
+        pid: server.pid,
+        uptime_secs: server
+            .connected_at
+            .and_then(|at| std::time::SystemTime::now().duration_since(at).ok())
+            .map(|uptime| uptime.as_secs()),
+        restarts: server.restarts,
     }
 }
 
@@ -172,4 +187,13 @@ pub(crate) fn approvals(result: &Value) -> String {
     }
     text.push_str("answer with `warden approve ID [--grant]` or `warden deny ID [--reason TEXT]`\n");
     text
+}
+
+/// Seconds as people read them: `42 s`, `3 min 12 s`, `2 h 5 min`.
+fn duration(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3600 => format!("{} min {} s", secs / 60, secs % 60),
+        _ => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
+    }
 }

@@ -318,12 +318,18 @@ fn status_shows_each_server_and_exits_1_when_one_failed() {
     ));
     let output = warden(&["status"], &config);
     assert_eq!(output.status.code(), Some(1));
+    let out = stdout(&output);
+    let (failed, running) = out.split_once("test    running").expect("the test server's line");
     assert_eq!(
-        stdout(&output),
+        failed,
         "broken  failed: it stopped before it was ready: the server process exited with code 4; its last stderr lines:\n  \
-         warden-test-server 0.1.0 starting\n  about to exit with code 4 (--exit-at-start)\n  fatal: exiting at start as asked\n\
-         test    running, 14 tools, protocol 2025-11-25\n"
+         warden-test-server 0.1.0 starting\n  about to exit with code 4 (--exit-at-start)\n  fatal: exiting at start as asked\n"
     );
+    // The running server's line: tools, protocol, its process and uptime.
+    let rest = running.strip_prefix(", 14 tools, protocol 2025-11-25, pid ").expect(&out);
+    let (pid, uptime) = rest.split_once(", up ").expect(&out);
+    assert!(pid.parse::<u32>().is_ok(), "{out}");
+    assert!(uptime.ends_with(" s\n") && uptime.len() <= 8, "{out}");
 
     // `tools` still lists the healthy server, and warns about the other.
     let output = warden(&["tools"], &config);

@@ -387,6 +387,15 @@ pub struct ServerReport {
     /// failed, say).
     #[serde(default)]
     pub last_error: Option<String>,
+    /// Its process, while a stdio server is connected.
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// Seconds since its current connection finished the handshake.
+    #[serde(default)]
+    pub uptime_secs: Option<u64>,
+    /// How many times it was restarted.
+    #[serde(default)]
+    pub restarts: u32,
 }
 
 impl ServerReport {

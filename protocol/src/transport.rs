@@ -136,12 +136,24 @@ pub struct Connection {
     outbound: Box<dyn Outbound>,
     closer: Option<Closer>,
     stderr: StderrTail,
+    pid: Option<u32>,
 }
 
 impl Connection {
     /// A connection whose messages go to `outbound`, closed by `closer`.
     pub fn new(outbound: Box<dyn Outbound>, closer: Closer, stderr: StderrTail) -> Self {
-        Connection { outbound, closer: Some(closer), stderr }
+        Connection { outbound, closer: Some(closer), stderr, pid: None }
+    }
+
+    /// The same connection, known to run in process `pid`.
+    pub fn with_pid(mut self, pid: Option<u32>) -> Self {
+        self.pid = pid;
+        self
+    }
+
+    /// The server's process id (stdio servers), for `status`.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
     }
 
     /// Queues a message for the server. Fails only when the connection is

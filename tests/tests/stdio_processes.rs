@@ -234,6 +234,10 @@ async fn server_requests_are_answered() {
 #[tokio::test]
 async fn a_crash_mid_call_is_reported_and_the_server_is_restarted() {
     let warden = started(&[("test", &[]), ("other", &[])]).await;
+    let status = |warden: &Warden| warden.status().into_iter().find(|status| status.name == "test").unwrap();
+    let first_pid: u32 = text_of(&warden, "test__pid", json!({})).await.parse().unwrap();
+    assert_eq!((status(&warden).pid, status(&warden).restarts), (Some(first_pid), 0));
+    assert!(status(&warden).connected_at.is_some());
     let error = warden.call_tool("test__crash", json!({"code": 7})).await.unwrap_err();
     assert_eq!(
         error,
@@ -254,6 +258,10 @@ async fn a_crash_mid_call_is_reported_and_the_server_is_restarted() {
     assert_eq!(text_of(&warden, "test__echo", json!({"message": "back"})).await, "back");
     assert!(started.elapsed() >= Duration::from_millis(900), "the call did not wait for the 1 s backoff");
     assert_eq!(state_of(&warden, "test"), ServerState::Running);
+    // `status` names the new process and counts the restart.
+    let second_pid: u32 = text_of(&warden, "test__pid", json!({})).await.parse().unwrap();
+    assert_ne!(second_pid, first_pid);
+    assert_eq!((status(&warden).pid, status(&warden).restarts), (Some(second_pid), 1));
     // The other server never noticed.
     assert_eq!(text_of(&warden, "other__echo", json!({"message": "alive"})).await, "alive");
     warden.shutdown().await;

@@ -32,7 +32,9 @@ impl ServerState {
         self.send(Message::notification("notifications/initialized", None));
         self.phase = Phase::Discovering;
         let has_tools = info.capabilities.tools.is_some();
-        let _ = self.registry.cast(RegistryMsg::ServerInitialized { server: self.name.clone(), info: Box::new(info) });
+        let pid = self.connection.as_ref().and_then(|connection| connection.pid());
+        let _ =
+            self.registry.cast(RegistryMsg::ServerInitialized { server: self.name.clone(), info: Box::new(info), pid });
         if has_tools {
             self.list_tools(None, Vec::new(), 0);
         } else {

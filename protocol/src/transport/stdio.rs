@@ -123,7 +123,8 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
     }
     let mut child =
         command.spawn().map_err(|source| TransportError::Spawn { command: spec.command.clone(), source })?;
-    let group = GroupGuard(child.id().map(|pid| pid as libc::pid_t));
+    let pid = child.id();
+    let group = GroupGuard(pid.map(|pid| pid as libc::pid_t));
     let stdin = child.stdin.take().expect("stdin is piped");
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
@@ -145,7 +146,7 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
         let _ = close_tx.send(());
         let _ = keeper.await;
     });
-    Ok(Connection::new(Box::new(outbound), closer, tail))
+    Ok(Connection::new(Box::new(outbound), closer, tail).with_pid(pid))
 }
 
 /// The most lines delivered as one [`TransportEvent::Batch`]: enough that a
