@@ -54,7 +54,7 @@ pub use config::{
 };
 pub use error::CallError;
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
-pub use policy_gate::{ApprovalOutcome, GateArgs, GateMsg, GateView, PendingCall, PolicyGate};
+pub use policy_gate::{ApprovalOutcome, GateArgs, GateMsg, GateView, PolicyGate};
 pub use policy_rules::{AgentRules, ConfiguredApprover, PolicyRules};
 pub use registry::{Registry, RegistryMsg, ServerState, ServerStatus, Snapshot, ToolEntry};
 pub use server_actor::{ServerActor, ServerArgs, ServerMsg, ToolCall};

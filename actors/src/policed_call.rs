@@ -15,8 +15,9 @@ use serde_json::Value;
 use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, ResolvedPolicy};
 use warden_protocol::{CallToolResult, ContentBlock};
 
+use crate::approver::ApprovalRequest;
 use crate::error::CallError;
-use crate::policy_gate::{ApprovalOutcome, GateMsg, GateView, PendingCall};
+use crate::policy_gate::{ApprovalOutcome, GateMsg, GateView};
 use crate::policy_rules::PolicyRules;
 
 /// Refuses a tool outside `agent`'s allowlist (no agent: the host itself,
@@ -90,13 +91,15 @@ pub(crate) async fn admit(
     };
     let mut shown = arguments.clone();
     rules.scanner.redact_json(&mut shown);
-    let call = PendingCall {
+    let call = ApprovalRequest {
+        id: 0, // numbered by the gate
         tool: name.to_string(),
         server: server.to_string(),
         agent: agent.map(str::to_string),
         risk: policy.risk.value,
         arguments: shown,
         reason: reason.clone(),
+        requested_at: std::time::SystemTime::now(),
     };
     let outcome = gate.call(|reply| GateMsg::RequestApproval { call, reply }, None).await;
     match outcome {

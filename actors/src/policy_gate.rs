@@ -22,9 +22,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use serde_json::Value;
 use tokio::sync::watch;
-use warden_policy::{Grant, Risk, ToolPattern};
+use warden_policy::{Grant, ToolPattern};
 
 use crate::approver::{ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approver, GrantRequest};
 
@@ -36,23 +35,6 @@ pub struct GateView {
     pub grants: Vec<Grant>,
     /// Auto-approval switched on for this session.
     pub session_auto_approve: bool,
-}
-
-/// A call that needs approval, as the call path describes it.
-#[derive(Debug, Clone)]
-pub struct PendingCall {
-    /// Namespaced tool name.
-    pub tool: String,
-    /// Its server.
-    pub server: String,
-    /// The agent asking.
-    pub agent: Option<String>,
-    /// The tool's risk.
-    pub risk: Risk,
-    /// Arguments, secrets redacted.
-    pub arguments: Value,
-    /// Why approval is needed.
-    pub reason: String,
 }
 
 /// How an approval request ended.
@@ -96,10 +78,12 @@ pub struct GateArgs {
 
 /// Messages the gate handles.
 pub enum GateMsg {
-    /// Ask the approver about a call; answered when decided.
+    /// Ask the approver about a call; answered when decided. The gate
+    /// numbers the request and stamps its time (`id` and `requested_at` as
+    /// sent are replaced).
     RequestApproval {
         /// The call.
-        call: PendingCall,
+        call: ApprovalRequest,
         /// Gets the outcome.
         reply: RpcReplyPort<ApprovalOutcome>,
     },
@@ -143,7 +127,7 @@ pub struct GateState {
     view: GateView,
     next_id: u64,
     /// Requests waiting for an answer.
-    waiting: HashMap<u64, (PendingCall, RpcReplyPort<ApprovalOutcome>)>,
+    waiting: HashMap<u64, (ApprovalRequest, RpcReplyPort<ApprovalOutcome>)>,
 }
 
 impl Actor for PolicyGate {
@@ -196,7 +180,7 @@ impl Actor for PolicyGate {
 }
 
 impl GateState {
-    fn request(&mut self, myself: &ActorRef<GateMsg>, call: PendingCall, reply: RpcReplyPort<ApprovalOutcome>) {
+    fn request(&mut self, myself: &ActorRef<GateMsg>, mut call: ApprovalRequest, reply: RpcReplyPort<ApprovalOutcome>) {
         let Some(approver) = self.approver.clone() else {
             tracing::warn!(tool = %call.tool, agent = ?call.agent, "approval needed, no approver attached: denied");
             let _ = reply.send(ApprovalOutcome::NoApprover);
@@ -204,16 +188,9 @@ impl GateState {
         };
         let id = self.next_id;
         self.next_id += 1;
-        let request = ApprovalRequest {
-            id,
-            tool: call.tool.clone(),
-            server: call.server.clone(),
-            agent: call.agent.clone(),
-            risk: call.risk,
-            arguments: call.arguments.clone(),
-            reason: call.reason.clone(),
-            requested_at: SystemTime::now(),
-        };
+        call.id = id;
+        call.requested_at = SystemTime::now();
+        let request = call.clone();
         tracing::info!(id, tool = %call.tool, agent = ?call.agent, reason = %call.reason, "approval requested");
         let (answer, receiver) = ApprovalAnswer::new();
         self.waiting.insert(id, (call, reply));
