@@ -83,6 +83,16 @@ mod tls;
 
 pub use tls::check_ca_cert;
 
+/// A hyper client that speaks TLS (rustls, the system's roots) to
+/// `https://` URLs and plain TCP to `http://` ones: the one this transport
+/// uses, for Warden's other HTTP calls (tool summaries) to share.
+pub type HttpClient = Client<tls::Connector, Full<Bytes>>;
+
+/// Builds an [`HttpClient`]; `Err` says why TLS could not be set up.
+pub fn http_client(https: bool) -> Result<HttpClient, String> {
+    Ok(Client::builder(TokioExecutor::new()).build(tls::connector(None, https)?))
+}
+
 /// The JSON-RPC error code of the answers this transport makes up for a
 /// request whose POST failed: the first of the range JSON-RPC leaves to
 /// implementations.
