@@ -53,6 +53,7 @@ mod naming;
 mod profiles;
 mod security;
 mod shapes;
+mod summary;
 
 pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
 pub use discovery::Discovered;
@@ -60,6 +61,7 @@ pub use masked::Masked;
 pub use naming::NamingConfig;
 pub use profiles::ProfileConfig;
 pub use security::{AgentConfig, SecurityConfig};
+pub use summary::SummaryConfig;
 
 /// The whole configuration.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -99,6 +101,9 @@ pub struct WardenConfig {
     /// How `warden serve` listens and when it exits.
     #[serde(default)]
     pub daemon: DaemonConfig,
+    /// Background one-sentence tool summaries: `[summary]`.
+    #[serde(default)]
+    pub summary: SummaryConfig,
 }
 
 fn default_output_limit_bytes() -> usize {
@@ -333,6 +338,11 @@ impl WardenConfig {
         self.daemon.check().map_err(|(field, problem)| ConfigError::Setting { file: file.into(), field, problem })?;
         let policy_error = |(field, problem)| ConfigError::Policy { file: file.into(), field, problem };
         self.security.check().map_err(policy_error)?;
+        let summary_key = self.summary.check(lookup).map_err(|(field, problem)| ConfigError::Setting {
+            file: file.into(),
+            field,
+            problem,
+        })?;
         security::check_agents(&self.agents).map_err(policy_error)?;
         for (name, profile) in &self.tool_profiles {
             profile.compile(name).map_err(policy_error)?;
@@ -367,6 +377,7 @@ impl WardenConfig {
             secrets.extend(server.env.iter().chain(&server.headers).map(|(key, value)| (key.clone(), value.clone())));
         }
         secrets.extend(self.security.secrets.iter().filter_map(|name| Some((name.clone(), lookup(name)?))));
+        secrets.extend(summary_key);
         self.known_secrets = secrets;
         Ok(())
     }
