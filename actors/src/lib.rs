@@ -5,6 +5,8 @@
 //!  └─ Hub                      root: spawns and supervises the rest, owns shutdown
 //!      ├─ Registry             namespaced tool table, collisions, server states;
 //!      │                       publishes immutable snapshots the handle reads
+//!      ├─ Summarizer           optional (`[summary]`): one-sentence tool summaries
+//!      │                       written by a model, cached on disk (spawned by the handle)
 //!      └─ ServerSupervisor × N one per server: restarts with backoff
 //!          └─ ServerActor      owns its transport, handshake, discovery,
 //!                              calls in flight, timeouts
@@ -16,6 +18,7 @@
 //! - [`ServerActor`]: one connection's life and its calls.
 //! - [`ServerSettings`]: limits, timeouts, restart schedule, crash retry.
 //! - [`Registry`]: the one owner of names and states.
+//! - [`SummarySettings`]: background tool summaries and their cache.
 //! - [`Hub`]: the root of the supervision tree.
 //! - [`Wrapper`]: a server's resources and prompts as tools.
 //! - [`Warden`]: start, list tools, call, status, settle, reload, shut down.
@@ -40,6 +43,7 @@ mod routing;
 mod server_actor;
 mod server_settings;
 mod server_supervisor;
+mod summarizer;
 mod warden;
 mod wrappers;
 
@@ -50,7 +54,7 @@ pub use approver::{
 };
 pub use config::{
     AgentConfig, ConfigError, DaemonConfig, Discovered, Masked, NamingConfig, ProfileConfig, SecurityConfig,
-    ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
+    ServerConfig, SummaryConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
 };
 pub use error::CallError;
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
@@ -60,6 +64,7 @@ pub use registry::{Registry, RegistryMsg, ServerState, ServerStatus, Snapshot, T
 pub use server_actor::{ServerActor, ServerArgs, ServerMsg, ToolCall};
 pub use server_settings::{CrashRetry, ServerSettings};
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
+pub use summarizer::{SummarySettings, SummaryView};
 pub use warden::{
     ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden, DESCRIBE_TOOL,
 };

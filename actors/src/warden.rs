@@ -10,6 +10,8 @@
 //! - [`Warden::settled`] waits until no server is still starting (for
 //!   one-shot runs that need every tool before their single turn);
 //! - [`Warden::reload`] applies a new config while running (see `warden/reload.rs`);
+//! - [`Warden::summaries_settled`] waits until every tool that can have a
+//!   model-written summary (`[summary]`) has one or was refused;
 //! - [`Warden::shutdown`] stops everything and waits for the processes.
 //!
 //! The handle reads the Registry's latest published snapshot instead of
@@ -34,6 +36,7 @@ use crate::policy_rules::PolicyRules;
 use crate::registry::{ServerStatus, Snapshot, ToolEntry};
 use crate::routing;
 use crate::server_settings::ServerSettings;
+use crate::summarizer::{Summarizer, SummarizerArgs, SummarizerMsg, SummarySettings, SummaryView};
 
 mod policy_api;
 mod reload;
@@ -60,6 +63,10 @@ pub struct Warden {
     gate: ActorRef<GateMsg>,
     /// What the gate last published.
     gate_view: watch::Receiver<Arc<GateView>>,
+    /// The Summarizer, when `[summary]` is enabled.
+    summarizer: Option<ActorRef<SummarizerMsg>>,
+    /// What it last published (an empty view when it is not running).
+    summary_view: watch::Receiver<Arc<SummaryView>>,
 }
 
 /// A server to run, for hosts and tests that bring their own transport.
@@ -90,7 +97,8 @@ pub enum StartError {
 impl Warden {
     /// Starts Warden with the servers of a loaded config.
     pub async fn start(config: &WardenConfig) -> Result<Warden, StartError> {
-        Self::start_plans(plans_of(config), PolicyRules::from_config(config)).await
+        let summaries = SummarySettings::from_config(&config.summary, &|name| std::env::var(name).ok());
+        Self::start_plans(plans_of(config), PolicyRules::from_config(config), summaries).await
     }
 
     /// Starts Warden with servers reached through the given connectors and
@@ -103,6 +111,16 @@ impl Warden {
     /// Starts Warden with servers reached through the given connectors,
     /// policed by `rules`.
     pub async fn start_with_rules(servers: Vec<ServerSpec>, rules: PolicyRules) -> Result<Warden, StartError> {
+        Self::start_with_summaries(servers, rules, None).await
+    }
+
+    /// [`Warden::start_with_rules`], writing tool summaries in the
+    /// background with `summaries` (none when `None`).
+    pub async fn start_with_summaries(
+        servers: Vec<ServerSpec>,
+        rules: PolicyRules,
+        summaries: Option<SummarySettings>,
+    ) -> Result<Warden, StartError> {
         let mut plans = Vec::new();
         for spec in servers {
             rules.names.validate_server_name(&spec.name)?;
@@ -113,10 +131,14 @@ impl Warden {
             let plan = ServerPlan { name: spec.name, connector: Ok(spec.connector), settings: spec.settings };
             plans.push((plan, identity));
         }
-        Self::start_plans(plans, rules).await
+        Self::start_plans(plans, rules, summaries).await
     }
 
-    async fn start_plans(plans: Vec<(ServerPlan, Identity)>, rules: PolicyRules) -> Result<Warden, StartError> {
+    async fn start_plans(
+        plans: Vec<(ServerPlan, Identity)>,
+        rules: PolicyRules,
+        summaries: Option<SummarySettings>,
+    ) -> Result<Warden, StartError> {
         let identities = plans.iter().map(|(plan, identity)| (plan.name.clone(), identity.clone())).collect();
         let servers: Vec<ServerPlan> = plans.into_iter().map(|(plan, _)| plan).collect();
         let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.names.clone());
@@ -140,8 +162,34 @@ impl Warden {
                 return Err(StartError::Spawn(error.to_string()));
             }
         };
+        let (publish_summaries, summary_view) = watch::channel(Arc::new(SummaryView::default()));
+        let summarizer = match summaries {
+            None => None,
+            Some(settings) => {
+                let args = SummarizerArgs { settings, snapshots: snapshot.clone(), publish: publish_summaries };
+                match Actor::spawn(None, Summarizer, args).await {
+                    Ok((summarizer, _)) => Some(summarizer),
+                    // Summaries are an extra: without them tools show their own first sentences.
+                    Err(error) => {
+                        tracing::warn!(%error, "tool summaries are off: the summarizer could not start");
+                        None
+                    }
+                }
+            }
+        };
         let (rules, _) = watch::channel(Arc::new(rules));
-        Ok(Warden { hub, hub_task: Some(hub_task), snapshot, settings, identities, rules, gate, gate_view })
+        Ok(Warden {
+            hub,
+            hub_task: Some(hub_task),
+            snapshot,
+            settings,
+            identities,
+            rules,
+            gate,
+            gate_view,
+            summarizer,
+            summary_view,
+        })
     }
 
     /// The tools of every running server, by name.
@@ -157,6 +205,33 @@ impl Warden {
     /// Waits until every server is running or failed.
     pub async fn settled(&self) {
         self.wait_for(Snapshot::is_settled).await;
+    }
+
+    /// Waits until the Summarizer has caught up with the current tools:
+    /// each has a summary, was refused, or has nothing to summarise. Returns
+    /// at once when summaries are off. While the endpoint is unreachable it
+    /// does not return; hosts bound it with a timeout.
+    pub async fn summaries_settled(&self) {
+        if self.summarizer.is_none() {
+            return;
+        }
+        loop {
+            let version = self.snapshot.borrow().tools_version;
+            let mut view = self.summary_view.clone();
+            // An error means the Summarizer is gone: nothing will change any more.
+            if view.wait_for(|view| view.tools_version == version && view.outstanding == 0).await.is_err() {
+                return;
+            }
+            if self.snapshot.borrow().tools_version == version {
+                return;
+            }
+        }
+    }
+
+    /// The model-written summary of a tool (by its server and its own
+    /// name), if there is one yet.
+    pub(crate) fn summary_of(&self, server: &str, tool: &str) -> Option<String> {
+        self.summary_view.borrow().summaries.get(&(server.to_string(), tool.to_string())).cloned()
     }
 
     /// A subscription to changes of the tool table: a host that advertises
@@ -264,6 +339,9 @@ impl Warden {
         let _ = self.hub.call(|reply| HubMsg::Shutdown { reply }, None).await;
         self.hub.stop(None);
         self.gate.stop(None);
+        if let Some(summarizer) = self.summarizer.take() {
+            summarizer.stop(None);
+        }
         if let Some(task) = self.hub_task.take() {
             let _ = task.await;
         }
@@ -276,6 +354,9 @@ impl Drop for Warden {
         if self.hub_task.is_some() {
             self.hub.stop(None);
             self.gate.stop(None);
+            if let Some(summarizer) = &self.summarizer {
+                summarizer.stop(None);
+            }
         }
     }
 }

@@ -71,7 +71,11 @@ impl Warden {
             .map(|entry| {
                 let detail = profile.map_or(Detail::Full, |profile| profile.detail_for(&entry.name));
                 let definition = serde_json::to_value(&entry.tool).expect("a tool serialises");
-                present_tool(&entry.name, &definition, detail, None)
+                let summary = match detail {
+                    Detail::Full => None,
+                    Detail::Summary | Detail::Brief => self.summary_of(&entry.server, &entry.tool.name),
+                };
+                present_tool(&entry.name, &definition, detail, summary.as_deref())
             })
             .collect();
         presented.push(describe_tool_definition());
