@@ -104,6 +104,10 @@ pub struct SummaryView {
     pub tools_version: u64,
     /// Requests queued, running or waiting for the endpoint to come back.
     pub outstanding: usize,
+    /// Why the endpoint is unreachable, until a request succeeds again.
+    pub endpoint_error: Option<String>,
+    /// How many requests found the endpoint unreachable, in all.
+    pub unreachable_count: u64,
 }
 
 /// The Summarizer actor.
@@ -161,8 +165,9 @@ pub(crate) struct SummarizerState {
     waiting: bool,
     /// The next backoff.
     backoff: Duration,
-    /// The endpoint's being down has been logged.
-    warned: bool,
+    /// Why the endpoint is unreachable; logged when first set.
+    endpoint_error: Option<String>,
+    unreachable_count: u64,
 }
 
 impl Actor for Summarizer {
@@ -193,7 +198,8 @@ impl Actor for Summarizer {
             rejected: HashSet::new(),
             tools_version: 0,
             waiting: false,
-            warned: false,
+            endpoint_error: None,
+            unreachable_count: 0,
         })
     }
 
@@ -257,10 +263,9 @@ impl SummarizerState {
         let (server, tool) = (&key.0, &key.1);
         match outcome {
             Outcome::Summary(summary) => {
-                if self.warned {
+                if self.endpoint_error.take().is_some() {
                     tracing::info!(url = %self.settings.url, "the tool summary endpoint answers again");
                 }
-                self.warned = false;
                 self.backoff = self.settings.backoff_initial;
                 self.cache.insert(server, tool, &hash, &summary, &self.settings.model);
             }
@@ -269,10 +274,11 @@ impl SummarizerState {
                 self.rejected.insert((key.0.clone(), key.1.clone(), hash));
             }
             Outcome::Unreachable(reason) => {
-                if !self.warned {
+                self.unreachable_count += 1;
+                if self.endpoint_error.is_none() {
                     tracing::warn!(url = %self.settings.url, %reason, "the tool summary endpoint is unreachable; retrying with backoff");
-                    self.warned = true;
                 }
+                self.endpoint_error = Some(reason);
                 if !self.waiting {
                     self.waiting = true;
                     myself.send_after(self.backoff, || SummarizerMsg::Retry);
@@ -315,6 +321,8 @@ impl SummarizerState {
             summaries: Arc::new(summaries),
             tools_version: self.tools_version,
             outstanding: self.queue.len() + self.in_flight.len(),
+            endpoint_error: self.endpoint_error.clone(),
+            unreachable_count: self.unreachable_count,
         };
         self.publish.send_replace(Arc::new(view));
     }

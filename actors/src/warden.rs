@@ -228,6 +228,13 @@ impl Warden {
         }
     }
 
+    /// What the Summarizer last published, and every later version: its
+    /// summaries, what is outstanding, whether the endpoint is reachable.
+    /// Never changes when summaries are off.
+    pub fn summary_changes(&self) -> watch::Receiver<Arc<SummaryView>> {
+        self.summary_view.clone()
+    }
+
     /// The model-written summary of a tool (by its server and its own
     /// name), if there is one yet.
     pub(crate) fn summary_of(&self, server: &str, tool: &str) -> Option<String> {

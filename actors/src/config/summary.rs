@@ -121,3 +121,6 @@ impl SummaryConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
