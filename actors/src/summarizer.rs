@@ -18,6 +18,8 @@
 
 mod cache;
 mod client;
+#[cfg(test)]
+mod tests;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;

@@ -38,6 +38,11 @@ type Asked = Arc<Mutex<Vec<String>>>;
 /// A chat-completions endpoint on `listener` that answers "Summary of
 /// <tool>." and records which tool each request was about.
 fn serve_completions(listener: TcpListener) -> Asked {
+    serve_refusing(listener, None)
+}
+
+/// [`serve_completions`], answering 400 for the tool named `refused`.
+fn serve_refusing(listener: TcpListener, refused: Option<&'static str>) -> Asked {
     let asked = Asked::default();
     let record = asked.clone();
     tokio::spawn(async move {
@@ -54,6 +59,11 @@ fn serve_completions(listener: TcpListener) -> Asked {
                         let user = body["messages"][1]["content"].as_str().unwrap();
                         let tool = user.lines().next().unwrap().trim_start_matches("Tool name: ").to_string();
                         record.lock().unwrap().push(tool.clone());
+                        if refused == Some(tool.as_str()) {
+                            let mut response = hyper::Response::new(Full::new(bytes::Bytes::from("bad request")));
+                            *response.status_mut() = hyper::StatusCode::BAD_REQUEST;
+                            return Ok(response);
+                        }
                         let answer = json!({"choices": [{"message": {"role": "assistant", "content": format!("  Summary of {tool}.\nExtra line.")}}]});
                         Ok::<_, Infallible>(hyper::Response::new(Full::new(bytes::Bytes::from(answer.to_string()))))
                     }
@@ -238,5 +248,21 @@ async fn an_unreachable_endpoint_is_logged_once_and_summaries_arrive_when_it_com
     let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
     assert_eq!(text.matches("endpoint is unreachable").count(), 1, "{text}");
     assert_eq!(text.matches("endpoint answers again").count(), 1, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn a_tool_the_endpoint_refuses_keeps_its_first_sentence_and_is_not_asked_again() {
+    let dir = cache_dir("refused");
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1/chat/completions", listener.local_addr().unwrap());
+    let asked = serve_refusing(listener, Some("write_file"));
+    let warden = fs_with(default_tools(), Some(settings_for(url, &dir))).await;
+    soon("summaries are written", warden.summaries_settled()).await;
+    assert_eq!(descriptions(&warden), ["Summary of read_file.", "Writes a file."]);
+    assert_eq!(asked.lock().unwrap().len(), 2);
+    assert_eq!(cache_lines(&dir).len(), 1);
+    assert_eq!(warden.summary_changes().borrow().endpoint_error, None);
+    warden.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
