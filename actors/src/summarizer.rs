@@ -102,8 +102,9 @@ impl SummarySettings {
 pub struct SummaryView {
     /// Summaries of the current tools, by (server, the server's tool name).
     pub summaries: Arc<HashMap<(String, String), String>>,
-    /// The Registry's `tools_version` these summaries are for.
-    pub tools_version: u64,
+    /// The Registry's `tools_version` these summaries are for; `None`
+    /// until the Summarizer has seen a tool table.
+    pub tools_version: Option<u64>,
     /// Requests queued, running or waiting for the endpoint to come back.
     pub outstanding: usize,
     /// Why the endpoint is unreachable, until a request succeeds again.
@@ -203,6 +204,16 @@ impl Actor for Summarizer {
             endpoint_error: None,
             unreachable_count: 0,
         })
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _: ActorRef<SummarizerMsg>,
+        _: ractor::SupervisionEvent,
+        _: &mut SummarizerState,
+    ) -> Result<(), ActorProcessingErr> {
+        // It links no children; the default would stop it for any event.
+        Ok(())
     }
 
     async fn post_stop(
@@ -321,7 +332,7 @@ impl SummarizerState {
             .collect();
         let view = SummaryView {
             summaries: Arc::new(summaries),
-            tools_version: self.tools_version,
+            tools_version: Some(self.tools_version),
             outstanding: self.queue.len() + self.in_flight.len(),
             endpoint_error: self.endpoint_error.clone(),
             unreachable_count: self.unreachable_count,

@@ -219,7 +219,7 @@ impl Warden {
             let version = self.snapshot.borrow().tools_version;
             let mut view = self.summary_view.clone();
             // An error means the Summarizer is gone: nothing will change any more.
-            if view.wait_for(|view| view.tools_version == version && view.outstanding == 0).await.is_err() {
+            if view.wait_for(|view| view.tools_version == Some(version) && view.outstanding == 0).await.is_err() {
                 return;
             }
             if self.snapshot.borrow().tools_version == version {

@@ -7,7 +7,7 @@ mod common;
 
 use std::convert::Infallible;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -97,7 +97,7 @@ fn default_tools() -> Value {
     ])
 }
 
-fn settings_for(url: String, dir: &PathBuf) -> SummarySettings {
+fn settings_for(url: String, dir: &Path) -> SummarySettings {
     let mut settings = SummarySettings::new(url, "tiny", dir);
     settings.backoff_initial = Duration::from_millis(20);
     settings.backoff_max = Duration::from_millis(100);
@@ -122,7 +122,7 @@ fn descriptions(warden: &Warden) -> Vec<String> {
     shown[..shown.len() - 1].iter().map(|tool| tool["description"].as_str().unwrap().to_string()).collect()
 }
 
-fn cache_lines(dir: &PathBuf) -> Vec<Value> {
+fn cache_lines(dir: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(dir.join("summaries.jsonl")).unwrap_or_default();
     text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
 }
