@@ -199,13 +199,16 @@ fn the_first_call_starts_a_daemon_and_the_next_commands_reuse_it() {
     let schema: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(schema["required"], json!(["a", "b"]));
 
+    let server_pid = stdout(&home.warden(&["call", "test__pid"])).trim().to_string();
     let output = home.warden(&["status"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let out = stdout(&output);
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[0].starts_with(&format!("daemon: pid {pid}, listening on 127.0.0.1:")), "{out}");
     assert!(lines[0].contains(" s of 300 s (exits in "), "{out}");
-    assert_eq!(lines[1], "test  running, 14 tools, protocol 2025-11-25");
+    // The server's own process, and how long it has been up.
+    let server_line = format!("test  running, 14 tools, protocol 2025-11-25, pid {server_pid}, up ");
+    assert!(lines[1].starts_with(&server_line) && lines[1].ends_with(" s"), "{out}");
     assert_eq!(home.daemon_processes(), [pid]);
 
     // `warden stop` ends it and its lockfile; without --config too.
