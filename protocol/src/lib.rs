@@ -48,6 +48,6 @@ pub use mcp::{
 pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{
     check_ca_cert, http_client, memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, HttpClient,
-    HttpConnector, HttpSpec, MemoryConnector, MemoryPeer, Outbound, StderrTail, StdioConnector, StdioSpec,
-    TransportError, TransportEvent, HTTP_TRANSPORT_ERROR,
+    HttpConnector, HttpSpec, HttpTransport, MemoryConnector, MemoryPeer, Outbound, StderrTail, StdioConnector,
+    StdioSpec, TransportError, TransportEvent, HTTP_TRANSPORT_ERROR,
 };

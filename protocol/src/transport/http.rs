@@ -50,12 +50,15 @@
 //! a server's own `ca_cert` (the `tls` module); a failed handshake is told
 //! as what it means, not as rustls' enum.
 //!
-//! Not built yet: the legacy HTTP+SSE transport.
+//! A server that predates Streamable HTTP refuses the `initialize` POST
+//! with 400, 404 or 405; Warden then speaks the legacy HTTP+SSE transport
+//! with it (the `legacy` module), or does so from the start, or never, as
+//! [`HttpSpec::transport`] says.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -74,6 +77,7 @@ use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::jsonrpc::{ErrorCode, ErrorObject, Message, RawResponse, RequestId};
 
 mod abandon;
+mod legacy;
 mod listen;
 mod reinit;
 mod stream;
@@ -107,7 +111,33 @@ const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// How to reach one Streamable HTTP server.
+/// Which HTTP transport to speak with a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HttpTransport {
+    /// Streamable HTTP, falling back to the legacy HTTP+SSE transport when
+    /// the server refuses `initialize` with 400, 404 or 405.
+    #[default]
+    Auto,
+    /// Streamable HTTP only.
+    StreamableHttp,
+    /// The legacy HTTP+SSE transport (protocol 2024-11-05) only: the URL is
+    /// the server's event stream (often `…/sse`).
+    Sse,
+}
+
+impl HttpTransport {
+    /// The names a config uses: `auto`, `streamable-http`, `sse`.
+    pub fn parse(name: &str) -> Option<HttpTransport> {
+        match name {
+            "auto" => Some(HttpTransport::Auto),
+            "streamable-http" => Some(HttpTransport::StreamableHttp),
+            "sse" => Some(HttpTransport::Sse),
+            _ => None,
+        }
+    }
+}
+
+/// How to reach one HTTP server.
 #[derive(Clone)]
 pub struct HttpSpec {
     /// The server's name in Warden, for logs.
@@ -131,6 +161,9 @@ pub struct HttpSpec {
     /// A PEM file of certificates trusted for this server besides the
     /// system's roots: the CA of a server with a private one.
     pub ca_cert: Option<PathBuf>,
+    /// Streamable HTTP, the legacy HTTP+SSE transport, or the first and
+    /// then the second.
+    pub transport: HttpTransport,
 }
 
 impl HttpSpec {
@@ -145,6 +178,7 @@ impl HttpSpec {
             reconnect_max: Duration::from_secs(30),
             resume_limit: Duration::from_secs(300),
             ca_cert: None,
+            transport: HttpTransport::Auto,
         }
     }
 }
@@ -160,6 +194,7 @@ impl std::fmt::Debug for HttpSpec {
             .field("reconnect_max", &self.reconnect_max)
             .field("resume_limit", &self.resume_limit)
             .field("ca_cert", &self.ca_cert)
+            .field("transport", &self.transport)
             .finish()
     }
 }
@@ -223,6 +258,11 @@ struct Session {
     /// The requests whose POSTs are running, to drop one when the actor
     /// cancels it.
     in_flight: abandon::InFlight,
+    /// See [`HttpSpec::transport`].
+    transport: HttpTransport,
+    /// The legacy transport's message endpoint, once its stream is open:
+    /// from then on every message goes there.
+    legacy: OnceLock<Uri>,
 }
 
 fn open(spec: &HttpSpec, sink: EventSink) -> Result<Connection, TransportError> {
@@ -266,13 +306,17 @@ fn open(spec: &HttpSpec, sink: EventSink) -> Result<Connection, TransportError> 
         reconnect_max: spec.reconnect_max,
         resume_limit: spec.resume_limit,
         in_flight: abandon::InFlight::default(),
+        transport: spec.transport,
+        legacy: OnceLock::new(),
     });
     let closer_session = session.clone();
     let closer = Box::pin(async move {
         let _ = close_tx.send(true);
         closer_session.end_session().await;
-        closer_session.closed.store(true, Ordering::SeqCst);
-        (closer_session.sink)(TransportEvent::Closed { reason: "closed by Warden".into() });
+        // A legacy connection whose stream ended has said `Closed` already.
+        if !closer_session.closed.swap(true, Ordering::SeqCst) {
+            (closer_session.sink)(TransportEvent::Closed { reason: "closed by Warden".into() });
+        }
     });
     Ok(Connection::new(Box::new(HttpOutbound { session }), closer, StderrTail::default()))
 }
@@ -294,7 +338,8 @@ impl Outbound for HttpOutbound {
     /// initialised (server-everything does) would list too few. Requests do
     /// not wait for one another, so calls still run side by side.
     fn send_json(&self, json: Vec<u8>) -> Result<(), TransportError> {
-        if *self.session.closing.borrow() {
+        // `closed` without `closing`: a legacy connection's stream ended.
+        if *self.session.closing.borrow() || self.session.closed.load(Ordering::SeqCst) {
             return Err(TransportError::Closed);
         }
         let kind = Kind::of(&json);
@@ -331,8 +376,9 @@ impl Outbound for HttpOutbound {
                 // A sender dropped without saying `true` ended its POST too.
                 let _ = earlier.wait_for(|done| *done).await;
                 session.post(json, &kind).await;
-                if let Kind::Other { initialized: true } = kind {
-                    // The session is set up: the server may talk now.
+                if let (Kind::Other { initialized: true }, None) = (&kind, session.legacy.get()) {
+                    // The session is set up: the server may talk now (a
+                    // legacy server talks on the stream it already has).
                     session.start_listening();
                 }
             };
@@ -395,6 +441,8 @@ impl Kind {
 enum Failure {
     /// Anything but an expired session: the message says it all.
     Plain(String),
+    /// An error status that is not about the session.
+    Status { status: StatusCode, message: String },
     /// The server no longer knows the session id we sent.
     SessionExpired { status: StatusCode, body: String },
 }
@@ -403,7 +451,7 @@ impl Failure {
     /// The failure in words, for the error answering the request.
     fn message(self, url: &str) -> String {
         match self {
-            Failure::Plain(message) => message,
+            Failure::Plain(message) | Failure::Status { message, .. } => message,
             Failure::SessionExpired { status, body } => {
                 format!("the server forgot our session (HTTP {}) at {url}: {body}", status.as_u16())
             }
@@ -424,31 +472,13 @@ impl Session {
     /// Sends one message; a request refused because the server forgot the
     /// session is retried once on a new session. What failed in the end is
     /// answered as an error for the request's id.
-    async fn post(&self, json: Bytes, kind: &Kind) {
-        // Read before the POST: a re-initialisation counted after this
-        // may have come too late for the session id this POST carries.
-        let epoch = self.epoch.load(Ordering::SeqCst);
-        let failure = match self.exchange(json.clone(), kind, Answer::Deliver).await {
-            Ok(_) => return,
-            Err(failure) => failure,
+    async fn post(self: &Arc<Self>, json: Bytes, kind: &Kind) {
+        let outcome = if self.uses_legacy(kind) {
+            self.post_legacy(json, kind).await
+        } else {
+            self.post_streamable(json, kind).await
         };
-        let message = match (failure, kind) {
-            (Failure::SessionExpired { status, body }, Kind::Request { .. }) => {
-                match self.renew_session(epoch, status, &body).await {
-                    Ok(()) => match self.exchange(json, kind, Answer::Deliver).await {
-                        Ok(_) => return,
-                        Err(Failure::SessionExpired { status, body }) => format!(
-                            "the server forgot the session Warden had just re-opened (HTTP {}) at {}: {body}",
-                            status.as_u16(),
-                            self.url
-                        ),
-                        Err(Failure::Plain(message)) => message,
-                    },
-                    Err(message) => message,
-                }
-            }
-            (failure, _) => failure.message(&self.url),
-        };
+        let Err(message) = outcome else { return };
         self.deliver(TransportEvent::Fault { problem: message.clone() });
         if let Kind::Request { id, .. } = kind {
             self.deliver(TransportEvent::Message(Message::error(
@@ -456,6 +486,39 @@ impl Session {
                 ErrorObject::new(HTTP_TRANSPORT_ERROR, message),
             )));
         }
+    }
+
+    /// [`Session::post`] over Streamable HTTP; falls back to the legacy
+    /// transport when `initialize` says this is an old server.
+    async fn post_streamable(self: &Arc<Self>, json: Bytes, kind: &Kind) -> Result<(), String> {
+        // Read before the POST: a re-initialisation counted after this
+        // may have come too late for the session id this POST carries.
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        let failure = match self.exchange(json.clone(), kind, Answer::Deliver).await {
+            Ok(_) => return Ok(()),
+            Err(failure) => failure,
+        };
+        if self.falls_back(&failure, kind) {
+            return self.fall_back(json, kind, failure.message(&self.url)).await;
+        }
+        let message = match (failure, kind) {
+            (Failure::SessionExpired { status, body }, Kind::Request { .. }) => {
+                match self.renew_session(epoch, status, &body).await {
+                    Ok(()) => match self.exchange(json, kind, Answer::Deliver).await {
+                        Ok(_) => return Ok(()),
+                        Err(Failure::SessionExpired { status, body }) => format!(
+                            "the server forgot the session Warden had just re-opened (HTTP {}) at {}: {body}",
+                            status.as_u16(),
+                            self.url
+                        ),
+                        Err(failure) => failure.message(&self.url),
+                    },
+                    Err(message) => message,
+                }
+            }
+            (failure, _) => failure.message(&self.url),
+        };
+        Err(message)
     }
 
     /// Sends one message and delivers what the server answered; the answer
@@ -485,7 +548,10 @@ impl Session {
             if sent_session && forgotten {
                 return Err(Failure::SessionExpired { status, body });
             }
-            return Err(Failure::Plain(format!("HTTP {} from {}: {body}", status.as_u16(), self.url)));
+            return Err(Failure::Status {
+                status,
+                message: format!("HTTP {} from {}: {body}", status.as_u16(), self.url),
+            });
         }
         let Kind::Request { id, .. } = kind else {
             // 202 and no body is the rule; anything else is drained unread.
