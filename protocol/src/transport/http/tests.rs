@@ -22,11 +22,14 @@ use crate::jsonrpc::{ErrorObject, Message, RequestId, Response as JsonRpcRespons
 use crate::transport::{Connection, Connector, TransportError, TransportEvent};
 
 mod faults;
+mod legacy;
 
 /// One request the server received.
 #[derive(Debug)]
 struct Seen {
     method: Method,
+    /// The path and query asked for.
+    uri: hyper::Uri,
     headers: HeaderMap,
     /// The JSON body; `Null` when there was none.
     body: Value,
@@ -107,7 +110,7 @@ async fn serve<R: Into<Reply>>(
                         let (parts, body) = request.into_parts();
                         let bytes = body.collect().await.unwrap().to_bytes();
                         let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-                        let seen = Seen { method: parts.method, headers: parts.headers, body };
+                        let seen = Seen { method: parts.method, uri: parts.uri, headers: parts.headers, body };
                         let reply = handler(&seen);
                         let _ = seen_tx.send(seen);
                         match reply {
@@ -668,7 +671,14 @@ async fn a_404_without_a_session_is_a_plain_http_error() {
     let (url, _seen) = serve(|_: &Seen| status(StatusCode::NOT_FOUND, "")).await;
     let mut client = connect(&url, &[]).await.unwrap();
     client.request(1, "initialize");
-    assert_eq!(client.next_error(1).await, format!("HTTP 404 from {url}: (no body)"));
+    // A 404 to `initialize` may be an old server: its legacy stream is
+    // tried, and the error says both.
+    assert_eq!(
+        client.next_error(1).await,
+        format!(
+            "HTTP 404 from {url}: (no body); the legacy HTTP+SSE transport failed too: HTTP 404 from GET {url}: (no body)"
+        )
+    );
 }
 
 #[tokio::test]
