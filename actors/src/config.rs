@@ -132,6 +132,10 @@ pub struct ServerConfig {
     /// HTTP: a PEM file of CA certificates trusted for this server besides
     /// the system's, for a server with a private CA.
     pub ca_cert: Option<PathBuf>,
+    /// HTTP: `auto` (default: Streamable HTTP, falling back to the legacy
+    /// HTTP+SSE transport for a server that refuses it), `streamable-http`
+    /// or `sse` (legacy only).
+    pub transport: Option<String>,
     /// How long the handshake plus tool discovery may take, in seconds.
     pub startup_timeout_secs: Option<f64>,
     /// stdio: start with Warden's environment (default) or an empty one.
@@ -396,6 +400,7 @@ impl ServerConfig {
             (Some(command), None) if command.trim().is_empty() => return Err("`command` is empty".into()),
             (Some(_), None) if !self.headers.is_empty() => return Err("`headers` only applies to `url` servers; use `env` for a `command` server".into()),
             (Some(_), None) if self.ca_cert.is_some() => return Err("`ca_cert` only applies to `https://` `url` servers".into()),
+            (Some(_), None) if self.transport.is_some() => return Err("`transport` only applies to `url` servers".into()),
             (None, Some(_))
                 if !self.args.is_empty()
                     || !self.env.is_empty()
@@ -435,6 +440,13 @@ impl ServerConfig {
         }
         if let Some(policy) = &self.default_policy {
             policy.validate().map_err(|problem| format!("`default_policy`: {problem}"))?;
+        }
+        if let Some(transport) = &self.transport {
+            if warden_protocol::HttpTransport::parse(transport).is_none() {
+                return Err(format!(
+                    "`transport` must be \"auto\", \"streamable-http\" or \"sse\", not \"{transport}\""
+                ));
+            }
         }
         if let Some(retry) = &self.retry_after_crash {
             if CrashRetry::parse(retry).is_none() {

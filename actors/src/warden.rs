@@ -25,7 +25,9 @@ use ractor::{Actor, ActorRef};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 use warden_policy::RenderedResult;
-use warden_protocol::{json_kind, CallToolResult, Connector, HttpConnector, HttpSpec, StdioConnector, StdioSpec};
+use warden_protocol::{
+    json_kind, CallToolResult, Connector, HttpConnector, HttpSpec, HttpTransport, StdioConnector, StdioSpec,
+};
 
 use crate::config::{ServerConfig, WardenConfig};
 use crate::error::CallError;
@@ -401,6 +403,8 @@ fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Re
             let mut spec = HttpSpec::new(name, url.clone());
             spec.headers = server.headers.clone();
             spec.ca_cert = server.ca_cert.clone();
+            // Checked at load time.
+            spec.transport = server.transport.as_deref().and_then(HttpTransport::parse).unwrap_or_default();
             spec.max_message_bytes = config.max_message_bytes;
             Ok(Arc::new(HttpConnector::new(spec)))
         }

@@ -68,6 +68,11 @@ fn errors_name_the_file_the_server_and_the_field() {
         ("[servers.a]\ncommand = \"x\"\npass_env = [\"PATH\"]", "`pass_env` only applies with `inherit_env = false`"),
         ("[servers.a]\nurl = \"http://h\"\nmax_restarts = 2", "HTTP servers are not restarted"),
         (
+            "[servers.a]\nurl = \"http://h\"\ntransport = \"websocket\"",
+            "`transport` must be \"auto\", \"streamable-http\" or \"sse\", not \"websocket\"",
+        ),
+        ("[servers.a]\ncommand = \"x\"\ntransport = \"sse\"", "`transport` only applies to `url` servers"),
+        (
             "[servers.a]\ncommand = \"x\"\nretry_after_crash = \"sometimes\"",
             "`retry_after_crash` must be \"safe\", \"always\" or \"never\", not \"sometimes\"",
         ),
