@@ -1,7 +1,8 @@
 //! server-everything serving Streamable HTTP on loopback, for the HTTP
 //! suites and the HTTP benchmark: the pinned npm package (see
 //! [`crate::real_servers`]) started in its `streamableHttp` mode on a free
-//! port, killed when dropped so a failing test leaves nothing running.
+//! port, killed when dropped so a failing test leaves nothing running. Its
+//! `sse` mode serves the legacy HTTP+SSE transport the same way.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -14,7 +15,8 @@ use crate::real_servers::EVERYTHING;
 /// A running server-everything over HTTP.
 pub struct HttpEverything {
     child: Child,
-    /// Its MCP endpoint, `http://127.0.0.1:<port>/mcp`.
+    /// Its MCP endpoint, `http://127.0.0.1:<port>/mcp` (`…/sse` in `sse`
+    /// mode).
     pub url: String,
 }
 
@@ -26,11 +28,23 @@ impl HttpEverything {
 
     /// Starts the server on `port` and waits until it listens.
     pub async fn start_on(port: u16) -> HttpEverything {
+        HttpEverything::start_mode(port, "streamableHttp", "listening on port", "/mcp").await
+    }
+
+    /// Starts the server in its legacy HTTP+SSE mode on a free port: GET
+    /// `/sse` opens the stream, which names `/message?sessionId=…`.
+    pub async fn start_sse() -> HttpEverything {
+        HttpEverything::start_mode(free_port(), "sse", "Server is running on port", "/sse").await
+    }
+
+    /// Starts `node <script> <mode>` on `port`, waits for `ready` on its
+    /// stderr, and serves at `path`.
+    async fn start_mode(port: u16, mode: &str, ready: &str, path: &str) -> HttpEverything {
         // `node <script> stdio`: the same script, another transport.
         let (node, args) = EVERYTHING.command(&[]);
         let mut child = Command::new(node)
             .arg(&args[0])
-            .arg("streamableHttp")
+            .arg(mode)
             .env("PORT", port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -43,7 +57,7 @@ impl HttpEverything {
         let mut lines = BufReader::new(child.stderr.take().expect("stderr is piped")).lines();
         let listening = async {
             while let Some(line) = lines.next_line().await.expect("server-everything's stderr reads") {
-                if line.contains("listening on port") {
+                if line.contains(ready) {
                     return;
                 }
             }
@@ -51,7 +65,7 @@ impl HttpEverything {
         };
         tokio::time::timeout(Duration::from_secs(30), listening).await.expect("server-everything listens in time");
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        HttpEverything { child, url: format!("http://127.0.0.1:{port}/mcp") }
+        HttpEverything { child, url: format!("http://127.0.0.1:{port}{path}") }
     }
 
     /// Kills the server and waits for it.

@@ -154,3 +154,46 @@ async fn server_everything_sends_its_log_messages_on_the_get_stream() {
     connection.close().await;
     server.stop().await;
 }
+
+#[tokio::test]
+async fn server_everything_over_legacy_sse_lists_and_calls_tools() {
+    let server = HttpEverything::start_sse().await;
+    // No `transport`: the POST to `/sse` is refused (404) and Warden
+    // falls back to the legacy transport on its own.
+    let toml = format!(
+        "[servers.legacy]\nurl = {:?}\nheaders = {{ X-Test = \"warden\" }}\nstartup_timeout_secs = 60\n",
+        server.url
+    );
+    let config = test_config(&toml).expect("valid config");
+    let warden = Warden::start(&config).await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
+    let status = &warden.status()[0];
+    assert_eq!(status.state, ServerState::Running, "{status:?}");
+    assert_eq!(status.server_info.as_ref().unwrap().name, "mcp-servers/everything");
+    let names = warden.tools().into_iter().map(|entry| entry.name).collect::<Vec<_>>();
+    for name in ["legacy__echo", "legacy__get-sum", "legacy__trigger-long-running-operation"] {
+        assert!(names.iter().any(|listed| listed == name), "{name} in {names:?}");
+    }
+
+    let echo = warden.call_tool("legacy__echo", json!({"message": "hello"})).await.unwrap();
+    assert_eq!(echo.text(), "Echo: hello");
+    // Calls at once: every answer comes on the one stream.
+    let calls = &warden;
+    let sums = (0..8)
+        .map(|n| async move { calls.call_tool("legacy__get-sum", json!({"a": n, "b": 1})).await.unwrap().text() })
+        .collect();
+    for (n, text) in join_all(sums).await.iter().enumerate() {
+        assert_eq!(text, &format!("The sum of {n} and 1 is {}.", n + 1));
+    }
+
+    // The stream is the connection: the server going away takes the
+    // server down, and its status says why (HTTP servers are not
+    // restarted).
+    let mut changes = warden.tool_changes();
+    server.stop().await;
+    tokio::time::timeout(Duration::from_secs(30), changes.changed()).await.expect("the tools go in time");
+    let status = &warden.status()[0];
+    let ServerState::Failed { reason } = &status.state else { panic!("the server failed: {status:?}") };
+    assert!(reason.contains("the connection closed: the event stream from"), "{reason}");
+    warden.shutdown().await;
+}
