@@ -285,10 +285,11 @@ fn config_check_json_is_the_same_for_every_format() {
 fn config_check_exits_2_on_an_invalid_config_and_says_why() {
     let dir = scratch_dir("check-invalid");
     let config = dir.join("warden.json");
-    std::fs::write(&config, r#"{"mcpServers": {"old": {"type": "sse", "url": "http://h/sse"}}}"#).unwrap();
+    std::fs::write(&config, r#"{"mcpServers": {"old": {"type": "websocket", "url": "ws://h/ws"}}}"#).unwrap();
     let expected = format!(
-        "config file '{}', server 'old': `type` \"sse\" is not supported; Warden runs \"stdio\" servers (with \
-         `command`) and \"http\" or \"streamable-http\" servers (Streamable HTTP, with `url`)",
+        "config file '{}', server 'old': `type` \"websocket\" is not supported; Warden runs \"stdio\" servers \
+         (with `command`), \"http\" or \"streamable-http\" servers (Streamable HTTP, with `url`) and \"sse\" \
+         servers (legacy HTTP+SSE, with `url`)",
         config.canonicalize().unwrap().display()
     );
     let output = config_check(&[], &config);

@@ -7,12 +7,13 @@
 //! - a `mcp_servers:` list whose entries carry their `name`, as agent hosts
 //!   write it in YAML;
 //! - a `mcpServers` map, as desktop and editor MCP clients write it in JSON,
-//!   where an entry may say `type = "stdio" | "http" | "streamable-http"`.
+//!   where an entry may say `type = "stdio" | "http" | "streamable-http" | "sse"`.
 //!
 //! This step works on the raw value tree, before the strict schema sees it:
 //! it moves both shapes into `servers` and checks `type` against
 //! `command`/`url`, then drops it, because Warden knows the transport from
-//! which of the two is set. Everything else is left to the schema, so a typo
+//! which of the two is set — except `"sse"`, the legacy HTTP+SSE transport,
+//! which becomes `transport = "sse"`. Everything else is left to the schema, so a typo
 //! in a foreign shape is the same `unknown field` error as in Warden's own.
 
 use config::{Map, Value, ValueKind};
@@ -112,14 +113,25 @@ pub(super) fn typed(mut table: RawServer, file: &str, server: &str) -> Result<Ra
              with `url`"
                 .into(),
         )),
-        "http" | "streamable-http" if !has_url || has_command => Err(error(format!(
+        "http" | "streamable-http" | "sse" if !has_url || has_command => Err(error(format!(
             "`type` is \"{kind}\", which needs `url` (and no `command`); for a local server write `type = \"stdio\"` \
              with `command`"
         ))),
         "stdio" | "http" | "streamable-http" => Ok(table),
+        "sse" => match table.get("transport").map(|transport| transport.kind.clone()) {
+            None => {
+                table.insert("transport".into(), Value::new(None, ValueKind::String("sse".into())));
+                Ok(table)
+            }
+            Some(ValueKind::String(transport)) if transport == "sse" => Ok(table),
+            Some(_) => Err(error(
+                "`type` is \"sse\" (the legacy HTTP+SSE transport) but `transport` says otherwise; keep one of them"
+                    .into(),
+            )),
+        },
         _ => Err(error(format!(
-            "`type` \"{kind}\" is not supported; Warden runs \"stdio\" servers (with `command`) and \"http\" or \
-             \"streamable-http\" servers (Streamable HTTP, with `url`)"
+            "`type` \"{kind}\" is not supported; Warden runs \"stdio\" servers (with `command`), \"http\" or \
+             \"streamable-http\" servers (Streamable HTTP, with `url`) and \"sse\" servers (legacy HTTP+SSE, with `url`)"
         ))),
     }
 }

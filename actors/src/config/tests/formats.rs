@@ -121,9 +121,15 @@ fn every_shape_error_names_the_file_the_server_and_the_field() {
     let dir = scratch("shape-errors");
     let cases = [
         (
-            r#"{"mcpServers": {"old": {"type": "sse", "url": "http://h/sse"}}}"#,
-            "server 'old': `type` \"sse\" is not supported; Warden runs \"stdio\" servers (with `command`) and \
-             \"http\" or \"streamable-http\" servers (Streamable HTTP, with `url`)",
+            r#"{"mcpServers": {"old": {"type": "websocket", "url": "ws://h/ws"}}}"#,
+            "server 'old': `type` \"websocket\" is not supported; Warden runs \"stdio\" servers (with `command`), \
+             \"http\" or \"streamable-http\" servers (Streamable HTTP, with `url`) and \"sse\" servers (legacy \
+             HTTP+SSE, with `url`)",
+        ),
+        (
+            r#"{"mcpServers": {"old": {"type": "sse", "url": "http://h/sse", "transport": "auto"}}}"#,
+            "server 'old': `type` is \"sse\" (the legacy HTTP+SSE transport) but `transport` says otherwise; keep \
+             one of them",
         ),
         (
             r#"{"mcpServers": {"a": {"type": "stdio", "url": "http://h/mcp"}}}"#,
@@ -203,10 +209,9 @@ fn a_drop_in_error_names_the_drop_in() {
         )
     );
 
-    write(&dir, "d/git.toml", "name = \"git\"\ntype = \"sse\"\nurl = \"http://h\"\n");
-    assert!(
-        error_of(&config).starts_with(&format!("config file '{}', server 'git': `type` \"sse\"", drop_in.display()))
-    );
+    write(&dir, "d/git.toml", "name = \"git\"\ntype = \"websocket\"\nurl = \"http://h\"\n");
+    assert!(error_of(&config)
+        .starts_with(&format!("config file '{}', server 'git': `type` \"websocket\"", drop_in.display())));
 
     write(&dir, "d/git.toml", "command = [\n");
     assert!(error_of(&config).starts_with(&format!("config file '{}': ", drop_in.display())), "{}", error_of(&config));
@@ -274,4 +279,13 @@ fn the_config_file_is_found_given_then_from_the_environment_then_in_xdg() {
         error,
         format!("config file '{}': no such file; pass --config with the path of a warden.toml", missing.display())
     );
+}
+
+#[test]
+fn type_sse_is_the_legacy_transport() {
+    let dir = scratch("type-sse");
+    let path = write(&dir, "servers.json", r#"{"mcpServers": {"old": {"type": "sse", "url": "http://h/sse"}}}"#);
+    let servers = servers_of(&path);
+    assert_eq!(servers["old"].transport.as_deref(), Some("sse"));
+    assert_eq!(servers["old"].url.as_deref(), Some("http://h/sse"));
 }
