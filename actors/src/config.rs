@@ -10,7 +10,8 @@
 //! startup_timeout_secs = 30
 //! ```
 //!
-//! A server has exactly one of `command` (stdio) or `url` (Streamable HTTP).
+//! A server has exactly one of `command` (stdio) or `url` (Streamable HTTP,
+//! or the legacy HTTP+SSE transport: `transport = "auto" | "streamable-http" | "sse"`).
 //! Unknown keys are errors, because a typo like `comand` silently ignored is
 //! a server that never starts for a reason nobody can see. `${VAR}` in `env`
 //! and `headers` values is replaced from Warden's environment at load time;

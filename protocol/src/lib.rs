@@ -15,7 +15,8 @@
 //!   a [`Connection`] and pushes whatever arrives into an [`EventSink`]; the
 //!   caller writes [`Message`]s into the connection without ever waiting on
 //!   I/O. [`StdioConnector`] spawns a child process; [`HttpConnector`]
-//!   POSTs each message to a Streamable HTTP endpoint;
+//!   POSTs each message to a Streamable HTTP endpoint (or speaks the
+//!   legacy HTTP+SSE transport to a server that predates it);
 //!   [`memory_pair`] gives tests a scripted peer.
 //! - [`sse`](SseParser): an incremental `text/event-stream` parser for
 //!   Streamable HTTP, keeping the last event id and `retry` interval a
