@@ -765,6 +765,8 @@ impl Server {
     }
 
     /// Accepts only cursors that `tools_page` could have handed out.
+    // `usize::is_multiple_of` is newer than the workspace's rust-version (1.85).
+    #[allow(clippy::manual_is_multiple_of)]
     fn cursor_offset(&self, cursor: &Value, tool_count: usize) -> Option<usize> {
         let offset: usize = cursor.as_str()?.parse().ok()?;
         let size = self.options.page_size?;
