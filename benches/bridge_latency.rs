@@ -58,7 +58,10 @@ use tokio::sync::oneshot;
 use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
-use bench_support::{env_usize, micros, percentile_of, runtime};
+use bench_support::{
+    alternating, both, concurrent, env_usize, micros, percentile_of, runtime, sequential, start_warden, toml_string,
+    verdict, Caller, ComparisonTable, Knobs, Spread, Totals, SLICE_WARMUP,
+};
 
 /// The test server, built by Cargo alongside this bench.
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
@@ -69,37 +72,30 @@ const MESSAGE: &str = "hello from the bridge-latency bench";
 /// The goal the table checks.
 const GOAL_P50_OVERHEAD_US: f64 = 100.0;
 
-/// Untimed calls at the start of every sequential slice.
-const SLICE_WARMUP: usize = 20;
-
 fn main() {
     let settings = Settings::from_env();
     let warden_bin = build_warden();
-    runtime(settings.workers).block_on(run(settings, &warden_bin));
+    runtime(settings.knobs.workers).block_on(run(settings, &warden_bin));
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Settings {
-    calls: usize,
-    warmup: usize,
-    concurrent_calls: usize,
-    callers: usize,
-    rounds: usize,
+    knobs: Knobs,
+    /// `warden call` processes timed.
     cli_runs: usize,
-    workers: Option<usize>,
 }
 
 impl Settings {
     fn from_env() -> Settings {
-        Settings {
-            calls: env_usize("WARDEN_BENCH_CALLS", 5_000),
-            warmup: env_usize("WARDEN_BENCH_WARMUP", 300).max(1),
-            concurrent_calls: env_usize("WARDEN_BENCH_CONCURRENT_CALLS", 19_200),
-            callers: env_usize("WARDEN_BENCH_CALLERS", 32).max(1),
-            rounds: env_usize("WARDEN_BENCH_ROUNDS", 6).max(1),
-            cli_runs: env_usize("WARDEN_BENCH_CLI_RUNS", 30),
-            workers: std::env::var("WARDEN_BENCH_WORKERS").ok().map(|_| env_usize("WARDEN_BENCH_WORKERS", 0).max(1)),
-        }
+        let knobs = Knobs::from_env(Knobs {
+            calls: 5_000,
+            warmup: 300,
+            concurrent_calls: 19_200,
+            callers: 32,
+            rounds: 6,
+            workers: None,
+        });
+        Settings { knobs, cli_runs: env_usize("WARDEN_BENCH_CLI_RUNS", 30) }
     }
 }
 
@@ -118,45 +114,43 @@ fn build_warden() -> PathBuf {
 async fn run(settings: Settings, warden_bin: &Path) {
     let scratch = warden_tests::scratch_dir("bridge-bench");
     let config = scratch.join("warden.toml");
-    // A TOML basic string: escape backslashes and quotes.
-    let server = TEST_SERVER.replace('\\', "\\\\").replace('"', "\\\"");
-    std::fs::write(&config, format!("[daemon]\nidle_timeout_minutes = 60\n[security]\nauto_approve = true\n[servers.bench]\ncommand = \"{server}\"\n"))
+    let server = toml_string(TEST_SERVER);
+    std::fs::write(&config, format!("[daemon]\nidle_timeout_minutes = 60\n[security]\nauto_approve = true\n[servers.bench]\ncommand = {server}\n"))
         .unwrap();
     let home = scratch.join("home");
 
-    let embedded = Arc::new(Client::Embedded(start_embedded(&config).await));
+    let embedded = WardenConfig::load(&config).expect("the bench config is valid");
+    let embedded = Arc::new(Client::Embedded(start_warden(&embedded, &["bench__echo"]).await));
     let daemon = Daemon::start(warden_bin, &config, &home).await;
     let bridge = Arc::new(Client::Bridge(vec![daemon.connect().await]));
     let clients = [embedded, bridge];
+    let knobs = settings.knobs;
     for client in &clients {
-        sequential(client, settings.warmup, 0).await;
+        sequential(client, knobs.warmup, 0).await;
     }
     // One connection per concurrent caller for the bridge.
-    let mut connections = Vec::with_capacity(settings.callers);
-    for _ in 0..settings.callers {
+    let mut connections = Vec::with_capacity(knobs.callers);
+    for _ in 0..knobs.callers {
         connections.push(daemon.connect().await);
     }
     let bridge_many = Arc::new(Client::Bridge(connections));
 
     let mut totals = [Totals::default(), Totals::default()];
-    let calls = (settings.calls / settings.rounds).max(1);
-    let per_caller = (settings.concurrent_calls / settings.rounds / settings.callers).max(1);
+    let calls = knobs.calls_per_round();
+    let per_caller = knobs.per_caller_per_round();
     let mut overheads = Vec::new();
-    for round in 0..settings.rounds {
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+    for round in 0..knobs.rounds {
+        let order = alternating(round);
         let mut p50 = [0.0; 2];
         for &which in &order {
-            let (latencies, wall) = sequential(&clients[which], SLICE_WARMUP, calls).await;
+            let (latencies, wall, usage) = sequential(&clients[which], SLICE_WARMUP, calls).await;
             p50[which] = micros(percentile_of(latencies.clone(), 50.0));
-            totals[which].latencies.extend(latencies);
-            totals[which].sequential_wall += wall;
-            totals[which].sequential_calls += calls;
+            totals[which].add_sequential(latencies, wall, usage);
         }
         for &which in &order {
             let client = if which == 0 { &clients[0] } else { &bridge_many };
-            let wall = concurrent(client, settings.callers, per_caller).await;
-            totals[which].concurrent_wall += wall;
-            totals[which].concurrent_calls += settings.callers * per_caller;
+            let (wall, usage) = concurrent(client, knobs.callers, per_caller).await;
+            totals[which].add_concurrent(knobs.callers * per_caller, wall, usage);
         }
         overheads.push(p50[1] - p50[0]);
         println!(
@@ -180,52 +174,6 @@ async fn run(settings: Settings, warden_bin: &Path) {
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
-#[derive(Debug, Default)]
-struct Totals {
-    latencies: Vec<Duration>,
-    sequential_calls: usize,
-    sequential_wall: Duration,
-    concurrent_calls: usize,
-    concurrent_wall: Duration,
-}
-
-async fn sequential(client: &Arc<Client>, warmup: usize, calls: usize) -> (Vec<Duration>, Duration) {
-    let client = Arc::clone(client);
-    tokio::spawn(async move {
-        for _ in 0..warmup {
-            client.echo(0).await;
-        }
-        let mut latencies = Vec::with_capacity(calls);
-        let start = Instant::now();
-        for _ in 0..calls {
-            let before = Instant::now();
-            client.echo(0).await;
-            latencies.push(before.elapsed());
-        }
-        (latencies, start.elapsed())
-    })
-    .await
-    .expect("the sequential caller ran")
-}
-
-async fn concurrent(client: &Arc<Client>, callers: usize, per_caller: usize) -> Duration {
-    let start = Instant::now();
-    let tasks: Vec<_> = (0..callers)
-        .map(|caller| {
-            let client = Arc::clone(client);
-            tokio::spawn(async move {
-                for _ in 0..per_caller {
-                    client.echo(caller).await;
-                }
-            })
-        })
-        .collect();
-    for task in tasks {
-        task.await.expect("a concurrent caller ran");
-    }
-    start.elapsed()
-}
-
 /// The wall time of `runs` whole `warden call` processes.
 async fn cli_wall_times(warden_bin: &Path, config: &Path, home: &Path, runs: usize) -> Vec<Duration> {
     let mut times = Vec::with_capacity(runs);
@@ -246,50 +194,33 @@ async fn cli_wall_times(warden_bin: &Path, config: &Path, home: &Path, runs: usi
     times
 }
 
-fn print_table(settings: &Settings, totals: &[Totals; 2], mut overheads: Vec<f64>, cli: &[Duration]) {
-    let each = |metric: &dyn Fn(&Totals) -> f64| [metric(&totals[0]), metric(&totals[1])];
-    let p50 = each(&|t| micros(percentile_of(t.latencies.clone(), 50.0)));
-    let p99 = each(&|t| micros(percentile_of(t.latencies.clone(), 99.0)));
-    let single = each(&|t| t.sequential_calls as f64 / t.sequential_wall.as_secs_f64());
-    let many = each(&|t| t.concurrent_calls as f64 / t.concurrent_wall.as_secs_f64());
+fn print_table(settings: &Settings, totals: &[Totals; 2], overheads: Vec<f64>, cli: &[Duration]) {
+    let knobs = &settings.knobs;
+    let p50 = both(totals, |t| t.latency_us(50.0));
     let overhead = p50[1] - p50[0];
-    let verdict = |met: bool| if met { "met" } else { "MISSED" };
-    overheads.sort_by(f64::total_cmp);
 
     println!();
     println!(
         "bridge vs embedded, echo via warden-test-server (stdio): {} rounds in alternating order, samples pooled",
-        settings.rounds
+        knobs.rounds
     );
     println!(
         "  per client: {} timed sequential calls (after {} warm-up), {} calls by {} concurrent callers (bridge: one connection each)",
-        totals[0].sequential_calls, settings.warmup, totals[0].concurrent_calls, settings.callers,
+        totals[0].sequential_calls, knobs.warmup, totals[0].concurrent_calls, knobs.callers,
     );
-    println!("metric                    embedded     bridge  bridge/embedded   goal");
-    println!(
-        "{:<22} {:>11.1} {:>10.1} {:>15.2}×   {:<16} {}",
-        "p50 latency (µs)",
-        p50[0],
-        p50[1],
-        p50[1] / p50[0],
-        format!("within +{GOAL_P50_OVERHEAD_US} µs"),
-        verdict(overhead <= GOAL_P50_OVERHEAD_US),
-    );
-    println!("{:<22} {:>11.1} {:>10.1} {:>15.2}×", "p99 latency (µs)", p99[0], p99[1], p99[1] / p99[0]);
-    println!("{:<22} {:>11.0} {:>10.0} {:>15.2}×", "calls/s, 1 caller", single[0], single[1], single[1] / single[0]);
-    println!(
-        "{:<22} {:>11.0} {:>10.0} {:>15.2}×",
-        format!("calls/s, {} callers", settings.callers),
-        many[0],
-        many[1],
-        many[1] / many[0]
-    );
+    let table = ComparisonTable::new("embedded", "bridge", 11);
+    let goal = format!("within +{GOAL_P50_OVERHEAD_US} µs");
+    table.goal_row("p50 latency (µs)", p50, 1, &goal, overhead <= GOAL_P50_OVERHEAD_US);
+    table.row("p99 latency (µs)", both(totals, |t| t.latency_us(99.0)), 1);
+    table.row("calls/s, 1 caller", both(totals, Totals::sequential_rate), 0);
+    table.row(&format!("calls/s, {} callers", knobs.callers), both(totals, Totals::concurrent_rate), 0);
+    let overheads = Spread::of(overheads);
     println!(
         "p50 overhead (bridge − embedded): {overhead:+.1} µs per call (goal ≤ {GOAL_P50_OVERHEAD_US} µs: {}); per round: min {:+.1}, median {:+.1}, max {:+.1} µs",
         verdict(overhead <= GOAL_P50_OVERHEAD_US),
-        overheads[0],
-        overheads[overheads.len() / 2],
-        overheads[overheads.len() - 1],
+        overheads.min,
+        overheads.median,
+        overheads.max,
     );
     if !cli.is_empty() {
         let ms = |duration: Duration| duration.as_secs_f64() * 1e3;
@@ -316,8 +247,8 @@ enum Client {
     Bridge(Vec<BridgeConnection>),
 }
 
-impl Client {
-    async fn echo(&self, caller: usize) {
+impl Caller for Client {
+    async fn call(&self, caller: usize) {
         match self {
             Client::Embedded(warden) => {
                 let result = warden
@@ -333,14 +264,6 @@ impl Client {
             }
         }
     }
-}
-
-async fn start_embedded(config: &Path) -> Warden {
-    let config = WardenConfig::load(config).expect("the bench config is valid");
-    let warden = Warden::start(&config).await.expect("Warden starts");
-    warden.settled().await;
-    assert!(warden.tools().iter().any(|entry| entry.name == "bench__echo"), "Warden lists no bench__echo");
-    warden
 }
 
 /// A `warden serve` child process with its own state directory.

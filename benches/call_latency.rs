@@ -59,7 +59,7 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -67,10 +67,13 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
-use warden_actors::{ServerState, Warden, WardenConfig};
+use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
-use bench_support::{env_usize, micros, percentile_of, runtime};
+use bench_support::{
+    alternating, both, concurrent, micros, percentile_of, runtime, sequential, start_warden, toml_string, verdict,
+    Caller, ComparisonTable, Knobs, Spread, Totals, Usage, SLICE_WARMUP,
+};
 
 /// The test server, built by Cargo alongside this bench.
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
@@ -84,23 +87,14 @@ const GOAL_CONCURRENT_RATIO: f64 = 0.8;
 
 fn main() {
     let settings = Settings::from_env();
-    runtime(settings.workers).block_on(run(settings));
+    runtime(settings.knobs.workers).block_on(run(settings));
 }
 
 /// The run's sizes, from the environment.
 #[derive(Debug, Clone, Copy)]
 struct Settings {
-    /// Timed sequential calls per client, over all rounds.
-    calls: usize,
-    /// Untimed calls per client before the first round.
-    warmup: usize,
-    /// Calls per client in the concurrent phases, over all rounds.
-    concurrent_calls: usize,
-    callers: usize,
-    rounds: usize,
+    knobs: Knobs,
     writer: WriterMode,
-    /// Tokio worker threads; tokio's default (one per core) when `None`.
-    workers: Option<usize>,
 }
 
 impl Settings {
@@ -112,23 +106,15 @@ impl Settings {
                 panic!("WARDEN_BENCH_DIRECT_WRITER must be `mutex` or `task`, not `{other}`")
             }
         };
-        Settings {
-            calls: env_usize("WARDEN_BENCH_CALLS", 10_000),
-            warmup: env_usize("WARDEN_BENCH_WARMUP", 500).max(1),
-            concurrent_calls: env_usize("WARDEN_BENCH_CONCURRENT_CALLS", 40_000),
-            callers: env_usize("WARDEN_BENCH_CALLERS", 32).max(1),
-            rounds: env_usize("WARDEN_BENCH_ROUNDS", 10).max(1),
-            writer,
-            workers: std::env::var("WARDEN_BENCH_WORKERS").ok().map(|_| env_usize("WARDEN_BENCH_WORKERS", 0).max(1)),
-        }
-    }
-
-    fn calls_per_round(&self) -> usize {
-        (self.calls / self.rounds).max(1)
-    }
-
-    fn per_caller_per_round(&self) -> usize {
-        (self.concurrent_calls / self.rounds / self.callers).max(1)
+        let knobs = Knobs::from_env(Knobs {
+            calls: 10_000,
+            warmup: 500,
+            concurrent_calls: 40_000,
+            callers: 32,
+            rounds: 10,
+            workers: None,
+        });
+        Settings { knobs, writer }
     }
 }
 
@@ -137,35 +123,31 @@ async fn run(settings: Settings) {
         return run_one(&only, settings).await;
     }
     let direct = Arc::new(Client::Direct(Direct::start(TEST_SERVER, settings.writer).await));
-    let warden = Arc::new(Client::Warden(start_warden(TEST_SERVER).await));
+    let warden = Arc::new(Client::Warden(start_bench_warden().await));
     let clients = [direct, warden];
+    let knobs = settings.knobs;
     for client in &clients {
         // Fails a broken setup before anything is timed, and warms up.
-        sequential(client, settings.warmup, 0).await;
+        sequential(client, knobs.warmup, 0).await;
     }
 
     let mut totals = [Totals::default(), Totals::default()];
     let mut overheads = Vec::new();
-    let calls = settings.calls_per_round();
-    let per_caller = settings.per_caller_per_round();
-    for round in 0..settings.rounds {
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+    let calls = knobs.calls_per_round();
+    let per_caller = knobs.per_caller_per_round();
+    for round in 0..knobs.rounds {
+        let order = alternating(round);
         let mut p50 = [0.0; 2];
         let mut rate = [0.0; 2];
         for &which in &order {
             let (latencies, wall, usage) = sequential(&clients[which], SLICE_WARMUP, calls).await;
-            totals[which].sequential_usage.add(usage);
             p50[which] = micros(percentile_of(latencies.clone(), 50.0));
-            totals[which].latencies.extend(latencies);
-            totals[which].sequential_wall += wall;
-            totals[which].sequential_calls += calls;
+            totals[which].add_sequential(latencies, wall, usage);
         }
         for &which in &order {
-            let (wall, usage) = concurrent(&clients[which], settings.callers, per_caller).await;
-            totals[which].concurrent_usage.add(usage);
-            rate[which] = (settings.callers * per_caller) as f64 / wall.as_secs_f64();
-            totals[which].concurrent_wall += wall;
-            totals[which].concurrent_calls += settings.callers * per_caller;
+            let (wall, usage) = concurrent(&clients[which], knobs.callers, per_caller).await;
+            rate[which] = (knobs.callers * per_caller) as f64 / wall.as_secs_f64();
+            totals[which].add_concurrent(knobs.callers * per_caller, wall, usage);
         }
         overheads.push(p50[1] - p50[0]);
         println!(
@@ -174,7 +156,7 @@ async fn run(settings: Settings) {
             if order[0] == 0 { "direct" } else { "warden" },
             p50[0],
             p50[1],
-            settings.callers,
+            knobs.callers,
             rate[0],
             rate[1],
         );
@@ -196,9 +178,10 @@ async fn run(settings: Settings) {
 async fn run_one(only: &str, settings: Settings) {
     let client = Arc::new(match only {
         "direct" => Client::Direct(Direct::start(TEST_SERVER, settings.writer).await),
-        "warden" => Client::Warden(start_warden(TEST_SERVER).await),
+        "warden" => Client::Warden(start_bench_warden().await),
         other => panic!("WARDEN_BENCH_ONLY must be `direct` or `warden`, not `{other}`"),
     });
+    let settings = settings.knobs;
     sequential(&client, settings.warmup, 0).await;
     let (mut latencies, wall, usage) = sequential(&client, 0, settings.calls).await;
     latencies.sort_unstable();
@@ -228,193 +211,62 @@ async fn run_one(only: &str, settings: Settings) {
     }
 }
 
-// ---------------------------------------------------------------------------
-// Measuring
-// ---------------------------------------------------------------------------
-
-/// Untimed calls at the start of every sequential slice, so that switching
-/// from one client to the other is not timed.
-const SLICE_WARMUP: usize = 20;
-
-/// One client's numbers, pooled over the rounds.
-#[derive(Debug, Default)]
-struct Totals {
-    latencies: Vec<Duration>,
-    sequential_calls: usize,
-    sequential_wall: Duration,
-    concurrent_calls: usize,
-    concurrent_wall: Duration,
-    /// This process's CPU time and context switches during the timed calls.
-    sequential_usage: Usage,
-    concurrent_usage: Usage,
-}
-
-/// CPU time and context switches of this process (all its threads, not the
-/// server's), from `getrusage`. Only one client runs at a time, so the
-/// difference over a phase is that client's cost.
-#[derive(Debug, Default, Clone, Copy)]
-struct Usage {
-    cpu: Duration,
-    voluntary_switches: i64,
-}
-
-impl Usage {
-    fn now() -> Usage {
-        // SAFETY: getrusage only writes the struct it is given.
-        let usage = unsafe {
-            let mut usage = std::mem::zeroed::<libc::rusage>();
-            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-            usage
-        };
-        let time = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
-        Usage { cpu: time(usage.ru_utime) + time(usage.ru_stime), voluntary_switches: usage.ru_nvcsw }
-    }
-
-    fn since(self, start: Usage) -> Usage {
-        Usage {
-            cpu: self.cpu.saturating_sub(start.cpu),
-            voluntary_switches: self.voluntary_switches - start.voluntary_switches,
-        }
-    }
-
-    fn add(&mut self, other: Usage) {
-        self.cpu += other.cpu;
-        self.voluntary_switches += other.voluntary_switches;
-    }
-}
-
-/// `warmup` untimed calls, then `calls` timed ones, one after another; the
-/// latencies and the wall time of the timed ones.
-async fn sequential(client: &Arc<Client>, warmup: usize, calls: usize) -> (Vec<Duration>, Duration, Usage) {
-    // The caller runs as a task on a worker thread, as a host's request
-    // handler would, not on the thread blocked in `block_on`.
-    let client = Arc::clone(client);
-    tokio::spawn(async move {
-        for _ in 0..warmup {
-            client.echo().await;
-        }
-        let mut latencies = Vec::with_capacity(calls);
-        let usage = Usage::now();
-        let start = Instant::now();
-        for _ in 0..calls {
-            let before = Instant::now();
-            client.echo().await;
-            latencies.push(before.elapsed());
-        }
-        let wall = start.elapsed();
-        (latencies, wall, Usage::now().since(usage))
-    })
-    .await
-    .expect("the sequential caller ran")
-}
-
-/// `callers` tasks making `per_caller` calls each; the wall time.
-async fn concurrent(client: &Arc<Client>, callers: usize, per_caller: usize) -> (Duration, Usage) {
-    let usage = Usage::now();
-    let start = Instant::now();
-    let tasks: Vec<JoinHandle<()>> = (0..callers)
-        .map(|_| {
-            let client = Arc::clone(client);
-            tokio::spawn(async move {
-                for _ in 0..per_caller {
-                    client.echo().await;
-                }
-            })
-        })
-        .collect();
-    for task in tasks {
-        task.await.expect("a concurrent caller ran");
-    }
-    (start.elapsed(), Usage::now().since(usage))
-}
-
-fn print_table(settings: &Settings, totals: &[Totals; 2], mut overheads: Vec<f64>) {
-    let p50 = totals.each(|t| micros(percentile_of(t.latencies.clone(), 50.0)));
-    let p99 = totals.each(|t| micros(percentile_of(t.latencies.clone(), 99.0)));
-    let single = totals.each(|t| t.sequential_calls as f64 / t.sequential_wall.as_secs_f64());
-    let concurrent = totals.each(|t| t.concurrent_calls as f64 / t.concurrent_wall.as_secs_f64());
+fn print_table(settings: &Settings, totals: &[Totals; 2], overheads: Vec<f64>) {
+    let knobs = &settings.knobs;
+    let p50 = both(totals, |t| t.latency_us(50.0));
     let overhead = p50[1] - p50[0];
+    let concurrent = both(totals, Totals::concurrent_rate);
     let concurrent_ratio = concurrent[1] / concurrent[0];
-    let verdict = |met: bool| if met { "met" } else { "MISSED" };
-    overheads.sort_by(f64::total_cmp);
 
     println!();
     println!(
         "call latency and throughput, echo via warden-test-server (stdio): {} rounds, each timing both clients in alternating order (direct first in odd rounds), samples pooled over the rounds",
-        settings.rounds,
+        knobs.rounds,
     );
     println!(
         "  per client: {} timed sequential calls (after {} warm-up), {} calls by {} concurrent callers; direct writes stdin {}",
         totals[0].sequential_calls,
-        settings.warmup,
+        knobs.warmup,
         totals[0].concurrent_calls,
-        settings.callers,
+        knobs.callers,
         match settings.writer {
             WriterMode::Mutex => "under a mutex",
             WriterMode::Task => "through a writer task",
         },
     );
-    println!("metric                     direct     warden    warden/direct   goal");
-    println!(
-        "{:<22} {:>10.1} {:>10.1} {:>15.2}×   {:<16} {}",
-        "p50 latency (µs)",
-        p50[0],
-        p50[1],
-        p50[1] / p50[0],
-        format!("within +{GOAL_P50_OVERHEAD_US} µs"),
-        verdict(overhead <= GOAL_P50_OVERHEAD_US),
-    );
-    println!("{:<22} {:>10.1} {:>10.1} {:>15.2}×", "p99 latency (µs)", p99[0], p99[1], p99[1] / p99[0]);
-    println!("{:<22} {:>10.0} {:>10.0} {:>15.2}×", "calls/s, 1 caller", single[0], single[1], single[1] / single[0]);
-    println!(
-        "{:<22} {:>10.0} {:>10.0} {:>15.2}×   {:<16} {}",
-        format!("calls/s, {} callers", settings.callers),
-        concurrent[0],
-        concurrent[1],
-        concurrent_ratio,
-        format!("≥ {GOAL_CONCURRENT_RATIO}×"),
-        verdict(concurrent_ratio >= GOAL_CONCURRENT_RATIO),
-    );
+    let table = ComparisonTable::new("direct", "warden", 10);
+    let goal = format!("within +{GOAL_P50_OVERHEAD_US} µs");
+    table.goal_row("p50 latency (µs)", p50, 1, &goal, overhead <= GOAL_P50_OVERHEAD_US);
+    table.row("p99 latency (µs)", both(totals, |t| t.latency_us(99.0)), 1);
+    table.row("calls/s, 1 caller", both(totals, Totals::sequential_rate), 0);
+    let goal = format!("≥ {GOAL_CONCURRENT_RATIO}×");
+    let label = format!("calls/s, {} callers", knobs.callers);
+    table.goal_row(&label, concurrent, 0, &goal, concurrent_ratio >= GOAL_CONCURRENT_RATIO);
     let cpu = |usage: Usage, calls: usize| micros(usage.cpu) / calls as f64;
     let switches = |usage: Usage, calls: usize| usage.voluntary_switches as f64 / calls as f64;
     let rows = [
-        ("client CPU µs/call, 1".to_string(), totals.each(|t| cpu(t.sequential_usage, t.sequential_calls))),
+        ("client CPU µs/call, 1".to_string(), both(totals, |t| cpu(t.sequential_usage, t.sequential_calls))),
         (
-            format!("client CPU µs/call, {}", settings.callers),
-            totals.each(|t| cpu(t.concurrent_usage, t.concurrent_calls)),
+            format!("client CPU µs/call, {}", knobs.callers),
+            both(totals, |t| cpu(t.concurrent_usage, t.concurrent_calls)),
         ),
-        ("client ctx sw/call, 1".to_string(), totals.each(|t| switches(t.sequential_usage, t.sequential_calls))),
+        ("client ctx sw/call, 1".to_string(), both(totals, |t| switches(t.sequential_usage, t.sequential_calls))),
         (
-            format!("client ctx sw/call, {}", settings.callers),
-            totals.each(|t| switches(t.concurrent_usage, t.concurrent_calls)),
+            format!("client ctx sw/call, {}", knobs.callers),
+            both(totals, |t| switches(t.concurrent_usage, t.concurrent_calls)),
         ),
     ];
-    for (label, value) in rows {
-        println!(
-            "{label:<22} {:>10.2} {:>10.2} {:>15.2}×   (this process only, not the server)",
-            value[0],
-            value[1],
-            value[1] / value[0]
-        );
+    for (label, values) in rows {
+        table.note_row(&label, values, 2, "(this process only, not the server)");
     }
+    let overheads = Spread::of(overheads);
     println!(
         "p50 overhead (warden − direct): {overhead:+.1} µs per call (goal ≤ {GOAL_P50_OVERHEAD_US} µs: {}); per round: min {:+.1}, median {:+.1}, max {:+.1} µs",
         verdict(overhead <= GOAL_P50_OVERHEAD_US),
-        overheads[0],
-        overheads[overheads.len() / 2],
-        overheads[overheads.len() - 1],
+        overheads.min,
+        overheads.median,
+        overheads.max,
     );
-}
-
-/// `[direct, warden]` → one number each.
-trait Each {
-    fn each(&self, metric: impl Fn(&Totals) -> f64) -> [f64; 2];
-}
-
-impl Each for [Totals; 2] {
-    fn each(&self, metric: impl Fn(&Totals) -> f64) -> [f64; 2] {
-        [metric(&self[0]), metric(&self[1])]
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -429,10 +281,10 @@ enum Client {
     Warden(Warden),
 }
 
-impl Client {
+impl Caller for Client {
     /// One `echo` call; panics on anything but the echoed text, so a broken
     /// client cannot look fast.
-    async fn echo(&self) {
+    async fn call(&self, _caller: usize) {
         match self {
             Client::Direct(direct) => {
                 let text = direct.call_echo(MESSAGE).await;
@@ -450,23 +302,13 @@ impl Client {
     }
 }
 
-async fn start_warden(server: &str) -> Warden {
-    // A TOML basic string: escape backslashes and quotes.
-    let path = server.replace('\\', "\\\\").replace('"', "\\\"");
+async fn start_bench_warden() -> Warden {
     let config = WardenConfig::from_toml(
-        &format!("[servers.bench]\ncommand = \"{path}\"\n[security]\nauto_approve = true\n"),
+        &format!("[servers.bench]\ncommand = {}\n[security]\nauto_approve = true\n", toml_string(TEST_SERVER)),
         "bench",
     )
     .expect("the bench config is valid");
-    let warden = Warden::start(&config).await.expect("Warden starts");
-    warden.settled().await;
-    for status in warden.status() {
-        if let ServerState::Failed { reason } = &status.state {
-            panic!("the bench server failed to start under Warden: {reason}");
-        }
-    }
-    assert!(warden.tools().iter().any(|entry| entry.name == "bench__echo"), "Warden lists no bench__echo");
-    warden
+    start_warden(&config, &["bench__echo"]).await
 }
 
 /// How the direct client gets its lines onto stdin.

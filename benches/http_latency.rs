@@ -42,7 +42,6 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -52,12 +51,14 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tokio::task::JoinHandle;
-use warden_actors::{ServerState, Warden, WardenConfig};
+use warden_actors::{Warden, WardenConfig};
 use warden_tests::http_everything::HttpEverything;
 
 mod bench_support;
-use bench_support::{env_usize, micros, percentile_of, runtime};
+use bench_support::{
+    alternating, both, concurrent, micros, percentile_of, runtime, sequential, start_warden, Caller, ComparisonTable,
+    Knobs, Spread, Totals, SLICE_WARMUP,
+};
 
 /// What every call echoes.
 const MESSAGE: &str = "hello from the http-latency bench";
@@ -74,76 +75,52 @@ const PROTOCOL_VERSION: &str = "2025-11-25";
 const GOAL_RATIO: f64 = 1.2;
 
 fn main() {
-    let settings = Settings::from_env();
-    runtime(settings.workers).block_on(run(settings));
+    let knobs = Knobs::from_env(Knobs {
+        calls: 3_000,
+        warmup: 300,
+        concurrent_calls: 9_600,
+        callers: 32,
+        rounds: 6,
+        workers: None,
+    });
+    runtime(knobs.workers).block_on(run(knobs));
 }
 
-/// The run's sizes, from the environment.
-#[derive(Debug, Clone, Copy)]
-struct Settings {
-    /// Timed sequential calls per client, over all rounds.
-    calls: usize,
-    /// Untimed calls per client before the first round.
-    warmup: usize,
-    /// Calls per client in the concurrent phases, over all rounds.
-    concurrent_calls: usize,
-    callers: usize,
-    rounds: usize,
-    /// Tokio worker threads; tokio's default (one per core) when `None`.
-    workers: Option<usize>,
-}
-
-impl Settings {
-    fn from_env() -> Settings {
-        Settings {
-            calls: env_usize("WARDEN_BENCH_CALLS", 3_000),
-            warmup: env_usize("WARDEN_BENCH_WARMUP", 300).max(1),
-            concurrent_calls: env_usize("WARDEN_BENCH_CONCURRENT_CALLS", 9_600),
-            callers: env_usize("WARDEN_BENCH_CALLERS", 32).max(1),
-            rounds: env_usize("WARDEN_BENCH_ROUNDS", 6).max(1),
-            workers: std::env::var("WARDEN_BENCH_WORKERS").ok().map(|_| env_usize("WARDEN_BENCH_WORKERS", 0).max(1)),
-        }
-    }
-
-    fn calls_per_round(&self) -> usize {
-        (self.calls / self.rounds).max(1)
-    }
-
-    fn per_caller_per_round(&self) -> usize {
-        (self.concurrent_calls / self.rounds / self.callers).max(1)
-    }
-}
-
-async fn run(settings: Settings) {
+async fn run(knobs: Knobs) {
     let server = HttpEverything::start().await;
     let direct = Arc::new(Client::Direct(Direct::start(&server.url).await));
-    let warden = Arc::new(Client::Warden(start_warden(&server.url).await));
+    let config = WardenConfig::from_toml(
+        &format!(
+            "[servers.remote]\nurl = {:?}\nstartup_timeout_secs = 60\n[security]\nauto_approve = true\n",
+            server.url
+        ),
+        "bench",
+    )
+    .expect("the bench config is valid");
+    let warden = Arc::new(Client::Warden(start_warden(&config, &["remote__echo"]).await));
     let clients = [direct, warden];
     for client in &clients {
         // Fails a broken setup before anything is timed, and warms up.
-        sequential(client, settings.warmup, 0).await;
+        sequential(client, knobs.warmup, 0).await;
     }
 
     let mut totals = [Totals::default(), Totals::default()];
     let mut ratios = Vec::new();
-    let calls = settings.calls_per_round();
-    let per_caller = settings.per_caller_per_round();
-    for round in 0..settings.rounds {
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+    let calls = knobs.calls_per_round();
+    let per_caller = knobs.per_caller_per_round();
+    for round in 0..knobs.rounds {
+        let order = alternating(round);
         let mut p50 = [0.0; 2];
         let mut rate = [0.0; 2];
         for &which in &order {
-            let (latencies, wall) = sequential(&clients[which], SLICE_WARMUP, calls).await;
+            let (latencies, wall, usage) = sequential(&clients[which], SLICE_WARMUP, calls).await;
             p50[which] = micros(percentile_of(latencies.clone(), 50.0));
-            totals[which].latencies.extend(latencies);
-            totals[which].sequential_wall += wall;
-            totals[which].sequential_calls += calls;
+            totals[which].add_sequential(latencies, wall, usage);
         }
         for &which in &order {
-            let wall = concurrent(&clients[which], settings.callers, per_caller).await;
-            rate[which] = (settings.callers * per_caller) as f64 / wall.as_secs_f64();
-            totals[which].concurrent_wall += wall;
-            totals[which].concurrent_calls += settings.callers * per_caller;
+            let (wall, usage) = concurrent(&clients[which], knobs.callers, per_caller).await;
+            rate[which] = (knobs.callers * per_caller) as f64 / wall.as_secs_f64();
+            totals[which].add_concurrent(knobs.callers * per_caller, wall, usage);
         }
         ratios.push(p50[1] / p50[0]);
         println!(
@@ -152,13 +129,13 @@ async fn run(settings: Settings) {
             if order[0] == 0 { "direct" } else { "warden" },
             p50[0],
             p50[1],
-            settings.callers,
+            knobs.callers,
             rate[0],
             rate[1],
         );
     }
 
-    print_table(&settings, &totals, ratios);
+    print_table(&knobs, &totals, ratios);
 
     let [direct, warden] = clients;
     if let Some(Client::Warden(warden)) = Arc::into_inner(warden) {
@@ -168,118 +145,38 @@ async fn run(settings: Settings) {
     server.stop().await;
 }
 
-// ---------------------------------------------------------------------------
-// Measuring
-// ---------------------------------------------------------------------------
-
-/// Untimed calls at the start of every sequential slice, so that switching
-/// from one client to the other is not timed.
-const SLICE_WARMUP: usize = 20;
-
-/// One client's numbers, pooled over the rounds.
-#[derive(Debug, Default)]
-struct Totals {
-    latencies: Vec<Duration>,
-    sequential_calls: usize,
-    sequential_wall: Duration,
-    concurrent_calls: usize,
-    concurrent_wall: Duration,
-}
-
-/// `warmup` untimed calls, then `calls` timed ones, one after another; the
-/// latencies and the wall time of the timed ones.
-async fn sequential(client: &Arc<Client>, warmup: usize, calls: usize) -> (Vec<Duration>, Duration) {
-    // The caller runs as a task on a worker thread, as a host's request
-    // handler would, not on the thread blocked in `block_on`.
-    let client = Arc::clone(client);
-    tokio::spawn(async move {
-        for _ in 0..warmup {
-            client.echo().await;
-        }
-        let mut latencies = Vec::with_capacity(calls);
-        let start = Instant::now();
-        for _ in 0..calls {
-            let before = Instant::now();
-            client.echo().await;
-            latencies.push(before.elapsed());
-        }
-        (latencies, start.elapsed())
-    })
-    .await
-    .expect("the sequential caller ran")
-}
-
-/// `callers` tasks making `per_caller` calls each; the wall time.
-async fn concurrent(client: &Arc<Client>, callers: usize, per_caller: usize) -> Duration {
-    let start = Instant::now();
-    let tasks: Vec<JoinHandle<()>> = (0..callers)
-        .map(|_| {
-            let client = Arc::clone(client);
-            tokio::spawn(async move {
-                for _ in 0..per_caller {
-                    client.echo().await;
-                }
-            })
-        })
-        .collect();
-    for task in tasks {
-        task.await.expect("a concurrent caller ran");
-    }
-    start.elapsed()
-}
-
-fn print_table(settings: &Settings, totals: &[Totals; 2], mut ratios: Vec<f64>) {
-    let each = |metric: &dyn Fn(&Totals) -> f64| [metric(&totals[0]), metric(&totals[1])];
-    let p50 = each(&|t| micros(percentile_of(t.latencies.clone(), 50.0)));
-    let p99 = each(&|t| micros(percentile_of(t.latencies.clone(), 99.0)));
-    let single = each(&|t| t.sequential_calls as f64 / t.sequential_wall.as_secs_f64());
-    let concurrent = each(&|t| t.concurrent_calls as f64 / t.concurrent_wall.as_secs_f64());
+fn print_table(knobs: &Knobs, totals: &[Totals; 2], ratios: Vec<f64>) {
+    let p50 = both(totals, |t| t.latency_us(50.0));
     let p50_ratio = p50[1] / p50[0];
+    let concurrent = both(totals, Totals::concurrent_rate);
     let concurrent_ratio = concurrent[1] / concurrent[0];
-    let verdict = |met: bool| if met { "met" } else { "MISSED" };
-    ratios.sort_by(f64::total_cmp);
 
     println!();
     println!(
         "http call latency and throughput, echo via server-everything (streamable HTTP, loopback): {} rounds, each timing both clients in alternating order (direct first in odd rounds), samples pooled over the rounds",
-        settings.rounds,
+        knobs.rounds,
     );
     println!(
         "  per client: {} timed sequential calls (after {} warm-up), {} calls by {} concurrent callers; direct is a pooled hyper client",
-        totals[0].sequential_calls, settings.warmup, totals[0].concurrent_calls, settings.callers,
+        totals[0].sequential_calls, knobs.warmup, totals[0].concurrent_calls, knobs.callers,
     );
-    println!("metric                     direct     warden    warden/direct   goal");
-    println!(
-        "{:<22} {:>10.1} {:>10.1} {:>15.2}×   {:<16} {}",
-        "p50 latency (µs)",
-        p50[0],
-        p50[1],
-        p50_ratio,
-        format!("≤ {GOAL_RATIO}×"),
-        verdict(p50_ratio <= GOAL_RATIO),
+    let table = ComparisonTable::new("direct", "warden", 10);
+    table.goal_row("p50 latency (µs)", p50, 1, &format!("≤ {GOAL_RATIO}×"), p50_ratio <= GOAL_RATIO);
+    table.row("p99 latency (µs)", both(totals, |t| t.latency_us(99.0)), 1);
+    table.row("calls/s, 1 caller", both(totals, Totals::sequential_rate), 0);
+    table.goal_row(
+        &format!("calls/s, {} callers", knobs.callers),
+        concurrent,
+        0,
+        &format!("≥ 1/{GOAL_RATIO} = {:.2}×", 1.0 / GOAL_RATIO),
+        concurrent_ratio >= 1.0 / GOAL_RATIO,
     );
-    println!("{:<22} {:>10.1} {:>10.1} {:>15.2}×", "p99 latency (µs)", p99[0], p99[1], p99[1] / p99[0]);
-    println!("{:<22} {:>10.0} {:>10.0} {:>15.2}×", "calls/s, 1 caller", single[0], single[1], single[1] / single[0]);
-    println!(
-        "{:<22} {:>10.0} {:>10.0} {:>15.2}×   {:<16} {}",
-        format!("calls/s, {} callers", settings.callers),
-        concurrent[0],
-        concurrent[1],
-        concurrent_ratio,
-        format!("≥ 1/{GOAL_RATIO} = {:.2}×", 1.0 / GOAL_RATIO),
-        verdict(concurrent_ratio >= 1.0 / GOAL_RATIO),
-    );
+    let ratios = Spread::of(ratios);
     println!(
         "p50 ratio (warden / direct) per round: min {:.2}×, median {:.2}×, max {:.2}×",
-        ratios[0],
-        ratios[ratios.len() / 2],
-        ratios[ratios.len() - 1],
+        ratios.min, ratios.median, ratios.max,
     );
 }
-
-// ---------------------------------------------------------------------------
-// The server
-// ---------------------------------------------------------------------------
 
 // ---------------------------------------------------------------------------
 // The two clients
@@ -293,10 +190,10 @@ enum Client {
     Warden(Warden),
 }
 
-impl Client {
+impl Caller for Client {
     /// One `echo` call; panics on anything but the echoed text, so a broken
     /// client cannot look fast.
-    async fn echo(&self) {
+    async fn call(&self, _caller: usize) {
         match self {
             Client::Direct(direct) => {
                 let text = direct.call_echo().await;
@@ -312,23 +209,6 @@ impl Client {
             }
         }
     }
-}
-
-async fn start_warden(url: &str) -> Warden {
-    let config = WardenConfig::from_toml(
-        &format!("[servers.remote]\nurl = {url:?}\nstartup_timeout_secs = 60\n[security]\nauto_approve = true\n"),
-        "bench",
-    )
-    .expect("the bench config is valid");
-    let warden = Warden::start(&config).await.expect("Warden starts");
-    tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
-    for status in warden.status() {
-        if let ServerState::Failed { reason } = &status.state {
-            panic!("server-everything failed to start under Warden: {reason}");
-        }
-    }
-    assert!(warden.tools().iter().any(|entry| entry.name == "remote__echo"), "Warden lists no remote__echo");
-    warden
 }
 
 /// The minimal direct client: one pooled hyper client and one session.

@@ -27,10 +27,8 @@ use std::time::{Duration, Instant};
 
 use warden_policy::{KnownSecret, LeakScanner};
 
-// Only the knob and sample helpers are used here; the runtime builder is not.
-#[allow(dead_code)]
 mod bench_support;
-use bench_support::{env_usize, micros, percentile_of};
+use bench_support::{env_usize, median_time, micros, verdict};
 
 /// The text sizes scanned.
 const SIZES: [usize; 3] = [1024, 100 * 1024, 1024 * 1024];
@@ -61,8 +59,8 @@ fn main() {
             assert_eq!(text.len(), size);
             assert!(!redacted.contains("ghp_"), "the GitHub token was redacted");
 
-            let scan = median(budget, || black_box(scanner.redact_text(black_box(&text))).is_some());
-            let baseline = median(budget, || black_box(&text).contains(black_box("-----BEGIN NOWHERE")));
+            let scan = median_time(budget, || black_box(scanner.redact_text(black_box(&text))).is_some());
+            let baseline = median_time(budget, || black_box(&text).contains(black_box("-----BEGIN NOWHERE")));
             let kb = text.len() as f64 / 1024.0;
             let mb = text.len() as f64 / (1024.0 * 1024.0);
             worst_ms_per_mb = worst_ms_per_mb.max(scan.as_secs_f64() * 1e3 / mb);
@@ -85,21 +83,9 @@ fn main() {
     };
     println!(
         "worst: {worst_ms_per_mb:.2} ms per MB (aim ≤ {GOAL_MS_PER_MB} ms: {}); LeakScanner::new with 100 known secrets: {}",
-        if worst_ms_per_mb <= GOAL_MS_PER_MB { "met" } else { "MISSED" },
+        verdict(worst_ms_per_mb <= GOAL_MS_PER_MB),
         duration_label(compile),
     );
-}
-
-/// The median time of `run`, repeated for at least `budget` (and 5 times).
-fn median(budget: Duration, mut run: impl FnMut() -> bool) -> Duration {
-    let mut samples = Vec::new();
-    let start = Instant::now();
-    while samples.len() < 5 || start.elapsed() < budget {
-        let one = Instant::now();
-        black_box(run());
-        samples.push(one.elapsed());
-    }
-    percentile_of(samples, 50.0)
 }
 
 /// `count` known secrets of 24 to 40 characters, labelled `SECRET_<n>`.

@@ -45,15 +45,17 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio::task::JoinHandle;
-use warden_actors::{ServerState, Warden, WardenConfig};
+use warden_actors::{Warden, WardenConfig};
 use warden_policy::{KnownSecret, LeakScanner};
 use warden_protocol::ContentBlock;
 
 mod bench_support;
-use bench_support::{env_usize, micros, percentile_of, runtime};
+use bench_support::{
+    alternating, both, concurrent, median_time, micros, percentile_of, runtime, sequential, start_warden, toml_string,
+    verdict, Caller, Knobs, Spread, Totals, SLICE_WARMUP,
+};
 
 /// The test server, built by Cargo alongside this bench.
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
@@ -70,97 +72,60 @@ const KNOWN_SECRETS: usize = 10;
 /// The goal: the p50 difference on a 1 KB result.
 const GOAL_OVERHEAD_1KB_US: f64 = 10.0;
 
-/// Untimed calls at the start of every sequential slice, so that switching
-/// from one server to the other is not timed.
-const SLICE_WARMUP: usize = 20;
-
 fn main() {
-    let settings = Settings::from_env();
-    runtime(settings.workers).block_on(run(settings));
+    let knobs = Knobs::from_env(Knobs {
+        calls: 20_000,
+        warmup: 200,
+        concurrent_calls: 64_000,
+        callers: 32,
+        rounds: 10,
+        workers: None,
+    });
+    runtime(knobs.workers).block_on(run(knobs));
 }
 
-/// The run's sizes, from the environment.
-#[derive(Debug, Clone, Copy)]
-struct Settings {
-    calls: usize,
-    warmup: usize,
-    concurrent_calls: usize,
-    callers: usize,
-    rounds: usize,
-    workers: Option<usize>,
-}
-
-impl Settings {
-    fn from_env() -> Settings {
-        Settings {
-            calls: env_usize("WARDEN_BENCH_CALLS", 20_000),
-            warmup: env_usize("WARDEN_BENCH_WARMUP", 200).max(1),
-            concurrent_calls: env_usize("WARDEN_BENCH_CONCURRENT_CALLS", 64_000),
-            callers: env_usize("WARDEN_BENCH_CALLERS", 32).max(1),
-            rounds: env_usize("WARDEN_BENCH_ROUNDS", 10).max(1),
-            workers: std::env::var("WARDEN_BENCH_WORKERS").ok().map(|_| env_usize("WARDEN_BENCH_WORKERS", 0).max(1)),
-        }
-    }
-
-    fn calls_per_round(&self) -> usize {
-        (self.calls / self.rounds).max(1)
-    }
-
-    fn per_caller_per_round(&self) -> usize {
-        (self.concurrent_calls / self.rounds / self.callers).max(1)
-    }
-}
-
-/// One server's numbers for one size, pooled over the rounds.
-#[derive(Debug, Default)]
-struct Totals {
-    latencies: Vec<Duration>,
-    concurrent_calls: usize,
-    concurrent_wall: Duration,
-}
-
-async fn run(settings: Settings) {
+async fn run(knobs: Knobs) {
     let secrets = known_secrets();
-    let warden = Arc::new(start_warden(&secrets).await);
-    let calls = settings.calls_per_round();
-    let per_caller = settings.per_caller_per_round();
+    let warden = Arc::new(start_bench_warden(&secrets).await);
+    let calls = knobs.calls_per_round();
+    let per_caller = knobs.per_caller_per_round();
 
     let mut results = Vec::new();
     for size in SIZES {
-        let tools = SERVERS.map(|server| Call { tool: format!("{server}__huge"), bytes: size });
+        let tools = SERVERS
+            .map(|server| Arc::new(Call { warden: Arc::clone(&warden), tool: format!("{server}__huge"), bytes: size }));
         for call in &tools {
             // Fails a broken setup before anything is timed, and warms up.
-            sequential(&warden, call, settings.warmup, 0).await;
+            sequential(call, knobs.warmup, 0).await;
         }
         let mut totals = [Totals::default(), Totals::default()];
         let mut overheads = Vec::new();
-        for round in 0..settings.rounds {
-            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for round in 0..knobs.rounds {
+            let order = alternating(round);
             let mut p50 = [0.0; 2];
             for &which in &order {
-                let latencies = sequential(&warden, &tools[which], SLICE_WARMUP, calls).await;
+                let (latencies, wall, usage) = sequential(&tools[which], SLICE_WARMUP, calls).await;
                 p50[which] = micros(percentile_of(latencies.clone(), 50.0));
-                totals[which].latencies.extend(latencies);
+                totals[which].add_sequential(latencies, wall, usage);
             }
             for &which in &order {
-                let wall = concurrent(&warden, &tools[which], settings.callers, per_caller).await;
-                totals[which].concurrent_wall += wall;
-                totals[which].concurrent_calls += settings.callers * per_caller;
+                let (wall, usage) = concurrent(&tools[which], knobs.callers, per_caller).await;
+                totals[which].add_concurrent(knobs.callers * per_caller, wall, usage);
             }
             overheads.push(p50[1] - p50[0]);
         }
-        overheads.sort_by(f64::total_cmp);
+        let overheads = Spread::of(overheads);
         println!(
             "{}: per-round p50 overhead min {:+.1}, median {:+.1}, max {:+.1} µs",
             size_label(size),
-            overheads[0],
-            overheads[overheads.len() / 2],
-            overheads[overheads.len() - 1],
+            overheads.min,
+            overheads.median,
+            overheads.max,
         );
         results.push((size, totals));
     }
 
-    print_table(&settings, &results);
+    print_table(&knobs, &results);
     print_pure_cost(&secrets);
 
     if let Some(warden) = Arc::into_inner(warden) {
@@ -170,15 +135,17 @@ async fn run(settings: Settings) {
 
 /// One tool call the bench repeats: `huge {bytes}` on one server.
 struct Call {
+    warden: Arc<Warden>,
     tool: String,
     bytes: usize,
 }
 
-impl Call {
+impl Caller for Call {
     /// Makes the call; panics on anything but `bytes` `x`s, so a broken or
     /// redacting path cannot look fast.
-    async fn run(&self, warden: &Warden) {
-        let result = warden
+    async fn call(&self, _caller: usize) {
+        let result = self
+            .warden
             .call_tool(&self.tool, serde_json::json!({ "bytes": self.bytes }))
             .await
             .unwrap_or_else(|error| panic!("{}: the call failed: {error}", self.tool));
@@ -191,69 +158,27 @@ impl Call {
     }
 }
 
-/// `warmup` untimed calls, then `calls` timed ones, one after another, in a
-/// task on a worker thread (as a host's request handler would make them).
-async fn sequential(warden: &Arc<Warden>, call: &Call, warmup: usize, calls: usize) -> Vec<Duration> {
-    let warden = Arc::clone(warden);
-    let call = Call { tool: call.tool.clone(), bytes: call.bytes };
-    tokio::spawn(async move {
-        for _ in 0..warmup {
-            call.run(&warden).await;
-        }
-        let mut latencies = Vec::with_capacity(calls);
-        for _ in 0..calls {
-            let before = Instant::now();
-            call.run(&warden).await;
-            latencies.push(before.elapsed());
-        }
-        latencies
-    })
-    .await
-    .expect("the sequential caller ran")
-}
-
-/// `callers` tasks making `per_caller` calls each; the wall time.
-async fn concurrent(warden: &Arc<Warden>, call: &Call, callers: usize, per_caller: usize) -> Duration {
-    let start = Instant::now();
-    let tasks: Vec<JoinHandle<()>> = (0..callers)
-        .map(|_| {
-            let warden = Arc::clone(warden);
-            let call = Call { tool: call.tool.clone(), bytes: call.bytes };
-            tokio::spawn(async move {
-                for _ in 0..per_caller {
-                    call.run(&warden).await;
-                }
-            })
-        })
-        .collect();
-    for task in tasks {
-        task.await.expect("a concurrent caller ran");
-    }
-    start.elapsed()
-}
-
-fn print_table(settings: &Settings, results: &[(usize, [Totals; 2])]) {
-    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+fn print_table(knobs: &Knobs, results: &[(usize, [Totals; 2])]) {
     println!();
     println!(
         "policy overhead per call: `huge` via warden-test-server (stdio), leaks = \"off\" (plain) against \"redact\" (policed) with {KNOWN_SECRETS} known secrets; {} rounds in alternating order (plain first in odd rounds), samples pooled",
-        settings.rounds,
+        knobs.rounds,
     );
     println!(
         "  per server and size: {} timed sequential calls (after {} warm-up), {} calls by {} concurrent callers",
-        settings.calls_per_round() * settings.rounds,
-        settings.warmup,
-        settings.per_caller_per_round() * settings.callers * settings.rounds,
-        settings.callers,
+        knobs.calls_per_round() * knobs.rounds,
+        knobs.warmup,
+        knobs.per_caller_per_round() * knobs.callers * knobs.rounds,
+        knobs.callers,
     );
     println!(
         "{:>6}  {:<20} {:>10} {:>10} {:>15} {:>14}   goal",
         "size", "metric", "plain", "policed", "policed/plain", "overhead µs"
     );
     for (size, totals) in results {
-        let p50 = totals.each(|t| micros(percentile_of(t.latencies.clone(), 50.0)));
-        let p99 = totals.each(|t| micros(percentile_of(t.latencies.clone(), 99.0)));
-        let rate = totals.each(|t| t.concurrent_calls as f64 / t.concurrent_wall.as_secs_f64());
+        let p50 = both(totals, |t| t.latency_us(50.0));
+        let p99 = both(totals, |t| t.latency_us(99.0));
+        let rate = both(totals, Totals::concurrent_rate);
         let overhead = p50[1] - p50[0];
         let goal = if *size == 1024 {
             format!("≤ {GOAL_OVERHEAD_1KB_US} µs p50: {}", verdict(overhead <= GOAL_OVERHEAD_1KB_US))
@@ -282,7 +207,7 @@ fn print_table(settings: &Settings, results: &[(usize, [Totals; 2])]) {
         let loaded = 1e6 / rate[1] - 1e6 / rate[0];
         println!(
             "{label:>6}  {:<20} {:>10.0} {:>10.0} {:>14.2}× {:>+14.1}   (wall µs per call, 1/rate)",
-            format!("calls/s, {} callers", settings.callers),
+            format!("calls/s, {} callers", knobs.callers),
             rate[0],
             rate[1],
             rate[1] / rate[0],
@@ -301,8 +226,8 @@ fn print_pure_cost(secrets: &[KnownSecret]) {
         let served = "x".repeat(size);
         let realistic = tool_output(size);
         assert!(scanner.find_in_text(&served).is_empty() && scanner.find_in_text(&realistic).is_empty());
-        cells.push((size, median(budget, || scanner.find_in_text(black_box(&served)).is_empty())));
-        cells.push((size, median(budget, || scanner.find_in_text(black_box(&realistic)).is_empty())));
+        cells.push((size, median_time(budget, || scanner.find_in_text(black_box(&served)).is_empty())));
+        cells.push((size, median_time(budget, || scanner.find_in_text(black_box(&realistic)).is_empty())));
     }
     let show = |cell: &(usize, Duration)| format!("{} {:.2} µs", size_label(cell.0), micros(cell.1));
     println!(
@@ -312,29 +237,6 @@ fn print_pure_cost(secrets: &[KnownSecret]) {
         show(&cells[1]),
         show(&cells[3]),
     );
-}
-
-/// The median time of `run`, repeated for at least `budget` (and 5 times).
-fn median(budget: Duration, mut run: impl FnMut() -> bool) -> Duration {
-    let mut samples = Vec::new();
-    let start = Instant::now();
-    while samples.len() < 5 || start.elapsed() < budget {
-        let one = Instant::now();
-        black_box(run());
-        samples.push(one.elapsed());
-    }
-    percentile_of(samples, 50.0)
-}
-
-/// `[plain, policed]` → one number each.
-trait Each {
-    fn each(&self, metric: impl Fn(&Totals) -> f64) -> [f64; 2];
-}
-
-impl Each for [Totals; 2] {
-    fn each(&self, metric: impl Fn(&Totals) -> f64) -> [f64; 2] {
-        [metric(&self[0]), metric(&self[1])]
-    }
 }
 
 /// The `env` values both servers get: secret-looking, 24 to 40 characters.
@@ -347,9 +249,8 @@ fn known_secrets() -> Vec<KnownSecret> {
         .collect()
 }
 
-async fn start_warden(secrets: &[KnownSecret]) -> Warden {
-    // A TOML basic string: escape backslashes and quotes.
-    let path = TEST_SERVER.replace('\\', "\\\\").replace('"', "\\\"");
+async fn start_bench_warden(secrets: &[KnownSecret]) -> Warden {
+    let path = toml_string(TEST_SERVER);
     let env = secrets.iter().map(|secret| format!("{} = \"{}\"", secret.label, secret.value)).collect::<Vec<_>>();
     let env = env.join(", ");
     let toml = SERVERS
@@ -357,23 +258,13 @@ async fn start_warden(secrets: &[KnownSecret]) -> Warden {
         .zip(["off", "redact"])
         .map(|(server, leaks)| {
             format!(
-                "[servers.{server}]\ncommand = \"{path}\"\nenv = {{ {env} }}\ndefault_policy = {{ approval = \"never\", leaks = \"{leaks}\" }}\n"
+                "[servers.{server}]\ncommand = {path}\nenv = {{ {env} }}\ndefault_policy = {{ approval = \"never\", leaks = \"{leaks}\" }}\n"
             )
         })
         .collect::<String>();
     let config = WardenConfig::from_toml(&toml, "bench").expect("the bench config is valid");
-    let warden = Warden::start(&config).await.expect("Warden starts");
-    warden.settled().await;
-    for status in warden.status() {
-        if let ServerState::Failed { reason } = &status.state {
-            panic!("a bench server failed to start under Warden: {reason}");
-        }
-    }
-    for server in SERVERS {
-        let tool = format!("{server}__huge");
-        assert!(warden.tools().iter().any(|entry| entry.name == tool), "Warden lists no {tool}");
-    }
-    warden
+    let tools = SERVERS.map(|server| format!("{server}__huge"));
+    start_warden(&config, &tools.each_ref().map(String::as_str)).await
 }
 
 /// Exactly `size` bytes of JSON lines like a code-hosting API's answer
