@@ -574,6 +574,19 @@ impl Session {
         }
     }
 
+    /// A GET of the server's URL asking for an event stream, with the
+    /// configured headers (and the session's, when `in_session`).
+    fn event_stream_request(&self, in_session: bool) -> hyper::Request<Full<Bytes>> {
+        let mut request = hyper::Request::builder()
+            .method(Method::GET)
+            .uri(self.uri.clone())
+            .header(ACCEPT, "text/event-stream")
+            .body(Full::new(Bytes::new()))
+            .expect("a request from a checked URI and constant headers");
+        self.add_session_headers(request.headers_mut(), in_session);
+        request
+    }
+
     /// Adds the configured headers and, unless this opens a session,
     /// `Mcp-Session-Id` and `MCP-Protocol-Version`; says whether a session
     /// id went along.

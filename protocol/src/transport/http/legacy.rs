@@ -29,7 +29,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{ACCEPT, CONTENT_TYPE};
+use hyper::header::CONTENT_TYPE;
 use hyper::{Method, StatusCode, Uri};
 use tokio::sync::oneshot;
 
@@ -110,13 +110,7 @@ impl Session {
     /// GETs the URL and waits for the `endpoint` event; the rest of the
     /// stream is read by a task of its own from then on.
     async fn open_legacy(self: &Arc<Self>) -> Result<Uri, String> {
-        let mut request = hyper::Request::builder()
-            .method(Method::GET)
-            .uri(self.uri.clone())
-            .header(ACCEPT, "text/event-stream")
-            .body(Full::new(Bytes::new()))
-            .expect("a request from a checked URI and constant headers");
-        self.add_session_headers(request.headers_mut(), false);
+        let request = self.event_stream_request(false);
         let response = self
             .client
             .request(request)

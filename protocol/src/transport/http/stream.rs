@@ -24,11 +24,10 @@
 
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ACCEPT};
-use hyper::{Method, StatusCode};
+use hyper::header::HeaderValue;
+use hyper::StatusCode;
 
 use super::{answers, content_type, error_chain, parse_message, Answer, Failure, Session};
 use crate::jsonrpc::RequestId;
@@ -204,13 +203,7 @@ impl Session {
     /// GETs an event stream in this session, resuming after
     /// `last_event_id` if given.
     pub(super) async fn open_stream(&self, last_event_id: Option<&str>) -> Result<Incoming, NoStream> {
-        let mut request = hyper::Request::builder()
-            .method(Method::GET)
-            .uri(self.uri.clone())
-            .header(ACCEPT, "text/event-stream")
-            .body(Full::new(Bytes::new()))
-            .expect("a request from a checked URI and constant headers");
-        self.add_session_headers(request.headers_mut(), true);
+        let mut request = self.event_stream_request(true);
         if let Some(id) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
             request.headers_mut().insert(LAST_EVENT_ID, id);
         }
