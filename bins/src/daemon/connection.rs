@@ -1,12 +1,13 @@
 //! One client connection: lines in, answers out, in order.
 //!
-//! The reader takes one request line at a time. Requests are answered
-//! concurrently — a slow call does not hold up a `ping` behind it on
-//! another connection, nor on this one — but answers are written in the
-//! order the requests came, so a pipelining client can match them without
-//! ids: each request gets a place in an ordered queue (a oneshot receiver)
-//! and the writer waits on the places one after another. The queue is
-//! bounded, which bounds how far a client can run ahead of its answers.
+//! The connection's task reads one request line at a time. Requests run
+//! concurrently — a slow call does not hold up a `ping` on another
+//! connection, and this connection's later calls are already running while
+//! it waits — but answers are written in the order the requests came, so a
+//! pipelining client can match them without ids: requests in flight sit in
+//! an ordered set, and an answer is written when every earlier one has
+//! been. The set is bounded, which bounds how far a client can run ahead of
+//! its answers (reading pauses until an answer goes out).
 //!
 //! What a bad client cannot do:
 //!
@@ -22,15 +23,16 @@
 //!   effects happen either way; stopping them halfway would be worse), and
 //!   their answers are dropped.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::stream::{FuturesOrdered, StreamExt as _};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinSet;
 use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequestLine, BridgeResponseLine, MAX_REQUEST_BYTES};
 
 use super::ops::Ops;
@@ -61,72 +63,95 @@ impl Answer {
 }
 
 /// Serves one connection until the client closes it (or breaks a rule).
+///
+/// One task does everything: it reads the next line, drives the requests
+/// in flight, and writes each answer when its turn comes. A task per
+/// request and a writer task would cost two extra wake-ups per call, which
+/// on a busy machine is most of what the bridge adds to a call.
 pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>) {
     let _ = stream.set_nodelay(true);
-    let (read, write) = stream.into_split();
-    let (places, queue) = mpsc::channel(PIPELINE_DEPTH);
-    let writer = tokio::spawn(write_answers(write, queue, Arc::clone(&ops)));
+    let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
-    let mut requests = JoinSet::new();
-    loop {
-        let line = match read_line(&mut reader, MAX_REQUEST_BYTES).await {
-            Ok(Line::Text(line)) => line,
-            Ok(Line::TooLarge) => {
-                let error = BridgeError::new(
-                    Code::TOO_LARGE,
-                    format!("the request is longer than {MAX_REQUEST_BYTES} bytes; the connection is closed"),
-                );
-                let answer = Answer { close: true, ..Answer::error(None, &error) };
-                let (place, answered) = oneshot::channel();
-                let _ = place.send(answer);
-                if places.send(answered).await.is_ok() {
-                    let _ = tokio::time::timeout(DISCARD_LIMIT, discard_line(&mut reader)).await;
-                }
-                break;
-            }
-            Ok(Line::NotUtf8) => {
-                let error = BridgeError::new(Code::PARSE_ERROR, "the request is not UTF-8 text, so not JSON");
-                let (place, answered) = oneshot::channel();
-                let _ = place.send(Answer::error(None, &error));
-                if places.send(answered).await.is_err() {
-                    break;
-                }
-                continue;
-            }
-            Ok(Line::End) | Err(_) => break,
-        };
-        // Keep the set small on a long-lived connection.
-        while requests.try_join_next().is_some() {}
-        let (place, answered) = oneshot::channel();
-        if places.send(answered).await.is_err() {
-            break; // the writer has stopped: the client is gone
-        }
-        match prepare(&ops, &line) {
-            Prepared::Answer(answer) => {
-                let close = answer.close;
-                let _ = place.send(answer);
-                if close {
-                    break;
+    // The line being read survives a `select!` that picks an answer instead.
+    let mut partial = Vec::new();
+    let mut in_flight: FuturesOrdered<Pin<Box<dyn Future<Output = Answer> + Send>>> = FuturesOrdered::new();
+    let mut reading = true;
+    let mut writing = true;
+    while reading || !in_flight.is_empty() {
+        tokio::select! {
+            // Answers first: they reach the client sooner and free room.
+            biased;
+            Some(answer) = in_flight.next(), if !in_flight.is_empty() => {
+                // A client that left still has its calls run to the end.
+                if writing && !deliver(&mut write, &answer, &ops).await {
+                    writing = false;
+                    reading = false;
                 }
             }
-            Prepared::Run { request, id } => {
-                let ops = Arc::clone(&ops);
-                requests.spawn(async move {
-                    let outcome = ops.run(request).await;
-                    let (result, error) = match &outcome.result {
-                        Ok(result) => (Some(&**result), None),
-                        Err(error) => (None, Some(error)),
-                    };
-                    let line = BridgeResponseLine { ok: error.is_none(), id: id.as_ref(), result, error }.to_line();
-                    let _ = place.send(Answer { line, close: false, then_shutdown: outcome.then_shutdown });
-                });
+            line = read_line(&mut reader, &mut partial, MAX_REQUEST_BYTES),
+                if reading && in_flight.len() < PIPELINE_DEPTH =>
+            {
+                let answer: Pin<Box<dyn Future<Output = Answer> + Send>> = match line {
+                    Ok(Line::Text(line)) => match prepare(&ops, &line) {
+                        Prepared::Answer(answer) => {
+                            reading = !answer.close;
+                            Box::pin(std::future::ready(answer))
+                        }
+                        Prepared::Run { request, id } => Box::pin(run(Arc::clone(&ops), request, id)),
+                    },
+                    Ok(Line::TooLarge) => {
+                        let error = BridgeError::new(
+                            Code::TOO_LARGE,
+                            format!("the request is longer than {MAX_REQUEST_BYTES} bytes; the connection is closed"),
+                        );
+                        // Read the rest of the line (briefly) so the answer is
+                        // not lost to a reset when the connection closes.
+                        partial.clear();
+                        let _ = tokio::time::timeout(DISCARD_LIMIT, discard_line(&mut reader)).await;
+                        reading = false;
+                        Box::pin(std::future::ready(Answer { close: true, ..Answer::error(None, &error) }))
+                    }
+                    Ok(Line::NotUtf8) => {
+                        let error = BridgeError::new(Code::PARSE_ERROR, "the request is not UTF-8 text, so not JSON");
+                        Box::pin(std::future::ready(Answer::error(None, &error)))
+                    }
+                    Ok(Line::End) | Err(_) => {
+                        reading = false;
+                        continue;
+                    }
+                };
+                in_flight.push_back(answer);
             }
         }
     }
-    drop(places);
-    // Calls already started finish even if the client has left.
-    while requests.join_next().await.is_some() {}
-    let _ = writer.await;
+}
+
+/// Runs one request to its answer line.
+async fn run(ops: Arc<Ops>, request: warden_protocol::BridgeRequest, id: Option<Value>) -> Answer {
+    let outcome = ops.run(request).await;
+    let (result, error) = match &outcome.result {
+        Ok(result) => (Some(&**result), None),
+        Err(error) => (None, Some(error)),
+    };
+    let line = BridgeResponseLine { ok: error.is_none(), id: id.as_ref(), result, error }.to_line();
+    Answer { line, close: false, then_shutdown: outcome.then_shutdown }
+}
+
+/// Writes one answer and does what it says after; false once the
+/// connection is closed (by the answer, or because the client is gone).
+async fn deliver(write: &mut OwnedWriteHalf, answer: &Answer, ops: &Ops) -> bool {
+    if write.write_all(answer.line.as_bytes()).await.is_err() {
+        return false;
+    }
+    if answer.then_shutdown {
+        let _ = write.flush().await;
+        ops.shutdown.trigger("asked to shut down (the `shutdown` op)");
+    }
+    if answer.close {
+        let _ = write.shutdown().await;
+        return false;
+    }
+    true
 }
 
 enum Prepared {
@@ -156,26 +181,6 @@ fn prepare(ops: &Ops, line: &str) -> Prepared {
     }
 }
 
-/// Writes the answers in request order.
-async fn write_answers(mut write: OwnedWriteHalf, mut queue: mpsc::Receiver<oneshot::Receiver<Answer>>, ops: Arc<Ops>) {
-    while let Some(answered) = queue.recv().await {
-        // A request task that panicked leaves its place empty: skip it
-        // rather than hang the connection.
-        let Ok(answer) = answered.await else { continue };
-        if write.write_all(answer.line.as_bytes()).await.is_err() {
-            return;
-        }
-        if answer.then_shutdown {
-            let _ = write.flush().await;
-            ops.shutdown.trigger("asked to shut down (the `shutdown` op)");
-        }
-        if answer.close {
-            let _ = write.shutdown().await;
-            return;
-        }
-    }
-}
-
 /// One read from the stream.
 enum Line {
     Text(String),
@@ -188,12 +193,14 @@ enum Line {
 
 /// Reads up to the next newline, giving up as soon as the line passes `max`
 /// bytes. Blank lines are skipped; a last line without a newline counts.
-async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::io::Result<Line> {
-    let mut line = Vec::new();
+///
+/// Cancel-safe: what was read of the line so far is kept in `line`, so a
+/// `select!` that drops this future loses nothing.
+async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Vec<u8>, max: usize) -> std::io::Result<Line> {
     loop {
         let available = reader.fill_buf().await?;
         if available.is_empty() {
-            return Ok(if line.iter().all(u8::is_ascii_whitespace) { Line::End } else { text(line) });
+            return Ok(if line.iter().all(u8::is_ascii_whitespace) { Line::End } else { text(std::mem::take(line)) });
         }
         let (chunk, newline) = match available.iter().position(|&byte| byte == b'\n') {
             Some(at) => (&available[..at], true),
@@ -210,7 +217,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, max: usize) -> std::
                 line.clear();
                 continue;
             }
-            return Ok(text(line));
+            return Ok(text(std::mem::take(line)));
         }
     }
 }
