@@ -12,6 +12,15 @@ use common::join_all;
 use warden_tests::http_everything::{free_port, HttpEverything};
 use warden_tests::test_config;
 
+/// Warden started on `toml` (auto-approval on), once its servers settled
+/// (within `patience` seconds).
+async fn settled(toml: &str, patience: u64) -> Warden {
+    let config = test_config(toml).expect("valid config");
+    let warden = Warden::start(&config).await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(patience), warden.settled()).await.expect("the server settles");
+    warden
+}
+
 #[tokio::test]
 async fn server_everything_over_http_lists_and_calls_tools() {
     let server = HttpEverything::start().await;
@@ -19,9 +28,7 @@ async fn server_everything_over_http_lists_and_calls_tools() {
         "[servers.remote]\nurl = {:?}\nheaders = {{ X-Test = \"warden\" }}\nstartup_timeout_secs = 60\n",
         server.url
     );
-    let config = test_config(&toml).expect("valid config");
-    let warden = Warden::start(&config).await.expect("Warden starts");
-    tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
+    let warden = settled(&toml, 60).await;
     let status = &warden.status()[0];
     assert_eq!(status.state, ServerState::Running, "{status:?}");
     assert_eq!(status.protocol_version.as_deref(), Some("2025-11-25"));
@@ -78,9 +85,7 @@ async fn an_http_server_that_is_not_there_fails_with_what_happened() {
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let toml = format!("[servers.remote]\nurl = {url:?}\n");
-    let config = test_config(&toml).expect("valid config");
-    let warden = Warden::start(&config).await.expect("Warden starts");
-    tokio::time::timeout(Duration::from_secs(30), warden.settled()).await.expect("the server settles");
+    let warden = settled(&toml, 30).await;
     let status = &warden.status()[0];
     let ServerState::Failed { reason } = &status.state else { panic!("the server failed: {status:?}") };
     assert!(reason.contains(&format!("could not reach {url}: ")), "{reason}");
@@ -92,9 +97,7 @@ async fn a_restarted_http_server_gets_a_new_session_without_the_caller_noticing(
     let server = HttpEverything::start().await;
     let port: u16 = server.url.rsplit(':').next().unwrap().trim_end_matches("/mcp").parse().unwrap();
     let toml = format!("[servers.remote]\nurl = {:?}\nstartup_timeout_secs = 60\n", server.url);
-    let config = test_config(&toml).expect("valid config");
-    let warden = Warden::start(&config).await.expect("Warden starts");
-    tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
+    let warden = settled(&toml, 60).await;
     let echo = warden.call_tool("remote__echo", json!({"message": "before"})).await.unwrap();
     assert_eq!(echo.text(), "Echo: before");
     let tools_before = warden.tools().into_iter().map(|entry| entry.name).collect::<Vec<_>>();
@@ -164,9 +167,7 @@ async fn server_everything_over_legacy_sse_lists_and_calls_tools() {
         "[servers.legacy]\nurl = {:?}\nheaders = {{ X-Test = \"warden\" }}\nstartup_timeout_secs = 60\n",
         server.url
     );
-    let config = test_config(&toml).expect("valid config");
-    let warden = Warden::start(&config).await.expect("Warden starts");
-    tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
+    let warden = settled(&toml, 60).await;
     let status = &warden.status()[0];
     assert_eq!(status.state, ServerState::Running, "{status:?}");
     assert_eq!(status.server_info.as_ref().unwrap().name, "mcp-servers/everything");

@@ -5,17 +5,23 @@ use crate::server_settings::CrashRetry;
 use warden_policy::{Approval, LeakAction, PolicyLayer, Risk};
 
 fn load(text: &str) -> Result<WardenConfig, ConfigError> {
-    let mut config: WardenConfig = config::Config::builder()
-        .add_source(config::File::from_str(text, config::FileFormat::Toml))
-        .build()
-        .and_then(|c| c.try_deserialize())
-        .map_err(|e| ConfigError::Unreadable { file: "test.toml".into(), problem: e.to_string() })?;
     let lookup = |name: &str| match name {
         "TOKEN" => Some("s3cret".to_string()),
         "EXTRA_KEY" => Some("extra-secret-value".to_string()),
         _ => None,
     };
-    config.check_and_expand("test.toml", &lookup)?;
+    load_with(text, &lookup)
+}
+
+/// TOML text read as `test.toml`, with `lookup` standing in for the
+/// environment (shared with the other config test modules).
+pub(crate) fn load_with(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<WardenConfig, ConfigError> {
+    let mut config: WardenConfig = config::Config::builder()
+        .add_source(config::File::from_str(text, config::FileFormat::Toml))
+        .build()
+        .and_then(|c| c.try_deserialize())
+        .map_err(|e| ConfigError::Unreadable { file: "test.toml".into(), problem: e.to_string() })?;
+    config.check_and_expand("test.toml", lookup)?;
     Ok(config)
 }
 

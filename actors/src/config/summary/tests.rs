@@ -2,13 +2,7 @@ use crate::config::{ConfigError, WardenConfig};
 use crate::summarizer::SummarySettings;
 
 fn load(text: &str) -> Result<WardenConfig, ConfigError> {
-    let mut config: WardenConfig = config::Config::builder()
-        .add_source(config::File::from_str(text, config::FileFormat::Toml))
-        .build()
-        .and_then(|c| c.try_deserialize())
-        .map_err(|e| ConfigError::Unreadable { file: "test.toml".into(), problem: e.to_string() })?;
-    config.check_and_expand("test.toml", &lookup)?;
-    Ok(config)
+    crate::config::tests::load_with(text, &lookup)
 }
 
 fn lookup(name: &str) -> Option<String> {
