@@ -5,7 +5,8 @@
 //!   reads (calls, warm-up, concurrent calls, callers, rounds, workers);
 //! - **timing**: the [`Caller`] a comparison times, [`sequential`] and
 //!   [`concurrent`] phases with this process's [`Usage`], [`alternating`]
-//!   round order, and the [`Totals`] pooled over the rounds;
+//!   round order, one [`time_round`] of both clients, and the [`Totals`]
+//!   pooled over the rounds;
 //! - **summaries**: [`percentile_of`], [`micros`], [`Spread`] of per-round
 //!   numbers, [`median_time`] of a synchronous function;
 //! - **printing**: the [`ComparisonTable`] of two columns, their ratio and
@@ -157,6 +158,43 @@ pub(crate) async fn concurrent<C: Caller>(client: &Arc<C>, callers: usize, per_c
         task.await.expect("a concurrent caller ran");
     }
     (start.elapsed(), Usage::now().since(usage))
+}
+
+/// What one round of a two-client comparison measured.
+pub(crate) struct Round {
+    /// The order the clients ran in.
+    pub(crate) order: [usize; 2],
+    /// Each client's median sequential latency, in µs.
+    pub(crate) p50: [f64; 2],
+    /// Each client's concurrent rate, in calls/s.
+    pub(crate) rate: [f64; 2],
+}
+
+/// Round `round`: each client's sequential slice, then each one's
+/// concurrent burst, in [`alternating`] order, pooled into `totals`.
+/// `concurrent_clients` may differ from `clients` (a pool of connections).
+pub(crate) async fn time_round<C: Caller>(
+    round: usize,
+    clients: [&Arc<C>; 2],
+    concurrent_clients: [&Arc<C>; 2],
+    knobs: &Knobs,
+    totals: &mut [Totals; 2],
+) -> Round {
+    let order = alternating(round);
+    let (calls, per_caller) = (knobs.calls_per_round(), knobs.per_caller_per_round());
+    let mut p50 = [0.0; 2];
+    let mut rate = [0.0; 2];
+    for &which in &order {
+        let (latencies, wall, usage) = sequential(clients[which], SLICE_WARMUP, calls).await;
+        p50[which] = micros(percentile_of(latencies.clone(), 50.0));
+        totals[which].add_sequential(latencies, wall, usage);
+    }
+    for &which in &order {
+        let (wall, usage) = concurrent(concurrent_clients[which], knobs.callers, per_caller).await;
+        rate[which] = (knobs.callers * per_caller) as f64 / wall.as_secs_f64();
+        totals[which].add_concurrent(knobs.callers * per_caller, wall, usage);
+    }
+    Round { order, p50, rate }
 }
 
 /// CPU time and context switches of this process (all its threads, not a

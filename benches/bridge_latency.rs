@@ -59,8 +59,8 @@ use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
 use bench_support::{
-    alternating, both, concurrent, env_usize, micros, percentile_of, runtime, sequential, start_warden, toml_string,
-    verdict, Caller, ComparisonTable, Knobs, Spread, Totals, SLICE_WARMUP,
+    both, env_usize, percentile_of, runtime, sequential, start_warden, time_round, toml_string, verdict, Caller,
+    ComparisonTable, Knobs, Round, Spread, Totals,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -136,22 +136,10 @@ async fn run(settings: Settings, warden_bin: &Path) {
     let bridge_many = Arc::new(Client::Bridge(connections));
 
     let mut totals = [Totals::default(), Totals::default()];
-    let calls = knobs.calls_per_round();
-    let per_caller = knobs.per_caller_per_round();
     let mut overheads = Vec::new();
     for round in 0..knobs.rounds {
-        let order = alternating(round);
-        let mut p50 = [0.0; 2];
-        for &which in &order {
-            let (latencies, wall, usage) = sequential(&clients[which], SLICE_WARMUP, calls).await;
-            p50[which] = micros(percentile_of(latencies.clone(), 50.0));
-            totals[which].add_sequential(latencies, wall, usage);
-        }
-        for &which in &order {
-            let client = if which == 0 { &clients[0] } else { &bridge_many };
-            let (wall, usage) = concurrent(client, knobs.callers, per_caller).await;
-            totals[which].add_concurrent(knobs.callers * per_caller, wall, usage);
-        }
+        let Round { order, p50, .. } =
+            time_round(round, [&clients[0], &clients[1]], [&clients[0], &bridge_many], &knobs, &mut totals).await;
         overheads.push(p50[1] - p50[0]);
         println!(
             "round {:>2} ({} first): p50 {:>6.1} / {:>6.1} µs   (embedded / bridge)",

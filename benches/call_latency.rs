@@ -71,8 +71,8 @@ use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
 use bench_support::{
-    alternating, both, concurrent, micros, percentile_of, runtime, sequential, start_warden, toml_string, verdict,
-    Caller, ComparisonTable, Knobs, Spread, Totals, Usage, SLICE_WARMUP,
+    both, concurrent, micros, percentile_of, runtime, sequential, start_warden, time_round, toml_string, verdict,
+    Caller, ComparisonTable, Knobs, Round, Spread, Totals, Usage,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -133,22 +133,9 @@ async fn run(settings: Settings) {
 
     let mut totals = [Totals::default(), Totals::default()];
     let mut overheads = Vec::new();
-    let calls = knobs.calls_per_round();
-    let per_caller = knobs.per_caller_per_round();
     for round in 0..knobs.rounds {
-        let order = alternating(round);
-        let mut p50 = [0.0; 2];
-        let mut rate = [0.0; 2];
-        for &which in &order {
-            let (latencies, wall, usage) = sequential(&clients[which], SLICE_WARMUP, calls).await;
-            p50[which] = micros(percentile_of(latencies.clone(), 50.0));
-            totals[which].add_sequential(latencies, wall, usage);
-        }
-        for &which in &order {
-            let (wall, usage) = concurrent(&clients[which], knobs.callers, per_caller).await;
-            rate[which] = (knobs.callers * per_caller) as f64 / wall.as_secs_f64();
-            totals[which].add_concurrent(knobs.callers * per_caller, wall, usage);
-        }
+        let Round { order, p50, rate } =
+            time_round(round, [&clients[0], &clients[1]], [&clients[0], &clients[1]], &knobs, &mut totals).await;
         overheads.push(p50[1] - p50[0]);
         println!(
             "round {:>2} ({} first): p50 {:>6.1} / {:>6.1} µs   {} callers {:>6.0} / {:>6.0} calls/s   (direct / warden)",

@@ -56,8 +56,7 @@ use warden_tests::http_everything::HttpEverything;
 
 mod bench_support;
 use bench_support::{
-    alternating, both, concurrent, micros, percentile_of, runtime, sequential, start_warden, Caller, ComparisonTable,
-    Knobs, Spread, Totals, SLICE_WARMUP,
+    both, runtime, sequential, start_warden, time_round, Caller, ComparisonTable, Knobs, Round, Spread, Totals,
 };
 
 /// What every call echoes.
@@ -106,22 +105,9 @@ async fn run(knobs: Knobs) {
 
     let mut totals = [Totals::default(), Totals::default()];
     let mut ratios = Vec::new();
-    let calls = knobs.calls_per_round();
-    let per_caller = knobs.per_caller_per_round();
     for round in 0..knobs.rounds {
-        let order = alternating(round);
-        let mut p50 = [0.0; 2];
-        let mut rate = [0.0; 2];
-        for &which in &order {
-            let (latencies, wall, usage) = sequential(&clients[which], SLICE_WARMUP, calls).await;
-            p50[which] = micros(percentile_of(latencies.clone(), 50.0));
-            totals[which].add_sequential(latencies, wall, usage);
-        }
-        for &which in &order {
-            let (wall, usage) = concurrent(&clients[which], knobs.callers, per_caller).await;
-            rate[which] = (knobs.callers * per_caller) as f64 / wall.as_secs_f64();
-            totals[which].add_concurrent(knobs.callers * per_caller, wall, usage);
-        }
+        let Round { order, p50, rate } =
+            time_round(round, [&clients[0], &clients[1]], [&clients[0], &clients[1]], &knobs, &mut totals).await;
         ratios.push(p50[1] / p50[0]);
         println!(
             "round {:>2} ({} first): p50 {:>7.1} / {:>7.1} µs   {} callers {:>6.0} / {:>6.0} calls/s   (direct / warden)",

@@ -53,8 +53,8 @@ use warden_protocol::ContentBlock;
 
 mod bench_support;
 use bench_support::{
-    alternating, both, concurrent, median_time, micros, percentile_of, runtime, sequential, start_warden, toml_string,
-    verdict, Caller, Knobs, Spread, Totals, SLICE_WARMUP,
+    both, median_time, micros, runtime, sequential, start_warden, time_round, toml_string, verdict, Caller, Knobs,
+    Round, Spread, Totals,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -87,8 +87,6 @@ fn main() {
 async fn run(knobs: Knobs) {
     let secrets = known_secrets();
     let warden = Arc::new(start_bench_warden(&secrets).await);
-    let calls = knobs.calls_per_round();
-    let per_caller = knobs.per_caller_per_round();
 
     let mut results = Vec::new();
     for size in SIZES {
@@ -101,17 +99,8 @@ async fn run(knobs: Knobs) {
         let mut totals = [Totals::default(), Totals::default()];
         let mut overheads = Vec::new();
         for round in 0..knobs.rounds {
-            let order = alternating(round);
-            let mut p50 = [0.0; 2];
-            for &which in &order {
-                let (latencies, wall, usage) = sequential(&tools[which], SLICE_WARMUP, calls).await;
-                p50[which] = micros(percentile_of(latencies.clone(), 50.0));
-                totals[which].add_sequential(latencies, wall, usage);
-            }
-            for &which in &order {
-                let (wall, usage) = concurrent(&tools[which], knobs.callers, per_caller).await;
-                totals[which].add_concurrent(knobs.callers * per_caller, wall, usage);
-            }
+            let Round { p50, .. } =
+                time_round(round, [&tools[0], &tools[1]], [&tools[0], &tools[1]], &knobs, &mut totals).await;
             overheads.push(p50[1] - p50[0]);
         }
         let overheads = Spread::of(overheads);
