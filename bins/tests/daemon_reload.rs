@@ -38,29 +38,25 @@ impl Home {
         std::fs::write(&self.config, text).unwrap();
     }
 
-    fn warden(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_warden"))
+    /// `warden ARGS` against this home's daemon, without `--config`.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
+        command
             .args(args)
-            .arg("--config")
-            .arg(&self.config)
             .env("WARDEN_HOME", &self.dir)
             .env_remove("RUST_LOG")
             .env_remove("WARDEN_CONFIG")
-            .env_remove("XDG_STATE_HOME")
-            .output()
-            .expect("warden runs")
+            .env_remove("XDG_STATE_HOME");
+        command
+    }
+
+    fn warden(&self, args: &[&str]) -> Output {
+        self.command(args).arg("--config").arg(&self.config).output().expect("warden runs")
     }
 
     /// `warden reload` (it takes no `--config`: it reloads the daemon's own file).
     fn reload(&self) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_warden"))
-            .arg("reload")
-            .env("WARDEN_HOME", &self.dir)
-            .env_remove("RUST_LOG")
-            .env_remove("WARDEN_CONFIG")
-            .env_remove("XDG_STATE_HOME")
-            .output()
-            .expect("warden runs")
+        self.command(&["reload"]).output().expect("warden runs")
     }
 
     /// `warden call NAME ARGUMENTS` and its stdout.
