@@ -18,23 +18,26 @@ use warden_protocol::{CallToolResult, ContentBlock};
 use crate::approver::ApprovalRequest;
 use crate::error::CallError;
 use crate::policy_gate::{ApprovalOutcome, GateMsg, GateView};
-use crate::policy_rules::PolicyRules;
+use crate::policy_rules::{AgentRules, PolicyRules};
 
 /// Refuses a tool outside `agent`'s allowlist (no agent: the host itself,
 /// which may use every tool).
 pub(crate) fn check_allowed(rules: &PolicyRules, agent: Option<&str>, name: &str) -> Result<(), CallError> {
     let Some(agent) = agent else { return Ok(()) };
-    let Some(agent_rules) = rules.agent(agent) else {
-        return Err(CallError::UnknownAgent {
-            agent: agent.to_string(),
-            known: rules.agent_names().map(str::to_string).collect(),
-        });
-    };
-    if agent_rules.allowed_tools.matches(name) {
+    if agent_rules(rules, agent)?.allowed_tools.matches(name) {
         Ok(())
     } else {
         Err(CallError::NotAllowed { agent: agent.to_string(), name: name.to_string() })
     }
+}
+
+/// The rules of the agent named `agent`, or an error naming the agents
+/// that are configured.
+pub(crate) fn agent_rules<'a>(rules: &'a PolicyRules, agent: &str) -> Result<&'a AgentRules, CallError> {
+    rules.agent(agent).ok_or_else(|| CallError::UnknownAgent {
+        agent: agent.to_string(),
+        known: rules.agent_names().map(str::to_string).collect(),
+    })
 }
 
 /// Which call is being admitted.

@@ -40,12 +40,8 @@ impl Warden {
         let rules = self.rules.borrow().clone();
         let mut tools = self.tools();
         if let Some(agent) = agent {
-            // Checked once for the agent, then per tool.
-            policed_call::check_allowed(&rules, Some(agent), DESCRIBE_TOOL).or_else(|error| match error {
-                CallError::NotAllowed { .. } => Ok(()),
-                other => Err(other),
-            })?;
-            tools.retain(|entry| policed_call::check_allowed(&rules, Some(agent), &entry.name).is_ok());
+            let allowed = &policed_call::agent_rules(&rules, agent)?.allowed_tools;
+            tools.retain(|entry| allowed.matches(&entry.name));
         }
         Ok(tools)
     }
