@@ -1,5 +1,5 @@
 //! What a model is shown of the tools: profiles (full, summary, brief), the
-//! built-in `describe_tool`, agents' views, and names under `[naming]`.
+//! built-in `describe_tool`, agents' views, and the `[naming]` separator.
 
 mod common;
 
@@ -142,9 +142,9 @@ async fn unknown_profiles_and_agents_are_named_in_the_error() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_single_underscore_separator_and_a_shorter_limit_shape_every_name() {
+async fn a_single_underscore_separator_joins_server_and_tool_and_forbids_underscored_servers() {
     let mut rules = PolicyRules::default();
-    rules.names = NameRules::new("_", 20).unwrap();
+    rules.names = NameRules::new("_", 64).unwrap();
     let warden = fs_with(rules).await;
     let names: Vec<String> = warden.tools().into_iter().map(|entry| entry.name).collect();
     assert_eq!(names.len(), 2);
