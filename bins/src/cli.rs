@@ -30,7 +30,7 @@ pub(crate) enum Command {
     Call {
         /// The tool's namespaced name (`server__tool`), as `warden tools` lists it.
         name: String,
-        /// The arguments, a JSON object.
+        /// The arguments, a JSON object; `-` reads it from stdin.
         #[arg(default_value = "{}")]
         arguments: String,
         #[command(flatten)]

@@ -117,6 +117,18 @@ fn load(common: &Common) -> anyhow::Result<(Option<PathBuf>, WardenConfig)> {
 }
 
 fn parse_arguments(arguments: &str) -> anyhow::Result<Value> {
+    // `-` reads them from stdin: a command line holds at most 128 KiB in one
+    // argument, and arguments may be larger than that.
+    let from_stdin;
+    let arguments = if arguments == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|error| UsageError(format!("cannot read the arguments from stdin: {error}")))?;
+        from_stdin = text;
+        from_stdin.as_str()
+    } else {
+        arguments
+    };
     let arguments: Value = serde_json::from_str(arguments).map_err(|error| {
         UsageError(format!("the arguments are not JSON ({error}); give a JSON object such as '{{\"message\":\"hi\"}}'"))
     })?;

@@ -8,6 +8,8 @@
 //!
 //! - [`serve`]: the daemon's life: single-instance lock, config, listener,
 //!   lockfile, serving, graceful shutdown.
+//! - [`admission`]: who gets a connection slot: the token proven in time,
+//!   oldest strangers evicted first, idle connections closed.
 //! - [`connection`]: one client connection; ordered answers, limits.
 //! - [`ops`]: what each operation does with the `Warden` handle;
 //!   [`names`] indexes tools by server and tool name for it.
@@ -20,6 +22,7 @@
 //! The wire types are `warden_protocol::bridge`; the protocol is described
 //! for client authors in `docs/bridge-protocol.md`.
 
+mod admission;
 mod approvals;
 mod connection;
 mod idle;

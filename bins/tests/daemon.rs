@@ -644,32 +644,145 @@ fn a_tool_added_later_is_found_by_server_and_tool_name() {
     assert_eq!(answer["result"]["content"][0]["text"], "late", "{answer}");
 }
 
-#[test]
-fn an_oversized_request_is_refused_and_its_connection_closed() {
-    let home = Home::new("daemon-oversized", "");
-    home.start_daemon();
-    let (connection, token) = home.connect();
+/// Sends `line` plus a newline from another thread (the daemon may close
+/// before all of it is written) and returns the first answer and whatever
+/// came after it before the connection closed.
+fn send_oversized(connection: Connection, line: String) -> (Value, Vec<u8>) {
     let Connection { mut reader, mut writer } = connection;
     let sender = std::thread::spawn(move || {
-        let mut line = format!(r#"{{"op":"call_tool","name":"test__echo","token":"{token}","args":{{"message":""#);
-        line.push_str(&"x".repeat(16 * 1024 * 1024));
-        line.push_str("\"}}\n");
-        // The daemon may close before everything is written.
         let _ = writer.write_all(line.as_bytes());
+        let _ = writer.write_all(b"\n");
     });
     let mut answer = String::new();
     reader.read_line(&mut answer).unwrap();
     let answer: Value = serde_json::from_str(&answer).unwrap();
-    assert_eq!(answer["error"]["code"], "too_large");
-    assert_eq!(answer["error"]["message"], "the request is longer than 16777216 bytes; the connection is closed");
     let mut rest = Vec::new();
     let _ = reader.read_to_end(&mut rest);
-    assert!(rest.is_empty());
     sender.join().unwrap();
+    (answer, rest)
+}
 
-    // Other connections are unaffected.
+#[test]
+fn an_oversized_request_is_refused_and_its_connection_closed() {
+    let home = Home::new("daemon-oversized", "");
+    home.start_daemon();
+    let huge = |token: &str, bytes: usize| {
+        let mut line = format!(r#"{{"op":"call_tool","name":"test__echo","token":"{token}","args":{{"message":""#);
+        line.push_str(&"x".repeat(bytes));
+        line.push_str("\"}}");
+        line
+    };
+    // Proven by a ping, a connection may send up to 16 MiB.
     let (mut connection, token) = home.connect();
     assert_eq!(connection.ask(json!({"op": "ping", "token": token}))["ok"], true);
+    let (answer, rest) = send_oversized(connection, huge(&token, 16 * 1024 * 1024));
+    assert_eq!(answer["error"]["code"], "too_large");
+    assert_eq!(answer["error"]["message"], "the request is longer than 16777216 bytes; the connection is closed");
+    assert!(rest.is_empty());
+
+    // A first line is held to 1 MiB: the daemon does not buffer 16 MiB for
+    // whoever connects, token or not.
+    let (connection, token) = home.connect();
+    let (answer, rest) = send_oversized(connection, huge(&token, 1024 * 1024));
+    assert_eq!(answer["error"]["code"], "too_large");
+    assert_eq!(
+        answer["error"]["message"],
+        "the first request on a connection may be at most 1048576 bytes (send a `ping` with the token first); the \
+         connection is closed"
+    );
+    assert!(rest.is_empty());
+
+    // Other connections are unaffected, and the CLI proves itself before a
+    // large first call.
+    let (mut connection, token) = home.connect();
+    assert_eq!(connection.ask(json!({"op": "ping", "token": token}))["ok"], true);
+    let message = "y".repeat(1536 * 1024);
+    let mut call = home.command(&["call", "test__echo", "-", "--config"]);
+    let mut child = call.arg(&home.config).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let mut child = child.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(json!({"message": message}).to_string().as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // Echoed, then cut at the output limit for printing.
+    assert!(stdout(&output).starts_with(&message[..90 * 1024]), "{}", &stdout(&output)[..100]);
+}
+
+#[test]
+fn six_hundred_silent_connections_do_not_lock_clients_out() {
+    let home = Home::new("daemon-flood", "");
+    home.start_daemon();
+    let address = home.lockfile().unwrap()["address"].as_str().unwrap().to_string();
+    let silent: Vec<TcpStream> = (0..600).map(|_| TcpStream::connect(&address).unwrap()).collect();
+    // Clients with the token get in at once, while the silent ones are held.
+    let started = Instant::now();
+    let output = home.warden(&["call", "test__echo", r#"{"message":"through"}"#]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "through\n");
+    let (mut connection, token) = home.connect();
+    assert_eq!(connection.ask(json!({"op": "ping", "token": token}))["ok"], true);
+    assert!(started.elapsed() < Duration::from_secs(4), "took {:?}", started.elapsed());
+
+    // The oldest silent ones were closed to make room, the newest within
+    // five seconds, told why; none of them holds anything any more.
+    let mut closed_silently = 0;
+    let mut told = 0;
+    for stream in &silent {
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    }
+    for stream in silent {
+        let mut text = String::new();
+        let read = BufReader::new(stream).read_to_string(&mut text);
+        assert!(read.is_ok(), "every silent connection is closed within the deadline: {read:?}");
+        if text.is_empty() {
+            closed_silently += 1;
+        } else {
+            let answer: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                answer["error"],
+                json!({"code": "unauthorized", "message": "no request with the `token` within 5 s of connecting; the connection is closed"})
+            );
+            told += 1;
+        }
+    }
+    assert!(closed_silently >= 600 - 64, "{closed_silently} evicted");
+    assert!(told >= 1, "the newest wait out their deadline");
+    let status = connection.ask(json!({"op": "status", "token": token}));
+    assert_eq!(status["result"]["daemon"]["connections"], 1, "{status}");
+}
+
+#[test]
+fn a_stranger_trickling_a_line_and_an_idle_client_are_disconnected() {
+    let home = Home::new("daemon-slow", "[daemon]\nconnection_idle_secs = 1\n");
+    home.start_daemon();
+    // A byte a second never makes a first line within the deadline.
+    let (connection, _) = home.connect();
+    let Connection { mut reader, mut writer } = connection;
+    let started = Instant::now();
+    let trickle = std::thread::spawn(move || {
+        for byte in b"{\"op\":\"ping\",\"token\":\"".iter().cycle().take(20) {
+            if writer.write_all(&[*byte]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+    let mut answer = String::new();
+    reader.read_line(&mut answer).unwrap();
+    assert!(answer.contains("no request with the `token` within 5 s"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(7), "closed after {:?}", started.elapsed());
+    trickle.join().unwrap();
+
+    // A proven client that says nothing for a second is closed; one with a
+    // call running is not.
+    let (mut idle, token) = home.connect();
+    assert_eq!(idle.ask(json!({"op": "ping", "token": token}))["ok"], true);
+    let (mut busy, _) = home.connect();
+    let sleep = json!({"op": "call_tool", "name": "test__sleep", "args": {"ms": 2500}, "token": token});
+    busy.send(&sleep.to_string());
+    let started = Instant::now();
+    assert_eq!(idle.answer(), None, "the idle connection is closed");
+    assert!(started.elapsed() < Duration::from_secs(3), "closed after {:?}", started.elapsed());
+    assert_eq!(busy.answer().unwrap()["result"]["content"][0]["text"], "slept 2500 ms");
 }
 
 #[test]

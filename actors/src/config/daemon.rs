@@ -5,6 +5,9 @@
 //! listen = "127.0.0.1:0"        # a random loopback port (the default)
 //! idle_timeout_minutes = 5      # exit after this long without requests
 //! allow_non_loopback = false    # true to listen on another interface
+//! connection_idle_secs = 300     # close a client connection idle this long
+//! log_max_mb = 10                # rotate daemon.log past this size
+//! log_files = 3                  # rotated logs kept (daemon.log.1 … .3)
 //! ```
 //!
 //! The bridge hands out every tool of every server to whoever has the token,
@@ -33,10 +36,35 @@ pub struct DaemonConfig {
     /// Allow a `listen` address that is not loopback.
     #[serde(default)]
     pub allow_non_loopback: bool,
+    /// Seconds a client connection with no request in flight may go
+    /// without sending a line before it is closed.
+    #[serde(default = "default_connection_idle_secs")]
+    pub connection_idle_secs: f64,
+    /// The size in MiB past which `daemon.log` is rotated.
+    #[serde(default = "default_log_max_mb")]
+    pub log_max_mb: f64,
+    /// How many rotated logs are kept beside `daemon.log`.
+    #[serde(default = "default_log_files")]
+    pub log_files: u32,
 }
 
 /// The default for `idle_timeout_minutes`.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// The default for `connection_idle_secs`.
+const DEFAULT_CONNECTION_IDLE: Duration = Duration::from_secs(5 * 60);
+
+fn default_connection_idle_secs() -> f64 {
+    DEFAULT_CONNECTION_IDLE.as_secs_f64()
+}
+
+fn default_log_max_mb() -> f64 {
+    10.0
+}
+
+fn default_log_files() -> u32 {
+    3
+}
 
 fn default_listen() -> String {
     "127.0.0.1:0".into()
@@ -52,6 +80,9 @@ impl Default for DaemonConfig {
             listen: default_listen(),
             idle_timeout_minutes: default_idle_timeout_minutes(),
             allow_non_loopback: false,
+            connection_idle_secs: default_connection_idle_secs(),
+            log_max_mb: default_log_max_mb(),
+            log_files: default_log_files(),
         }
     }
 }
@@ -82,14 +113,30 @@ impl DaemonConfig {
         Duration::from_secs_f64(self.idle_timeout_minutes * 60.0)
     }
 
+    /// How long an idle client connection is kept.
+    pub fn connection_idle(&self) -> Duration {
+        Duration::from_secs_f64(self.connection_idle_secs)
+    }
+
+    /// The size in bytes past which `daemon.log` is rotated.
+    pub fn log_max_bytes(&self) -> u64 {
+        (self.log_max_mb * 1024.0 * 1024.0) as u64
+    }
+
     pub(super) fn check(&self) -> Result<(), (&'static str, String)> {
         self.listen_addr()?;
-        let minutes = self.idle_timeout_minutes;
-        if !(minutes.is_finite() && minutes > 0.0) {
-            return Err((
-                "daemon.idle_timeout_minutes",
-                format!("must be a positive number of minutes, not {minutes}"),
-            ));
+        let positive = [
+            ("daemon.idle_timeout_minutes", self.idle_timeout_minutes, "minutes"),
+            ("daemon.connection_idle_secs", self.connection_idle_secs, "seconds"),
+            ("daemon.log_max_mb", self.log_max_mb, "MiB"),
+        ];
+        for (field, value, unit) in positive {
+            if !(value.is_finite() && value > 0.0) {
+                return Err((field, format!("must be a positive number of {unit}, not {value}")));
+            }
+        }
+        if self.log_files == 0 {
+            return Err(("daemon.log_files", "must be at least 1 (the rotated log kept beside daemon.log)".into()));
         }
         Ok(())
     }

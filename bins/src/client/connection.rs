@@ -16,7 +16,14 @@ pub(crate) struct Client {
     writer: OwnedWriteHalf,
     /// The lockfile it was found by.
     pub(crate) lockfile: Lockfile,
+    /// Whether a request with the token has been answered on it: before
+    /// that the daemon takes a first line of at most 1 MiB.
+    proven: bool,
 }
+
+/// The longest first line the daemon reads from a connection that has not
+/// sent its token yet (`daemon::admission`).
+const MAX_FIRST_LINE_BYTES: usize = 1024 * 1024;
 
 /// Why a request got no result.
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +45,7 @@ impl Client {
         let stream = TcpStream::connect(lockfile.address).await?;
         let _ = stream.set_nodelay(true);
         let (read, writer) = stream.into_split();
-        Ok(Client { reader: BufReader::new(read), writer, lockfile })
+        Ok(Client { reader: BufReader::new(read), writer, lockfile, proven: false })
     }
 
     /// Sends `request` (an object with `op`) and waits for its answer.
@@ -46,6 +53,10 @@ impl Client {
         request["token"] = Value::String(self.lockfile.token.clone());
         let mut line = request.to_string();
         line.push('\n');
+        if !self.proven && line.len() > MAX_FIRST_LINE_BYTES {
+            // A large first request would be refused: prove the token first.
+            Box::pin(self.request(serde_json::json!({"op": "ping"}))).await?;
+        }
         self.writer.write_all(line.as_bytes()).await?;
         let mut answer = String::new();
         if self.reader.read_line(&mut answer).await? == 0 {
@@ -55,6 +66,7 @@ impl Client {
             )));
         }
         let answer = BridgeResponse::parse(&answer).map_err(|error| ClientError::BadAnswer(error.to_string()))?;
+        self.proven = true;
         answer.into_result().map_err(ClientError::Bridge)
     }
 

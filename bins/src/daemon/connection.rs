@@ -12,7 +12,9 @@
 //! What a bad client cannot do:
 //!
 //! - skip the token: a wrong or missing token is answered `unauthorized`,
-//!   and the connection is closed;
+//!   and the connection is closed; so is one that sends no token in time,
+//!   and it never holds one of the daemon's slots ([`super::admission`]);
+//! - hold a connection open doing nothing: idle connections are closed;
 //! - break the connection with bad JSON, an unknown op or a wrong field
 //!   type: each gets its structured error and the next line is read;
 //! - make the daemon buffer without bound: a line over
@@ -35,6 +37,10 @@ use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
 use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequestLine, BridgeResponseLine, MAX_REQUEST_BYTES};
 
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Instant;
+
+use super::admission::{Arrival, Busy, MAX_CONNECTIONS, MAX_UNPROVEN_LINE_BYTES, PROVE_WITHIN};
 use super::ops::Ops;
 use super::token;
 
@@ -62,37 +68,96 @@ impl Answer {
     }
 }
 
+/// Where a connection stands with [`Admission`].
+enum Standing {
+    /// No request with the token yet: it must send one before `by`.
+    Unproven { arrival: Arrival, by: Instant },
+    /// It sent the token and holds a slot (released when the connection ends).
+    Proven(#[allow(dead_code)] OwnedSemaphorePermit),
+    /// It sent the token when every slot was taken; it is being closed.
+    Refused,
+}
+
+impl Standing {
+    /// The token checked out: an unproven connection takes a slot.
+    fn prove(&mut self) -> Result<(), Busy> {
+        match std::mem::replace(self, Standing::Refused) {
+            Standing::Unproven { arrival, .. } => *self = Standing::Proven(arrival.prove()?),
+            standing => *self = standing,
+        }
+        Ok(())
+    }
+}
+
 /// Serves one connection until the client closes it (or breaks a rule).
 ///
 /// One task does everything: it reads the next line, drives the requests
 /// in flight, and writes each answer when its turn comes. A task per
 /// request and a writer task would cost two extra wake-ups per call, which
 /// on a busy machine is most of what the bridge adds to a call.
-pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>) {
+pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
     let _ = stream.set_nodelay(true);
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     // The line being read survives a `select!` that picks an answer instead.
     let mut partial = Vec::new();
     let mut in_flight: FuturesOrdered<Pin<Box<dyn Future<Output = Answer> + Send>>> = FuturesOrdered::new();
+    let mut standing = Standing::Unproven { arrival, by: Instant::now() + PROVE_WITHIN };
+    // When the last whole line came or answer went: an idle connection
+    // (nothing in flight) must send its next line within the idle limit.
+    let mut last_progress = Instant::now();
     let mut reading = true;
     let mut writing = true;
     while reading || !in_flight.is_empty() {
+        let (deadline, limit) = match &standing {
+            Standing::Unproven { by, .. } => (*by, MAX_UNPROVEN_LINE_BYTES),
+            Standing::Proven(_) => (last_progress + ops.connection_idle, MAX_REQUEST_BYTES),
+            Standing::Refused => (Instant::now(), MAX_UNPROVEN_LINE_BYTES),
+        };
+        let evicted = async {
+            match &mut standing {
+                Standing::Unproven { arrival, .. } => {
+                    let _ = (&mut arrival.evicted).await;
+                }
+                Standing::Proven(_) | Standing::Refused => std::future::pending().await,
+            }
+        };
         tokio::select! {
             // Answers first: they reach the client sooner and free room.
             biased;
             Some(answer) = in_flight.next(), if !in_flight.is_empty() => {
+                last_progress = Instant::now();
                 // A client that left still has its calls run to the end.
                 if writing && !deliver(&mut write, &answer, &ops).await {
                     writing = false;
                     reading = false;
                 }
             }
-            line = read_line(&mut reader, &mut partial, MAX_REQUEST_BYTES),
-                if reading && in_flight.len() < PIPELINE_DEPTH =>
-            {
+            () = evicted, if reading => {
+                tracing::debug!("closed an unproven connection to make room for a newer one");
+                reading = false;
+            }
+            () = tokio::time::sleep_until(deadline), if reading && in_flight.is_empty() => {
+                reading = false;
+                if let Standing::Unproven { .. } = standing {
+                    let error = BridgeError::new(
+                        Code::UNAUTHORIZED,
+                        format!(
+                            "no request with the `token` within {} s of connecting; the connection is closed",
+                            PROVE_WITHIN.as_secs()
+                        ),
+                    );
+                    let answer = Answer { close: true, ..Answer::error(None, &error) };
+                    let _ = deliver(&mut write, &answer, &ops).await;
+                } else {
+                    tracing::debug!("closed a connection idle for {:.0} s", ops.connection_idle.as_secs_f64());
+                    let _ = write.shutdown().await;
+                }
+            }
+            line = read_line(&mut reader, &mut partial, limit), if reading && in_flight.len() < PIPELINE_DEPTH => {
+                last_progress = Instant::now();
                 let answer: Pin<Box<dyn Future<Output = Answer> + Send>> = match line {
-                    Ok(Line::Text(line)) => match prepare(&ops, &line) {
+                    Ok(Line::Text(line)) => match prepare(&ops, &line, &mut standing) {
                         Prepared::Answer(answer) => {
                             reading = !answer.close;
                             Box::pin(std::future::ready(answer))
@@ -100,15 +165,21 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>) {
                         Prepared::Run { request, id } => Box::pin(run(Arc::clone(&ops), request, id)),
                     },
                     Ok(Line::TooLarge) => {
-                        let error = BridgeError::new(
-                            Code::TOO_LARGE,
-                            format!("the request is longer than {MAX_REQUEST_BYTES} bytes; the connection is closed"),
-                        );
+                        let message = match standing {
+                            Standing::Proven(_) => {
+                                format!("the request is longer than {limit} bytes; the connection is closed")
+                            }
+                            Standing::Unproven { .. } | Standing::Refused => format!(
+                                "the first request on a connection may be at most {limit} bytes (send a `ping` \
+                                 with the token first); the connection is closed"
+                            ),
+                        };
                         // Read the rest of the line (briefly) so the answer is
                         // not lost to a reset when the connection closes.
                         partial.clear();
                         let _ = tokio::time::timeout(DISCARD_LIMIT, discard_line(&mut reader)).await;
                         reading = false;
+                        let error = BridgeError::new(Code::TOO_LARGE, message);
                         Box::pin(std::future::ready(Answer { close: true, ..Answer::error(None, &error) }))
                     }
                     Ok(Line::NotUtf8) => {
@@ -160,7 +231,7 @@ enum Prepared {
 }
 
 /// Everything that can be answered without waiting: envelope, token, op.
-fn prepare(ops: &Ops, line: &str) -> Prepared {
+fn prepare(ops: &Ops, line: &str, standing: &mut Standing) -> Prepared {
     let envelope = match BridgeRequestLine::parse(line) {
         Ok(envelope) => envelope,
         Err((id, error)) => return Prepared::Answer(Answer::error(id.as_ref(), &error)),
@@ -171,6 +242,13 @@ fn prepare(ops: &Ops, line: &str) -> Prepared {
             "missing or wrong `token`; it is in the daemon's lockfile (daemon.json in Warden's state directory)",
         );
         tracing::warn!("refused a request without the right token");
+        return Prepared::Answer(Answer { close: true, ..Answer::error(envelope.id.as_ref(), &error) });
+    }
+    if let Err(Busy) = standing.prove() {
+        let error = BridgeError::new(
+            Code::BUSY,
+            format!("the daemon already serves {MAX_CONNECTIONS} connections; retry in a moment"),
+        );
         return Prepared::Answer(Answer { close: true, ..Answer::error(envelope.id.as_ref(), &error) });
     }
     ops.activity.touch();

@@ -36,6 +36,8 @@ pub(crate) struct Ops {
     pub(crate) shutdown: Shutdown,
     /// How long a call may wait for servers to finish starting.
     pub(crate) call_timeout: Duration,
+    /// How long a connection with nothing in flight may go without a line.
+    pub(crate) connection_idle: Duration,
     /// Open connections, for `status`.
     pub(crate) connections: Arc<std::sync::atomic::AtomicUsize>,
     /// (server, tool) → namespaced name, for `call_tool` by server and tool.

@@ -21,12 +21,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use warden_actors::{ApprovalQueue, Warden, WardenConfig};
-use warden_protocol::{BridgeError, BridgeErrorCode, BridgeResponseLine};
 
+use super::admission::Admission;
 use super::idle::Activity;
 use super::lockfile::Lockfile;
 use super::names::Names;
@@ -35,9 +34,6 @@ use super::pid_lock;
 use super::shutdown::Shutdown;
 use super::state_dir::StateDir;
 use super::{connection, token};
-
-/// The most connections served at once; more are answered `busy`.
-const MAX_CONNECTIONS: usize = 512;
 
 /// The longest calls in flight are waited for at shutdown.
 const DRAIN_LIMIT: Duration = Duration::from_secs(30);
@@ -95,6 +91,7 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<()> {
         activity: Activity::new(config.daemon.idle_timeout()),
         shutdown: Shutdown::new(),
         call_timeout: config.call_timeout(),
+        connection_idle: config.daemon.connection_idle(),
         connections: Arc::new(AtomicUsize::new(0)),
         names: Names::default(),
         approvals,
@@ -138,7 +135,7 @@ async fn take_lock(state: &StateDir) -> anyhow::Result<Option<pid_lock::PidLock>
 /// connections still open.
 async fn accept_until_shutdown(listener: TcpListener, ops: &Arc<Ops>) -> JoinSet<()> {
     let mut connections = JoinSet::new();
-    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let admission = Admission::new();
     let signals = signals(ops.shutdown.clone());
     let idle = {
         let ops = Arc::clone(ops);
@@ -165,16 +162,14 @@ async fn accept_until_shutdown(listener: TcpListener, ops: &Arc<Ops>) -> JoinSet
                     }
                 };
                 while connections.try_join_next().is_some() {}
-                let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-                    connections.spawn(refuse_busy(stream));
-                    continue;
-                };
+                // Entered here, not in the task: a full pool must make room
+                // before the next accept.
+                let arrival = admission.arrive();
                 let ops = Arc::clone(ops);
                 connections.spawn(async move {
                     ops.connections.fetch_add(1, Ordering::Relaxed);
-                    connection::serve(stream, Arc::clone(&ops)).await;
+                    connection::serve(stream, Arc::clone(&ops), arrival).await;
                     ops.connections.fetch_sub(1, Ordering::Relaxed);
-                    drop(permit);
                 });
             }
         }
@@ -182,18 +177,6 @@ async fn accept_until_shutdown(listener: TcpListener, ops: &Arc<Ops>) -> JoinSet
     idle.abort();
     signals.abort();
     connections
-}
-
-/// Answers a connection over the limit, then closes it.
-async fn refuse_busy(mut stream: tokio::net::TcpStream) {
-    use tokio::io::AsyncWriteExt as _;
-    let error = BridgeError::new(
-        BridgeErrorCode::BUSY,
-        format!("the daemon already serves {MAX_CONNECTIONS} connections; retry in a moment"),
-    );
-    let line = BridgeResponseLine { ok: false, id: None, result: None, error: Some(&error) }.to_line();
-    let _ = stream.write_all(line.as_bytes()).await;
-    let _ = stream.shutdown().await;
 }
 
 /// SIGTERM and SIGINT pull the switch.
