@@ -13,6 +13,7 @@
 
 mod http;
 mod memory;
+mod stderr_budget;
 mod stdin_writer;
 mod stdio;
 

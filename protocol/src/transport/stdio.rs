@@ -23,7 +23,9 @@ use tokio::io::BufReader;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
+use super::stderr_budget::{StderrBudget, Verdict};
 use super::{
     frame_to_event, ConnectFuture, Connection, Connector, EventSink, StderrTail, TransportError, TransportEvent,
 };
@@ -210,17 +212,57 @@ impl<'a> Batch<'a> {
     }
 }
 
-/// Sends each stderr line to `tracing` under the server's name and keeps the
-/// last few. stderr is the server's log, never a sign of failure.
+/// Sends each stderr line to `tracing` under the server's name, within the
+/// server's [`StderrBudget`], and keeps the last few. stderr is the
+/// server's log, never a sign of failure.
 async fn drain_stderr(stderr: tokio::process::ChildStderr, server: String, tail: StderrTail) {
     let mut lines = LineReader::new(BufReader::new(stderr), 64 * 1024);
-    while let Ok(Some(frame)) = lines.next_frame().await {
+    let mut budget = StderrBudget::new(Instant::now());
+    let report = |suppressed: u64| {
+        tracing::warn!(
+            target: "warden::server_stderr",
+            server = %server,
+            "… {suppressed} more lines from '{server}' in the last {} s were not logged (the last {} are kept for \
+             its status)",
+            StderrBudget::WINDOW.as_secs(),
+            StderrTail::LINES,
+        );
+    };
+    loop {
+        let summary_due = budget.summary_due();
+        let frame = tokio::select! {
+            frame = lines.next_frame() => frame,
+            () = sleep_until_some(summary_due) => {
+                if let Some(suppressed) = budget.close(Instant::now()) {
+                    report(suppressed);
+                }
+                continue;
+            }
+        };
+        let Ok(Some(frame)) = frame else { break };
         let line = match frame {
             crate::framing::Frame::Line(line) => line,
             other => format!("{other:?}"),
         };
-        tracing::info!(target: "warden::server_stderr", server = %server, "{line}");
+        let (closed, verdict) = budget.admit(line.len(), Instant::now());
+        if let Some(suppressed) = closed {
+            report(suppressed);
+        }
+        if verdict == Verdict::Log {
+            tracing::info!(target: "warden::server_stderr", server = %server, "{line}");
+        }
         tail.push(&line);
+    }
+    if let Some(suppressed) = budget.close(Instant::now()) {
+        report(suppressed);
+    }
+}
+
+/// Sleeps until `at`, or forever when there is nothing to wait for.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
