@@ -27,7 +27,7 @@ mod remote;
 #[error("{0}")]
 pub(crate) struct UsageError(pub(crate) String);
 
-pub(crate) async fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
+pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -> anyhow::Result<ExitCode> {
     let verbose = cli.verbose > 0;
     if let Command::Tools { common, .. }
     | Command::Call { common, .. }
@@ -45,7 +45,7 @@ pub(crate) async fn run(mut cli: Cli) -> anyhow::Result<ExitCode> {
                 Discovered::Loaded { path, .. } => path,
                 nothing => return Err(UsageError(nothing.notice().unwrap_or_default()).into()),
             };
-            crate::daemon::run(&path).await?;
+            crate::daemon::run(&path, log).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Stop => remote::stop().await,

@@ -14,6 +14,7 @@
 //! - [`ops`]: what each operation does with the `Warden` handle;
 //!   [`names`] indexes tools by server and tool name for it.
 //! - [`idle`]: the idle timer; calls in flight count as activity.
+//! - [`log_file`]: `daemon.log` rotated by size (`[daemon] log_max_mb`).
 //! - [`shutdown`]: the one stop switch (signals, `shutdown` op, idle).
 //! - [`reload`]: live config reload (the `reload` op and SIGHUP).
 //! - [`state_dir`], [`lockfile`], [`pid_lock`], [`token`]: the daemon's
@@ -27,6 +28,7 @@ mod approvals;
 mod connection;
 mod idle;
 pub(crate) mod lockfile;
+mod log_file;
 mod names;
 mod ops;
 pub(crate) mod pid_lock;
@@ -36,4 +38,5 @@ mod shutdown;
 pub(crate) mod state_dir;
 mod token;
 
+pub(crate) use log_file::{shift as shift_log, RotatingLog};
 pub(crate) use serve::run;

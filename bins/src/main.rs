@@ -28,7 +28,15 @@ fn main() -> ExitCode {
     // The daemon logs what it does (to daemon.log when detached); the other
     // commands are quiet unless asked.
     let serving = matches!(cli.command, cli::Command::Serve { .. });
-    init_logging(cli.verbose + u8::from(serving));
+    // A detached daemon's stderr is daemon.log: its lines go through the
+    // writer that keeps that file to a size.
+    let log = match cli.command {
+        cli::Command::Serve { detached: true, .. } => {
+            daemon::state_dir::StateDir::from_env().ok().map(|state| daemon::RotatingLog::new(state.log()))
+        }
+        _ => None,
+    };
+    init_logging(cli.verbose + u8::from(serving), log.clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -36,7 +44,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let outcome = runtime.block_on(commands::run(cli));
+    let outcome = runtime.block_on(commands::run(cli, log));
     match outcome {
         Ok(code) => code,
         Err(error) => {
@@ -48,7 +56,7 @@ fn main() -> ExitCode {
 
 /// Logs go to stderr; stdout is for results. `RUST_LOG` wins over `-v`.
 /// Quiet by default: the commands report failed servers themselves.
-fn init_logging(verbose: u8) {
+fn init_logging(verbose: u8, log: Option<daemon::RotatingLog>) {
     use std::io::IsTerminal as _;
     let default = match verbose {
         0 => "error",
@@ -57,10 +65,9 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .init();
+    let logging = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+    match log {
+        Some(log) => logging.with_writer(log).with_ansi(false).init(),
+        None => logging.with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()).init(),
+    }
 }

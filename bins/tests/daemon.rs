@@ -698,7 +698,7 @@ fn an_oversized_request_is_refused_and_its_connection_closed() {
     assert_eq!(connection.ask(json!({"op": "ping", "token": token}))["ok"], true);
     let message = "y".repeat(1536 * 1024);
     let mut call = home.command(&["call", "test__echo", "-", "--config"]);
-    let mut child = call.arg(&home.config).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    let child = call.arg(&home.config).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
     let mut child = child.stderr(std::process::Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(json!({"message": message}).to_string().as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
@@ -844,4 +844,39 @@ fn fifty_clients_making_a_hundred_calls_each_get_their_own_answers() {
     for client in clients {
         client.join().expect("every answer matched its request");
     }
+}
+
+#[test]
+fn a_server_flooding_stderr_leaves_a_bounded_summarised_log() {
+    let home = Home::new("daemon-log-flood", "[daemon]\nlog_max_mb = 0.01\nlog_files = 2\n");
+    home.start_daemon();
+    let started = Instant::now();
+    let output = home.warden(&["call", "test__stderr", r#"{"lines":300000}"#]);
+    assert_eq!(stdout(&output), "wrote 300000 lines\n", "{}", stderr(&output));
+    let logs = || -> Vec<(String, String)> {
+        ["daemon.log", "daemon.log.1", "daemon.log.2", "daemon.log.3"]
+            .iter()
+            .filter_map(|name| Some((name.to_string(), std::fs::read_to_string(home.dir.join(name)).ok()?)))
+            .collect()
+    };
+    // The lines past the budget are summed up when the 10 s window closes.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !logs().iter().any(|(_, text)| text.contains("more lines from 'test' in the last 10 s were not logged")) {
+        assert!(Instant::now() < deadline, "no summary line after {:?}: {:?}", started.elapsed(), logs());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let logs = logs();
+    let names: Vec<&str> = logs.iter().map(|(name, _)| name.as_str()).collect();
+    assert!(names.starts_with(&["daemon.log", "daemon.log.1"]), "rotated: {names:?}");
+    assert!(!names.contains(&"daemon.log.3"), "at most two old files are kept: {names:?}");
+    for (name, text) in &logs {
+        assert!(text.len() <= 10 * 1024 + 1024, "{name} is {} bytes", text.len());
+        assert_eq!(mode(&home.dir.join(name)), 0o600, "{name}");
+    }
+    let all: String = logs.iter().map(|(_, text)| text.as_str()).collect();
+    assert!(all.contains("stderr line 1 "), "the first lines are logged");
+    assert!(!all.contains("stderr line 299999"), "the flood is not");
+    // The daemon goes on serving, logging to the newest file.
+    let output = home.warden(&["call", "test__echo", r#"{"message":"after"}"#]);
+    assert_eq!(stdout(&output), "after\n");
 }

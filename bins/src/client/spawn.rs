@@ -14,15 +14,18 @@ use std::process::{Child, Command, Stdio};
 
 use crate::daemon::state_dir::StateDir;
 
-/// A log over this size is moved to `daemon.log.old` before a new daemon
-/// starts, so the file does not grow forever.
+/// A log over this size is shifted to `daemon.log.1` before a new daemon
+/// starts (the running daemon rotates it by the config's `log_max_mb`).
 const LOG_ROTATE_BYTES: u64 = 1024 * 1024;
+
+/// Rotated logs kept when a new daemon starts.
+const LOG_FILES_KEPT: u32 = 3;
 
 /// Starts `warden serve --detached --config <config>`.
 pub(crate) fn daemon(state: &StateDir, config: &Path) -> std::io::Result<Child> {
     let log_path = state.log();
     if std::fs::metadata(&log_path).is_ok_and(|meta| meta.len() > LOG_ROTATE_BYTES) {
-        let _ = std::fs::rename(&log_path, log_path.with_extension("log.old"));
+        crate::daemon::shift_log(&log_path, LOG_FILES_KEPT);
     }
     let log = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&log_path)?;
     let mut command = Command::new(std::env::current_exe()?);

@@ -28,6 +28,7 @@ use warden_actors::{ApprovalQueue, Warden, WardenConfig};
 use super::admission::Admission;
 use super::idle::Activity;
 use super::lockfile::Lockfile;
+use super::log_file::RotatingLog;
 use super::names::Names;
 use super::ops::Ops;
 use super::pid_lock;
@@ -43,7 +44,7 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(30);
 const LOCK_PATIENCE: Duration = Duration::from_millis(500);
 
 /// Runs the daemon for the config at `config_path` (absolute).
-pub(crate) async fn run(config_path: &Path) -> anyhow::Result<()> {
+pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow::Result<()> {
     let state = StateDir::from_env()?;
     state.create()?;
     let Some(mut lock) = take_lock(&state).await? else {
@@ -52,6 +53,9 @@ pub(crate) async fn run(config_path: &Path) -> anyhow::Result<()> {
     };
     lock.record_pid();
     let config = WardenConfig::load(config_path)?;
+    if let Some(log) = &log {
+        log.set_limits(config.daemon.log_max_bytes(), config.daemon.log_files);
+    }
     let address = config.daemon.listen_addr().map_err(|(field, problem)| warden_actors::ConfigError::Setting {
         file: config_path.display().to_string(),
         field,
