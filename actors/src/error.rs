@@ -145,14 +145,16 @@ pub enum CallError {
     /// The tool is outside the agent's allowlist.
     #[error(
         "agent '{agent}' may not use '{name}': it is not in the agent's allowed_tools; add the name (or a glob such as \
-         '{}') to allowed_tools if it should be",
-        glob_hint(.name)
+         '{glob}') to allowed_tools if it should be"
     )]
     NotAllowed {
         /// The agent.
         agent: String,
         /// The tool.
         name: String,
+        /// A glob covering the tool's server, built with the config's
+        /// `[naming]` separator (`srv__*`, or `srv_*` under `_`).
+        glob: String,
     },
     /// A person (or rule) denied the call.
     #[error("'{name}' was not run: {by} denied it: {reason}")]
@@ -217,13 +219,6 @@ fn known_profiles(known: &[String]) -> String {
     }
 }
 
-fn glob_hint(name: &str) -> String {
-    match warden_policy::split_namespaced(name) {
-        Some((server, _)) => format!("{server}__*"),
-        None => name.to_string(),
-    }
-}
-
 fn where_found(paths: &[String]) -> String {
     let paths: Vec<&str> = paths.iter().map(|path| if path.is_empty() { "/" } else { path.as_str() }).collect();
     format!("at {}", paths.join(", "))
@@ -244,4 +239,16 @@ fn not_repeated_because(policy: CrashRetry) -> (&'static str, &'static str) {
 pub(crate) fn secs(duration: Duration) -> String {
     let text = format!("{:.3}", duration.as_secs_f64());
     format!("{} s", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// Why a grant was not added.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GrantError {
+    /// The tool pattern does not compile.
+    #[error("{0}")]
+    BadPattern(String),
+    /// Warden is shutting down.
+    #[error("Warden is shutting down; the grant was not added")]
+    Stopped,
 }

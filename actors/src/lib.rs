@@ -32,14 +32,14 @@
 
 mod approval_queue;
 mod approver;
+mod call;
 mod config;
 mod error;
 mod hub;
-mod policed_call;
 mod policy_gate;
 mod policy_rules;
+mod progress;
 mod registry;
-mod routing;
 mod server_actor;
 mod server_settings;
 mod server_supervisor;
@@ -52,21 +52,26 @@ pub use approver::{
     ActorApprover, ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approver, AutoApprover, DenyingApprover,
     GrantRequest,
 };
+pub use call::describe::DESCRIBE_TOOL;
+pub use call::CallOptions;
 pub use config::{
     AgentConfig, ConfigError, DaemonConfig, Discovered, Masked, NamingConfig, ProfileConfig, SecurityConfig,
     ServerConfig, SummaryConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
 };
-pub use error::CallError;
+pub use error::{CallError, GrantError};
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
 pub use policy_gate::{ApprovalOutcome, GateArgs, GateMsg, GateView, PolicyGate};
 pub use policy_rules::{AgentRules, ConfiguredApprover, PolicyRules};
+pub use progress::{Progress, ProgressSink};
 pub use registry::{Registry, RegistryMsg, ServerState, ServerStatus, Snapshot, ToolEntry};
 pub use server_actor::{ServerActor, ServerArgs, ServerMsg, ToolCall};
 pub use server_settings::{CrashRetry, ServerSettings};
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 pub use summarizer::{SummarySettings, SummaryView};
 pub use warden::{
-    ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden, DESCRIBE_TOOL,
+    AgentScope, ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden, WardenBuilder,
 };
-pub use warden_policy::RenderedResult;
+// What a host needs to use the handle, so that it depends on this crate only.
+pub use warden_policy::{Grant, RenderedResult, Risk};
+pub use warden_protocol::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 pub use wrappers::Wrapper;

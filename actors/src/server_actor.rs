@@ -52,11 +52,13 @@ use warden_protocol::{
 };
 
 use crate::error::CallError;
+use crate::progress::{Progress, ProgressSink};
 use crate::registry::RegistryMsg;
 use crate::server_settings::ServerSettings;
 use crate::server_supervisor::SupervisorMsg;
 
 mod calls;
+pub(crate) use calls::fresh_ticket;
 use calls::IdHasher;
 mod discovery;
 
@@ -80,6 +82,11 @@ pub struct ToolCall {
     pub deadline: Instant,
     /// The call's whole timeout, for the error the caller reads.
     pub timeout: Duration,
+    /// Names this call to [`ServerMsg::CancelCall`] and, when progress is
+    /// asked for, is its `progressToken`: unique in the process.
+    pub ticket: u64,
+    /// Where the server's progress notifications for this call go.
+    pub progress: Option<ProgressSink>,
 }
 
 /// The ServerActor.
@@ -112,6 +119,13 @@ pub enum ServerMsg {
         /// Where the outcome goes: the server's `result` as the server wrote
         /// it, which the caller decodes in its own task.
         reply: RpcReplyPort<Result<Box<RawValue>, CallError>>,
+    },
+    /// The caller gave up on the call with this ticket (it dropped the
+    /// call's future): the server is told, the slot freed at once, a late
+    /// answer ignored.
+    CancelCall {
+        /// The call's [`ToolCall::ticket`].
+        ticket: u64,
     },
     /// Something arrived on (or happened to) the transport.
     Transport(TransportEvent),
@@ -164,6 +178,8 @@ pub struct ServerState {
     pending: HashMap<i64, Pending, BuildHasherDefault<IdHasher>>,
     /// Calls waiting for a slot, oldest first.
     queued: VecDeque<i64>,
+    /// Ticket → request id of the calls whose caller wants progress.
+    progress_routes: HashMap<u64, i64>,
     calls_in_flight: usize,
     generation: u64,
     /// A `tools/list` run is under way.
@@ -195,6 +211,7 @@ impl Actor for ServerActor {
             next_id: 0,
             pending: HashMap::default(),
             queued: VecDeque::new(),
+            progress_routes: HashMap::new(),
             calls_in_flight: 0,
             generation: 0,
             listing: false,
@@ -220,6 +237,7 @@ impl Actor for ServerActor {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             ServerMsg::CallTool { call, reply } => state.start_call(&myself, call, reply),
+            ServerMsg::CancelCall { ticket } => state.cancel_call(ticket),
             ServerMsg::Transport(event) => state.transport_event(&myself, event),
             ServerMsg::DeadlineReached => state.deadline_reached(&myself),
             ServerMsg::StartupTimedOut => state.startup_timed_out(&myself),
@@ -371,6 +389,7 @@ impl ServerState {
         match notification.method.as_str() {
             "notifications/tools/list_changed" => self.refresh_tools(),
             "notifications/message" => self.log_server_message(notification.params),
+            "notifications/progress" => self.forward_progress(notification.params),
             method => tracing::trace!(server = %self.name, method, "notification ignored"),
         }
     }

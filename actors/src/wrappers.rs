@@ -16,7 +16,7 @@
 use std::future::Future;
 
 use serde_json::{json, Map, Value};
-use warden_protocol::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
+use warden_protocol::{CallToolResult, Tool, ToolAnnotations};
 
 use crate::error::CallError;
 
@@ -242,14 +242,13 @@ impl Wrapper {
 }
 
 fn usage_error(text: &str) -> CallToolResult {
-    text_result(text.to_string(), true)
+    CallToolResult::error(text)
 }
 
 fn text_result(text: String, is_error: bool) -> CallToolResult {
-    CallToolResult {
-        content: vec![ContentBlock::text(text)],
-        structured_content: None,
-        is_error: is_error.then_some(true),
-        extra: Map::new(),
+    if is_error {
+        CallToolResult::error(text)
+    } else {
+        CallToolResult::success(text)
     }
 }

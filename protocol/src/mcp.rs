@@ -190,6 +190,22 @@ pub struct CallToolResult {
 }
 
 impl CallToolResult {
+    /// A successful result of one text block.
+    pub fn success(text: impl Into<String>) -> CallToolResult {
+        CallToolResult {
+            content: vec![ContentBlock::text(text)],
+            structured_content: None,
+            is_error: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// A failed result (`isError: true`) of one text block: what a model
+    /// reads when a tool could not do its job.
+    pub fn error(text: impl Into<String>) -> CallToolResult {
+        CallToolResult { is_error: Some(true), ..CallToolResult::success(text) }
+    }
+
     /// True when the tool reported a failure.
     pub fn is_error(&self) -> bool {
         self.is_error.unwrap_or(false)

@@ -450,7 +450,7 @@ async fn stopping_a_server_actor_fails_its_pending_calls() {
     quiescent().await;
 
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let call = ToolCall::new("srv__echo", "echo", &Map::new(), deadline, Duration::from_secs(30));
+    let call = ToolCall::new("srv__echo", "echo", &Map::new(), &Map::new(), deadline, Duration::from_secs(30));
     let pending = server.call(|reply| ServerMsg::CallTool { call, reply }, None);
     let (outcome, ()) = tokio::join!(pending, async {
         next_request(&mut peer, "tools/call").await;

@@ -14,7 +14,7 @@ use warden_actors::{
     AgentRules, ApprovalAnswer, ApprovalDecision, ApprovalRequest, CallError, PolicyRules, Warden, DESCRIBE_TOOL,
 };
 use warden_policy::ToolPatterns;
-use warden_protocol::{MemoryPeer, Message};
+use warden_protocol::{CallToolResult, MemoryPeer, Message};
 
 /// Two agents: `coder` (some tools, auto-approved) and `reviewer` (all of
 /// `srv`, asks).
@@ -38,8 +38,21 @@ fn agent_rules() -> PolicyRules {
         )
 }
 
+/// The tools `agent` sees (the host's own view for `None`).
 fn names_of(warden: &Warden, agent: Option<&str>) -> Vec<String> {
-    warden.tools_for(agent).expect("a known agent").into_iter().map(|entry| entry.name).collect()
+    let tools = match agent {
+        Some(agent) => warden.agent(agent).and_then(|scope| scope.tools()).expect("a known agent"),
+        None => warden.tools(),
+    };
+    tools.into_iter().map(|entry| entry.name).collect()
+}
+
+/// Calls `name` as `agent` (the host itself for `None`).
+async fn call_as(warden: &Warden, agent: Option<&str>, name: &str) -> Result<CallToolResult, CallError> {
+    match agent {
+        Some(agent) => warden.agent(agent).expect("a known agent").call_tool(name, json!({})).await,
+        None => warden.call_tool(name, json!({})).await,
+    }
 }
 
 /// Runs `name` as `agent` while playing a server that answers it with `text`.
@@ -50,7 +63,7 @@ async fn call_as_answered(
     name: &str,
     text: &str,
 ) -> String {
-    let (outcome, ()) = tokio::join!(warden.call_tool_as(agent, name, json!({})), async {
+    let (outcome, ()) = tokio::join!(call_as(warden, agent, name), async {
         let call = next_request(peer, "tools/call").await;
         reply(peer, &call, text_result(text));
     });
@@ -75,8 +88,9 @@ async fn an_agent_sees_only_its_allowed_tools_including_one_listed_later_that_it
 async fn a_call_outside_the_allowlist_is_refused_and_never_reaches_the_server() {
     let (warden, mut peer) = policed(agent_rules(), settings(), tools(&["read", "write"])).await;
 
-    let error = warden.call_tool_as(Some("coder"), "srv__write", json!({})).await.unwrap_err();
-    assert_eq!(error, CallError::NotAllowed { agent: "coder".into(), name: "srv__write".into() });
+    let error = warden.agent("coder").unwrap().call_tool("srv__write", json!({})).await.unwrap_err();
+    let glob = "srv__*".to_string();
+    assert_eq!(error, CallError::NotAllowed { agent: "coder".into(), name: "srv__write".into(), glob });
     assert_eq!(
         error.to_string(),
         "agent 'coder' may not use 'srv__write': it is not in the agent's allowed_tools; add the name (or a glob such \
@@ -92,15 +106,14 @@ async fn an_unknown_agent_is_refused_naming_the_configured_agents() {
     let expected = "unknown agent 'ghost'; agents are configured as [[agents]] entries in the config (configured: \
                     coder, reviewer)";
 
-    let error = warden.call_tool_as(Some("ghost"), "srv__read", json!({})).await.unwrap_err();
+    let error = warden.agent("ghost").err().expect("no such agent");
     assert_eq!(error.to_string(), expected);
-    assert_eq!(warden.tools_for(Some("ghost")).unwrap_err().to_string(), expected);
     assert_silent(&mut peer).await;
     warden.shutdown().await;
 
     let (warden, _peer) = policed(PolicyRules::default(), settings(), tools(&["read"])).await;
     assert_eq!(
-        warden.tools_for(Some("ghost")).unwrap_err().to_string(),
+        warden.agent("ghost").err().expect("no such agent").to_string(),
         "unknown agent 'ghost'; agents are configured as [[agents]] entries in the config (none are configured)"
     );
     warden.shutdown().await;
@@ -112,7 +125,7 @@ async fn an_agents_auto_approval_covers_that_agent_only() {
 
     assert_eq!(call_as_answered(&warden, &mut peer, Some("coder"), "srv__read", "read it").await, "read it");
     for agent in [Some("reviewer"), None] {
-        let error = warden.call_tool_as(agent, "srv__read", json!({})).await.unwrap_err();
+        let error = call_as(&warden, agent, "srv__read").await.unwrap_err();
         assert!(matches!(error, CallError::NoApprover { .. }), "{agent:?}: {error}");
     }
     assert_silent(&mut peer).await;
@@ -259,7 +272,7 @@ async fn describe_tool_returns_the_full_definition_under_the_namespaced_name() {
     });
     assert_eq!(result.structured_content, Some(expected.clone()));
     assert_eq!(serde_json::from_str::<Value>(&result.text()).unwrap(), expected);
-    assert_eq!(warden.describe_tool(None, "srv__search").unwrap(), expected);
+    assert_eq!(warden.describe_tool("srv__search").unwrap(), expected);
     assert_silent(&mut peer).await;
     warden.shutdown().await;
 }
@@ -268,14 +281,14 @@ async fn describe_tool_returns_the_full_definition_under_the_namespaced_name() {
 async fn describe_tool_refuses_a_tool_outside_the_agents_allowlist_and_explains_its_usage() {
     let (warden, mut peer) = policed(agent_rules(), settings(), tools(&["read", "write"])).await;
 
-    let result = warden.call_tool_as(Some("coder"), DESCRIBE_TOOL, json!({"tool": "srv__write"})).await.unwrap();
+    let result = warden.agent("coder").unwrap().call_tool(DESCRIBE_TOOL, json!({"tool": "srv__write"})).await.unwrap();
     assert!(result.is_error());
     assert_eq!(
         result.text(),
         "agent 'coder' may not use 'srv__write': it is not in the agent's allowed_tools; add the name (or a glob such \
          as 'srv__*') to allowed_tools if it should be"
     );
-    let result = warden.call_tool_as(Some("coder"), DESCRIBE_TOOL, json!({"tool": "srv__read"})).await.unwrap();
+    let result = warden.agent("coder").unwrap().call_tool(DESCRIBE_TOOL, json!({"tool": "srv__read"})).await.unwrap();
     assert!(!result.is_error());
 
     let result = warden.call_tool(DESCRIBE_TOOL, json!({})).await.unwrap();

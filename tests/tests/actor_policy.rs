@@ -268,7 +268,7 @@ async fn approval_always_asks_despite_a_matching_grant_and_auto_approval() {
     let (warden, mut peer) =
         policed(rules, settings(), json!([annotated("wipe", json!({"destructiveHint": true})), tool("plain")])).await;
     let grant = GrantRequest { tools: Some("srv__*".into()), duration: None, this_agent_only: false };
-    warden.add_grant(grant, None, "cli user").await.expect("the glob is good");
+    warden.add_grant(grant, "cli user").await.expect("the glob is good");
     warden.set_session_auto_approve(true).await;
 
     // Auto-approval covers the plain tool, with no approver attached.
@@ -414,9 +414,10 @@ async fn a_grant_for_one_agent_does_not_cover_another() {
     let rules = PolicyRules::default().with_agent("coder", agent("coder")).with_agent("reviewer", agent("reviewer"));
     let (warden, mut peer) = policed(rules, settings(), tools(&["write"])).await;
     let mut asked = attach_channel(&warden);
+    let (coder, reviewer) = (warden.agent("coder").unwrap(), warden.agent("reviewer").unwrap());
 
     let grant = GrantRequest { tools: None, duration: None, this_agent_only: true };
-    let (outcome, ()) = tokio::join!(warden.call_tool_as(Some("coder"), "srv__write", json!({})), async {
+    let (outcome, ()) = tokio::join!(coder.call_tool("srv__write", json!({})), async {
         let (request, answer) = next_ask(&mut asked).await;
         assert_eq!(request.agent.as_deref(), Some("coder"));
         answer.send(ApprovalDecision::ApproveWithGrant(grant), "alice");
@@ -428,12 +429,12 @@ async fn a_grant_for_one_agent_does_not_cover_another() {
     assert_eq!((grants[0].tools.as_str(), grants[0].agent.as_deref()), ("srv__write", Some("coder")));
 
     // The coder runs it unasked; the reviewer is asked.
-    let (outcome, ()) = tokio::join!(warden.call_tool_as(Some("coder"), "srv__write", json!({})), async {
+    let (outcome, ()) = tokio::join!(coder.call_tool("srv__write", json!({})), async {
         let call = next_request(&mut peer, "tools/call").await;
         reply(&peer, &call, text_result("again"));
     });
     assert_eq!(outcome.unwrap().text(), "again");
-    let (outcome, ()) = tokio::join!(warden.call_tool_as(Some("reviewer"), "srv__write", json!({})), async {
+    let (outcome, ()) = tokio::join!(reviewer.call_tool("srv__write", json!({})), async {
         let (request, answer) = next_ask(&mut asked).await;
         assert_eq!(request.agent.as_deref(), Some("reviewer"));
         answer.send(ApprovalDecision::Deny { reason: "no".into() }, "alice");
@@ -448,7 +449,7 @@ async fn a_grant_with_a_bad_glob_is_refused_and_detaching_the_approver_fails_clo
     let (warden, mut peer) = policed(PolicyRules::default(), settings(), tools(&["write"])).await;
     let grant = GrantRequest { tools: Some("srv__[".into()), duration: None, this_agent_only: false };
     assert_eq!(
-        warden.add_grant(grant, None, "cli user").await.unwrap_err(),
+        warden.add_grant(grant, "cli user").await.unwrap_err().to_string(),
         "tool pattern 'srv__[' is not a valid glob (unclosed character class; missing ']'); use an exact name or \
          '*', '?', '[...]', e.g. 'fs__*'"
     );

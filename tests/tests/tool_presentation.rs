@@ -34,7 +34,7 @@ fn write_file() -> Value {
 async fn fs_with(rules: PolicyRules) -> Warden {
     let (connector, mut peers) = MemoryConnector::new();
     let spec = ServerSpec { name: "fs".into(), connector: Arc::new(connector), settings: settings() };
-    let warden = Warden::start_with_rules(vec![spec], rules).await.expect("Warden starts");
+    let warden = Warden::builder().servers(vec![spec]).rules(rules).start().await.expect("Warden starts");
     let mut peer = within("fs connects", peers.recv()).await.expect("a connection");
     handshake(&mut peer, LATEST_PROTOCOL_VERSION, json!({"tools": {}}), json!([read_file(), write_file()])).await;
     within("fs settles", warden.settled()).await;
@@ -54,7 +54,7 @@ fn compact() -> ToolProfile {
 #[tokio::test(start_paused = true)]
 async fn without_a_profile_every_tool_is_shown_in_full_followed_by_describe_tool() {
     let warden = fs_with(PolicyRules::default()).await;
-    let shown = warden.presented_tools(None, None).unwrap();
+    let shown = warden.presented_tools(None).unwrap();
     let mut full_read = read_file();
     full_read["name"] = json!("fs__read_file");
     assert_eq!(shown[0], full_read);
@@ -67,7 +67,7 @@ async fn without_a_profile_every_tool_is_shown_in_full_followed_by_describe_tool
 #[tokio::test(start_paused = true)]
 async fn a_profile_shows_summaries_and_brief_lines_and_describe_tool_gives_the_rest() {
     let warden = fs_with(PolicyRules::default().with_profile("compact", compact())).await;
-    let shown = warden.presented_tools(None, Some("compact")).unwrap();
+    let shown = warden.presented_tools(Some("compact")).unwrap();
     assert_eq!(
         shown[0],
         json!({
@@ -106,21 +106,23 @@ async fn an_agent_sees_only_its_tools_with_its_own_profile() {
     let rules = PolicyRules::default().with_profile("compact", compact()).with_agent("coder", coder);
     let warden = fs_with(rules).await;
 
-    let names: Vec<String> = warden.tools_for(Some("coder")).unwrap().into_iter().map(|entry| entry.name).collect();
+    let names: Vec<String> =
+        warden.agent("coder").unwrap().tools().unwrap().into_iter().map(|entry| entry.name).collect();
     assert_eq!(names, ["fs__write_file"]);
-    let shown = warden.presented_tools(Some("coder"), None).unwrap();
+    let shown = warden.agent("coder").unwrap().presented_tools(None).unwrap();
     assert_eq!(shown.len(), 2);
     assert_eq!(shown[0]["inputSchema"], json!({"type": "object"}), "the agent's profile shows write_file briefly");
 
     // describe_tool does not reveal a tool the agent may not use.
-    let refused = warden.call_tool_as(Some("coder"), DESCRIBE_TOOL, json!({"tool": "fs__read_file"})).await.unwrap();
+    let refused =
+        warden.agent("coder").unwrap().call_tool(DESCRIBE_TOOL, json!({"tool": "fs__read_file"})).await.unwrap();
     assert!(refused.is_error());
     assert_eq!(
         refused.text(),
         "agent 'coder' may not use 'fs__read_file': it is not in the agent's allowed_tools; add the name (or a glob \
          such as 'fs__*') to allowed_tools if it should be"
     );
-    let usage = warden.call_tool_as(Some("coder"), DESCRIBE_TOOL, json!({})).await.unwrap();
+    let usage = warden.agent("coder").unwrap().call_tool(DESCRIBE_TOOL, json!({})).await.unwrap();
     assert_eq!(usage.text(), "describe_tool takes {\"tool\": \"<name>\"}, the name of a tool you can see");
     warden.shutdown().await;
 }
@@ -129,10 +131,10 @@ async fn an_agent_sees_only_its_tools_with_its_own_profile() {
 async fn unknown_profiles_and_agents_are_named_in_the_error() {
     let warden = fs_with(PolicyRules::default().with_profile("compact", compact())).await;
     assert_eq!(
-        warden.presented_tools(None, Some("tiny")).unwrap_err().to_string(),
+        warden.presented_tools(Some("tiny")).unwrap_err().to_string(),
         "unknown tool profile 'tiny'; profiles are [tool_profiles.NAME] tables in the config (configured: compact)"
     );
-    let error = warden.presented_tools(Some("ghost"), None).unwrap_err();
+    let error = warden.agent("ghost").err().expect("no such agent");
     assert_eq!(error, CallError::UnknownAgent { agent: "ghost".into(), known: vec![] });
     assert_eq!(
         error.to_string(),
@@ -157,6 +159,22 @@ async fn a_single_underscore_separator_joins_server_and_tool_and_forbids_undersc
     rules.names = NameRules::new("_", 64).unwrap();
     let (connector, _peers) = MemoryConnector::new();
     let spec = ServerSpec { name: "my_fs".into(), connector: Arc::new(connector), settings: settings() };
-    let error = Warden::start_with_rules(vec![spec], rules).await.err().expect("refused");
+    let error = Warden::builder().servers(vec![spec]).rules(rules).start().await.err().expect("refused");
     assert!(error.to_string().ends_with("use '-' instead (e.g. 'my-fs')"), "{error}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_tool_suggests_a_glob_with_the_configured_separator() {
+    let coder =
+        AgentRules { allowed_tools: ToolPatterns::new(&["fs_read_*"]).unwrap(), auto_approve: true, profile: None };
+    let mut rules = PolicyRules::default().with_agent("coder", coder);
+    rules.names = NameRules::new("_", 64).unwrap();
+    let warden = fs_with(rules).await;
+    let error = warden.agent("coder").unwrap().call_tool("fs_write_file", json!({})).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "agent 'coder' may not use 'fs_write_file': it is not in the agent's allowed_tools; add the name (or a glob \
+         such as 'fs_*') to allowed_tools if it should be"
+    );
+    warden.shutdown().await;
 }

@@ -109,7 +109,11 @@ async fn fs_with(tools: Value, summaries: Option<SummarySettings>) -> Warden {
     let (connector, mut peers) = MemoryConnector::new();
     let spec = ServerSpec { name: "fs".into(), connector: Arc::new(connector), settings: settings() };
     let rules = PolicyRules::default().with_profile("short", ToolProfile::new(Detail::Summary, vec![]).unwrap());
-    let warden = Warden::start_with_summaries(vec![spec], rules, summaries).await.expect("Warden starts");
+    let mut builder = Warden::builder().servers(vec![spec]).rules(rules);
+    if let Some(summaries) = summaries {
+        builder = builder.summaries(summaries);
+    }
+    let warden = builder.start().await.expect("Warden starts");
     let mut peer = within("fs connects", peers.recv()).await.expect("a connection");
     handshake(&mut peer, LATEST_PROTOCOL_VERSION, json!({"tools": {}}), tools).await;
     within("fs settles", warden.settled()).await;
@@ -118,7 +122,7 @@ async fn fs_with(tools: Value, summaries: Option<SummarySettings>) -> Warden {
 }
 
 fn descriptions(warden: &Warden) -> Vec<String> {
-    let shown = warden.presented_tools(None, Some("short")).unwrap();
+    let shown = warden.presented_tools(Some("short")).unwrap();
     shown[..shown.len() - 1].iter().map(|tool| tool["description"].as_str().unwrap().to_string()).collect()
 }
 
@@ -153,10 +157,7 @@ async fn summaries_are_generated_cached_and_reused_by_the_next_warden() {
         assert!(line["created_at"].as_u64().unwrap() > 0);
     }
     // Full detail is untouched.
-    assert_eq!(
-        warden.presented_tools(None, None).unwrap()[0]["description"],
-        "Reads a file from disk. Returns its text."
-    );
+    assert_eq!(warden.presented_tools(None).unwrap()[0]["description"], "Reads a file from disk. Returns its text.");
     warden.shutdown().await;
 
     let again = fs_with(default_tools(), Some(settings_for(url, &dir))).await;

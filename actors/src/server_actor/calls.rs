@@ -7,14 +7,21 @@
 //! ignored). One timer rather than one per call: spawning and aborting a
 //! task per call cost a thread hand-off on every call's path.
 
+use std::sync::atomic::AtomicU64;
+
 use super::*;
 
+/// The next [`ToolCall::ticket`].
+static NEXT_TICKET: AtomicU64 = AtomicU64::new(1);
+
 impl ToolCall {
-    /// A `tools/call` of the server's tool `tool` with `arguments`.
+    /// A `tools/call` of the server's tool `tool` with `arguments`, and
+    /// `meta` as its `_meta` (none when empty).
     pub fn new(
         name: impl Into<String>,
         tool: &str,
         arguments: &Map<String, Value>,
+        meta: &Map<String, Value>,
         deadline: Instant,
         timeout: Duration,
     ) -> ToolCall {
@@ -22,8 +29,10 @@ impl ToolCall {
         struct Params<'a> {
             name: &'a str,
             arguments: &'a Map<String, Value>,
+            #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
+            meta: &'a Map<String, Value>,
         }
-        ToolCall::request(name, "tools/call", &Params { name: tool, arguments }, deadline, timeout)
+        ToolCall::request(name, "tools/call", &Params { name: tool, arguments, meta }, deadline, timeout)
     }
 
     /// Any other request made on behalf of tool `name`.
@@ -35,8 +44,13 @@ impl ToolCall {
         timeout: Duration,
     ) -> ToolCall {
         let params = serde_json::value::to_raw_value(params).expect("request params always serialise");
-        ToolCall { name: name.into(), method, params, deadline, timeout }
+        ToolCall { name: name.into(), method, params, deadline, timeout, ticket: fresh_ticket(), progress: None }
     }
+}
+
+/// A ticket no other call in this process has.
+pub(crate) fn fresh_ticket() -> u64 {
+    NEXT_TICKET.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The request numbered `id`, as one line of JSON (no newline), built by
@@ -111,6 +125,9 @@ impl ServerState {
         }
         let id = self.fresh_id();
         let deadline = call.deadline;
+        if call.progress.is_some() {
+            self.progress_routes.insert(call.ticket, id);
+        }
         self.arm_deadline_timer(myself, deadline);
         self.pending.insert(id, Pending::Call(PendingCall { call, reply, deadline, sent: false }));
         self.queued.push_back(id);
@@ -142,6 +159,9 @@ impl ServerState {
 
     pub(super) fn finish_call(&mut self, call: PendingCall, outcome: Result<Box<RawValue>, ErrorObject>) {
         self.calls_in_flight -= 1;
+        if call.call.progress.is_some() {
+            self.progress_routes.remove(&call.call.ticket);
+        }
         if outcome.is_ok() && self.restart_attempt > 0 {
             // The server works again: the supervisor's crash streak is over.
             if let Some(supervisor) = &self.supervisor {
@@ -220,13 +240,42 @@ impl ServerState {
     }
 
     pub(super) fn time_out(&mut self, id: i64) {
-        let Some(Pending::Call(call)) = self.pending.remove(&id) else {
+        let Some(Pending::Call(call)) = self.pending.get(&id) else {
             return;
         };
-        let PendingCall { call, reply, sent, .. } = call;
-        if sent {
+        let reason = format!("timed out after {}", crate::error::secs(call.call.timeout));
+        if let Some(PendingCall { call, reply, sent, .. }) = self.withdraw(id, &reason) {
+            let _ = reply.send(Err(CallError::Timeout { name: call.name, timeout: call.timeout, sent }));
+        }
+    }
+
+    /// The caller dropped the call with `ticket`: it is withdrawn as a
+    /// timed-out call is, and nobody is answered. Rare, so the pending
+    /// calls are searched rather than indexed by ticket on every call.
+    pub(super) fn cancel_call(&mut self, ticket: u64) {
+        let found = self.pending.iter().find_map(|(id, pending)| match pending {
+            Pending::Call(call) if call.call.ticket == ticket => Some(*id),
+            _ => None,
+        });
+        // Not found: it already ended (answered, timed out, failed).
+        if let Some(id) = found {
+            tracing::debug!(server = %self.name, id, "the caller cancelled a call");
+            self.withdraw(id, "the caller cancelled the call");
+        }
+    }
+
+    /// Takes call `id` out of the pending calls; a sent one frees its slot
+    /// and the server is told to stop (`notifications/cancelled`), a queued
+    /// one is never sent. The next queued calls go out.
+    fn withdraw(&mut self, id: i64, reason: &str) -> Option<PendingCall> {
+        let Some(Pending::Call(call)) = self.pending.remove(&id) else {
+            return None;
+        };
+        if call.call.progress.is_some() {
+            self.progress_routes.remove(&call.call.ticket);
+        }
+        if call.sent {
             self.calls_in_flight -= 1;
-            let reason = format!("timed out after {}", crate::error::secs(call.timeout));
             self.send(Message::notification(
                 "notifications/cancelled",
                 Some(json!({"requestId": id, "reason": reason})),
@@ -234,12 +283,35 @@ impl ServerState {
         } else {
             self.queued.retain(|queued| *queued != id);
         }
-        let _ = reply.send(Err(CallError::Timeout { name: call.name, timeout: call.timeout, sent }));
         self.send_queued_calls();
+        Some(call)
+    }
+
+    /// Forwards a `notifications/progress` to the call whose ticket is its
+    /// `progressToken`; a full sink drops it (progress is lossy; the call
+    /// must not wait for a slow reader).
+    pub(super) fn forward_progress(&self, params: Option<Value>) {
+        let Some(params) = params else { return };
+        let Some(ticket) = params.get("progressToken").and_then(Value::as_u64) else {
+            tracing::debug!(server = %self.name, "progress without a numeric progressToken; ignored");
+            return;
+        };
+        let sink = self.progress_routes.get(&ticket).and_then(|id| match self.pending.get(id) {
+            Some(Pending::Call(call)) => call.call.progress.as_ref(),
+            _ => None,
+        });
+        match (sink, Progress::from_params(&params)) {
+            (Some(sink), Some(progress)) => {
+                let _ = sink.try_send(progress);
+            }
+            (None, _) => tracing::debug!(server = %self.name, ticket, "progress for no call in flight; ignored"),
+            (Some(_), None) => tracing::debug!(server = %self.name, "progress without a numeric `progress`; ignored"),
+        }
     }
 
     pub(super) fn fail_pending(&mut self, reason: &str) {
         self.queued.clear();
+        self.progress_routes.clear();
         self.calls_in_flight = 0;
         for (_, pending) in self.pending.drain() {
             if let Pending::Call(PendingCall { call, reply, sent, .. }) = pending {

@@ -1,26 +1,20 @@
-//! The policy side of the `Warden` handle: what an agent may see, each
-//! tool's resolved policy, the approver, grants and session auto-approval,
-//! and the built-in `describe_tool`.
+//! The policy side of the `Warden` handle: what a caller may see, each
+//! tool's resolved policy, the approver, grants and session auto-approval.
+//! The host's own view is here; an agent's ([`AgentScope`](super::AgentScope))
+//! reaches the same functions with its name.
 
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use warden_policy::{present_tool, Detail, Grant, ResolvedPolicy};
-use warden_protocol::{CallToolResult, ContentBlock};
 
 use super::Warden;
 use crate::approver::{Approver, GrantRequest};
-use crate::error::CallError;
-use crate::policed_call;
+use crate::call::{admit, describe, Caller};
+use crate::error::{CallError, GrantError};
 use crate::policy_gate::GateMsg;
-use crate::policy_rules::PolicyRules;
 use crate::registry::ToolEntry;
-
-/// The name of Warden's built-in tool that returns the full definition of
-/// any tool the caller may see (for models shown brief or summary
-/// definitions).
-pub const DESCRIBE_TOOL: &str = "describe_tool";
 
 /// One tool and its resolved policy.
 #[derive(Debug, Clone, Serialize)]
@@ -34,27 +28,41 @@ pub struct ToolPolicyRow {
 }
 
 impl Warden {
-    /// The tools `agent` may see and call (every tool for `None`); an
-    /// unknown agent is an error naming the configured ones.
-    pub fn tools_for(&self, agent: Option<&str>) -> Result<Vec<ToolEntry>, CallError> {
-        let rules = self.rules.borrow().clone();
+    /// The tool definitions to hand a model: every tool, each shown at the
+    /// detail the tool profile named `profile` gives it (in full when
+    /// `None`), followed by Warden's built-in `describe_tool`, with which
+    /// the model fetches the full definition of a tool it was shown briefly.
+    pub fn presented_tools(&self, profile: Option<&str>) -> Result<Vec<Value>, CallError> {
+        self.presented_tools_for(None, profile)
+    }
+
+    /// The full definition of `name` as its server listed it, with the
+    /// namespaced name.
+    pub fn describe_tool(&self, name: &str) -> Result<Value, CallError> {
+        self.describe_tool_for(None, name)
+    }
+
+    /// The tools `caller` may see and call.
+    pub(super) fn tools_for(&self, caller: Caller<'_>) -> Result<Vec<ToolEntry>, CallError> {
         let mut tools = self.tools();
-        if let Some(agent) = agent {
-            let allowed = &policed_call::agent_rules(&rules, agent)?.allowed_tools;
+        if let Some(agent) = caller {
+            let rules = self.core.path.rules.borrow().clone();
+            let allowed = &admit::agent_rules(&rules, agent)?.allowed_tools;
             tools.retain(|entry| allowed.matches(&entry.name));
         }
         Ok(tools)
     }
 
-    /// The tool definitions to hand a model: the tools `agent` may use, each
-    /// shown at the detail `profile` gives it — the agent's own `profile`
-    /// when `None`, every tool in full when neither names one — followed by
-    /// Warden's built-in `describe_tool`, with which the model fetches the
-    /// full definition of a tool it was shown briefly.
-    pub fn presented_tools(&self, agent: Option<&str>, profile: Option<&str>) -> Result<Vec<Value>, CallError> {
-        let rules = self.rules.borrow().clone();
-        let tools = self.tools_for(agent)?;
-        let profile_name = profile.or_else(|| agent.and_then(|agent| rules.agent(agent)?.profile.as_deref()));
+    /// What [`Warden::presented_tools`] shows `caller`; an agent's own
+    /// `profile` applies when `profile` is `None`.
+    pub(super) fn presented_tools_for(
+        &self,
+        caller: Caller<'_>,
+        profile: Option<&str>,
+    ) -> Result<Vec<Value>, CallError> {
+        let rules = self.core.path.rules.borrow().clone();
+        let tools = self.tools_for(caller)?;
+        let profile_name = profile.or_else(|| caller.and_then(|agent| rules.agent(agent)?.profile.as_deref()));
         let profile = match profile_name {
             None => None,
             Some(name) => Some(rules.profile(name).ok_or_else(|| CallError::UnknownProfile {
@@ -74,17 +82,23 @@ impl Warden {
                 present_tool(&entry.name, &definition, detail, summary.as_deref())
             })
             .collect();
-        presented.push(describe_tool_definition());
+        presented.push(describe::definition());
         Ok(presented)
+    }
+
+    /// The full definition of `name`, if `caller` may see it.
+    pub(super) fn describe_tool_for(&self, caller: Caller<'_>, name: &str) -> Result<Value, CallError> {
+        let rules = self.core.path.rules.borrow().clone();
+        describe::describe(&self.tools(), &rules, caller, name)
     }
 
     /// Every running tool's resolved policy, with where each field came from.
     pub fn tool_policies(&self) -> Vec<ToolPolicyRow> {
-        let rules = self.rules.borrow().clone();
+        let rules = self.core.path.rules.borrow().clone();
         self.tools()
             .into_iter()
             .map(|entry| {
-                let timeout = self.settings.borrow().get(&entry.server).map(|slot| slot.settings.call_timeout);
+                let timeout = self.core.path.slots.borrow().get(&entry.server).map(|slot| slot.settings.call_timeout);
                 let policy = rules.resolve(&entry, timeout.unwrap_or(crate::config::DEFAULT_CALL_TIMEOUT));
                 ToolPolicyRow { name: entry.name, server: entry.server, policy }
             })
@@ -94,38 +108,48 @@ impl Warden {
     /// Attaches the approver that answers approval requests, replacing the
     /// one from the config (if any).
     pub fn attach_approver(&self, approver: Arc<dyn Approver>) {
-        let _ = self.gate.cast(GateMsg::AttachApprover(Some(approver)));
+        let _ = self.core.path.gate.cast(GateMsg::AttachApprover(Some(approver)));
     }
 
     /// Detaches the approver: calls that need approval are denied again.
     pub fn detach_approver(&self) {
-        let _ = self.gate.cast(GateMsg::AttachApprover(None));
+        let _ = self.core.path.gate.cast(GateMsg::AttachApprover(None));
     }
 
     /// Switches auto-approval for this session (until Warden stops):
     /// `unless_auto_approved` tools run unasked; `always` tools still ask.
     pub async fn set_session_auto_approve(&self, on: bool) {
-        let _ = self.gate.cast(GateMsg::SetSessionAutoApprove(on));
+        let _ = self.core.path.gate.cast(GateMsg::SetSessionAutoApprove(on));
         // Returns once the switch is visible to the next call.
-        let mut view = self.gate_view.clone();
+        let mut view = self.core.path.gate_view.clone();
         let _ = view.wait_for(|view| view.session_auto_approve == on).await;
     }
 
     /// The grants in force.
     pub fn grants(&self) -> Vec<Grant> {
         let now = tokio::time::Instant::now().into_std();
-        self.gate_view.borrow().grants.iter().filter(|grant| !grant.expired(now)).cloned().collect()
+        self.core.path.gate_view.borrow().grants.iter().filter(|grant| !grant.expired(now)).cloned().collect()
     }
 
-    /// Hands out a grant ahead of any request; `agent` limits it to one
-    /// agent. Returns its id, or why the tool pattern is bad.
-    pub async fn add_grant(&self, grant: GrantRequest, agent: Option<&str>, by: &str) -> Result<u64, String> {
-        let message = |reply| GateMsg::AddGrant { grant, agent: agent.map(str::to_string), by: by.to_string(), reply };
-        let id = match self.gate.call(message, None).await {
-            Ok(ractor::rpc::CallResult::Success(result)) => result?,
-            _ => return Err("Warden is shutting down".into()),
+    /// Hands out a grant for every caller ahead of any request (`by` says
+    /// who gave it, for the log). Returns its id.
+    pub async fn add_grant(&self, grant: GrantRequest, by: &str) -> Result<u64, GrantError> {
+        self.add_grant_for(None, grant, by).await
+    }
+
+    /// [`Warden::add_grant`], limited to `caller` when it is an agent.
+    pub(super) async fn add_grant_for(
+        &self,
+        caller: Caller<'_>,
+        grant: GrantRequest,
+        by: &str,
+    ) -> Result<u64, GrantError> {
+        let message = |reply| GateMsg::AddGrant { grant, agent: caller.map(str::to_string), by: by.to_string(), reply };
+        let id = match self.core.path.gate.call(message, None).await {
+            Ok(ractor::rpc::CallResult::Success(result)) => result.map_err(GrantError::BadPattern)?,
+            _ => return Err(GrantError::Stopped),
         };
-        let mut view = self.gate_view.clone();
+        let mut view = self.core.path.gate_view.clone();
         let _ = view.wait_for(|view| view.grants.iter().any(|grant| grant.id == id)).await;
         Ok(id)
     }
@@ -133,84 +157,13 @@ impl Warden {
     /// Revokes grant `id`; false when there is none.
     pub async fn revoke_grant(&self, id: u64) -> bool {
         let revoked = matches!(
-            self.gate.call(|reply| GateMsg::RevokeGrant { id, reply }, None).await,
+            self.core.path.gate.call(|reply| GateMsg::RevokeGrant { id, reply }, None).await,
             Ok(ractor::rpc::CallResult::Success(true))
         );
         if revoked {
-            let mut view = self.gate_view.clone();
+            let mut view = self.core.path.gate_view.clone();
             let _ = view.wait_for(|view| view.grants.iter().all(|grant| grant.id != id)).await;
         }
         revoked
-    }
-
-    /// The full definition of `name` as its server listed it (with the
-    /// namespaced name), if `agent` may see it.
-    pub fn describe_tool(&self, agent: Option<&str>, name: &str) -> Result<Value, CallError> {
-        let rules = self.rules.borrow().clone();
-        describe(&self.tools(), &rules, agent, name)
-    }
-
-    /// Answers a call of [`DESCRIBE_TOOL`]: `{ "tool": "<name>" }`.
-    pub(super) fn describe_tool_call(
-        &self,
-        rules: &PolicyRules,
-        agent: Option<&str>,
-        arguments: &Value,
-    ) -> Result<CallToolResult, CallError> {
-        let Some(name) = arguments.get("tool").and_then(Value::as_str) else {
-            return Ok(error_result(format!(
-                "{DESCRIBE_TOOL} takes {{\"tool\": \"<name>\"}}, the name of a tool you can see"
-            )));
-        };
-        match describe(&self.tools(), rules, agent, name) {
-            Ok(definition) => {
-                let text = serde_json::to_string_pretty(&definition).expect("a JSON value serialises");
-                Ok(CallToolResult {
-                    content: vec![ContentBlock::text(text)],
-                    structured_content: Some(definition),
-                    is_error: None,
-                    extra: Default::default(),
-                })
-            }
-            Err(error @ CallError::UnknownAgent { .. }) => Err(error),
-            Err(error) => Ok(error_result(error.to_string())),
-        }
-    }
-}
-
-/// `describe_tool` itself, as a model is shown it.
-pub(super) fn describe_tool_definition() -> Value {
-    json!({
-        "name": DESCRIBE_TOOL,
-        "description": "Returns the full definition (description and input schema) of a tool you can call. Use it before calling a tool whose parameters you were not shown.",
-        "inputSchema": {
-            "type": "object",
-            "properties": { "tool": { "type": "string", "description": "The tool's name, as listed." } },
-            "required": ["tool"]
-        },
-        "annotations": { "readOnlyHint": true }
-    })
-}
-
-fn describe(tools: &[ToolEntry], rules: &PolicyRules, agent: Option<&str>, name: &str) -> Result<Value, CallError> {
-    if name == DESCRIBE_TOOL {
-        return Ok(describe_tool_definition());
-    }
-    policed_call::check_allowed(rules, agent, name)?;
-    let entry = tools
-        .iter()
-        .find(|entry| entry.name == name)
-        .ok_or_else(|| CallError::UnknownTool { name: name.to_string() })?;
-    let mut definition = serde_json::to_value(&entry.tool).expect("a tool serialises");
-    definition["name"] = Value::String(entry.name.clone());
-    Ok(definition)
-}
-
-fn error_result(text: String) -> CallToolResult {
-    CallToolResult {
-        content: vec![ContentBlock::text(text)],
-        structured_content: None,
-        is_error: Some(true),
-        extra: Default::default(),
     }
 }

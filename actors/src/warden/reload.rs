@@ -28,17 +28,17 @@
 //! It all runs in the caller's task: the Hub is only asked to start, withdraw
 //! and stop servers, and never waits for a server inside `handle`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 use warden_protocol::Connector;
 
-use super::{plans_of, Warden};
+use super::builder::plans_of;
+use super::Warden;
 use crate::approver::{Approver, AutoApprover, DenyingApprover};
+use crate::call::slots::{Slot, Slots};
 use crate::config::{ServerConfig, WardenConfig};
 use crate::hub::{HubMsg, ServerPlan};
 use crate::policy_gate::GateMsg;
@@ -111,28 +111,6 @@ impl Identity {
     }
 }
 
-/// Each server's settings and calls in flight, for the call path.
-pub(crate) type Slots = HashMap<String, Slot>;
-
-/// One server's settings and a counter of its calls in flight.
-#[derive(Clone)]
-pub(crate) struct Slot {
-    pub(crate) settings: ServerSettings,
-    /// Every call holds a receiver; `closed()` fires when none is left.
-    calls: Arc<watch::Sender<()>>,
-}
-
-impl Slot {
-    pub(crate) fn new(settings: ServerSettings) -> Slot {
-        Slot { settings, calls: Arc::new(watch::Sender::new(())) }
-    }
-
-    /// Marks a call in flight until the returned guard is dropped.
-    pub(crate) fn begin_call(&self) -> watch::Receiver<()> {
-        self.calls.subscribe()
-    }
-}
-
 impl Warden {
     /// Applies a newly loaded config to the running Warden: added servers
     /// start, removed ones stop once their calls in flight are done
@@ -167,8 +145,8 @@ impl Warden {
         plans: Vec<(ServerPlan, Identity)>,
         rules: PolicyRules,
     ) -> Result<ReloadReport, ReloadError> {
-        let mut identities = self.identities.lock().await;
-        let old_rules = self.rules.borrow().clone();
+        let mut identities = self.core.identities.lock().await;
+        let old_rules = self.core.path.rules.borrow().clone();
         if rules.names != old_rules.names {
             return Err(ReloadError::NamingChanged);
         }
@@ -207,30 +185,34 @@ impl Warden {
 
         // Policy first: the next call is judged by the new rules.
         if rules.approver != old_rules.approver {
-            let _ = self.gate.cast(GateMsg::AttachApprover(approver_of(rules.approver)));
+            let _ = self.core.path.gate.cast(GateMsg::AttachApprover(approver_of(rules.approver)));
         }
-        self.rules.send_replace(Arc::new(rules));
+        self.core.path.rules.send_replace(Arc::new(rules));
 
         let leaving: Vec<String> = report.removed.iter().chain(&report.restarted).cloned().collect();
         self.retire(&leaving).await?;
 
         // Unchanged servers keep their counters of calls in flight; the
         // others get fresh ones.
-        let old_slots = self.settings.borrow().clone();
+        let old_slots = self.core.path.slots.borrow().clone();
         let slots: Slots = settings
             .into_iter()
             .map(|(name, settings)| {
                 let slot = match old_slots.get(&name) {
-                    Some(old) if report.unchanged.contains(&name) => Slot { settings, calls: old.calls.clone() },
+                    Some(old) if report.unchanged.contains(&name) => old.with_settings(settings),
                     _ => Slot::new(settings),
                 };
                 (name, slot)
             })
             .collect();
-        self.settings.send_replace(Arc::new(slots));
+        self.core.path.slots.send_replace(Arc::new(slots));
 
         for plan in to_start {
-            self.hub.call(|reply| HubMsg::AddServer { plan, reply }, None).await.map_err(|_| ReloadError::Stopped)?;
+            self.core
+                .hub
+                .call(|reply| HubMsg::AddServer { plan, reply }, None)
+                .await
+                .map_err(|_| ReloadError::Stopped)?;
         }
         tracing::info!(
             added = ?report.added,
@@ -249,17 +231,17 @@ impl Warden {
             return Ok(());
         }
         for name in servers {
-            self.hub.cast(HubMsg::WithdrawServer { name: name.clone() }).map_err(|_| ReloadError::Stopped)?;
+            self.core.hub.cast(HubMsg::WithdrawServer { name: name.clone() }).map_err(|_| ReloadError::Stopped)?;
         }
         self.wait_for(|snapshot| servers.iter().all(|name| snapshot.status(name).is_none())).await;
-        let slots = self.settings.borrow().clone();
+        let slots = self.core.path.slots.borrow().clone();
         let mut draining = JoinSet::new();
         for name in servers {
             let Some(slot) = slots.get(name).cloned() else { continue };
             let name = name.clone();
             draining.spawn(async move {
                 let limit = slot.settings.call_timeout.min(DRAIN_LIMIT);
-                if tokio::time::timeout(limit, slot.calls.closed()).await.is_err() {
+                if tokio::time::timeout(limit, slot.drained()).await.is_err() {
                     tracing::warn!(server = %name, "calls still running after {limit:?}; stopping the server anyway");
                 }
             });
@@ -267,7 +249,7 @@ impl Warden {
         while draining.join_next().await.is_some() {}
         let mut stopping = JoinSet::new();
         for name in servers {
-            let hub = self.hub.clone();
+            let hub = self.core.hub.clone();
             let name = name.clone();
             stopping.spawn(async move { hub.call(|reply| HubMsg::StopServer { name, reply }, None).await.is_ok() });
         }

@@ -154,13 +154,25 @@ impl Ops {
         }
         let _call = self.activity.begin_call();
         self.settle_within_call_timeout().await;
-        match format {
-            ResultFormat::Raw => {
-                let result = self.warden.call_tool_as(agent, name, args).await.map_err(call_error)?;
-                Ok(serde_json::value::to_raw_value(&result).expect("a tool result always serialises"))
+        let scope = match agent {
+            Some(agent) => Some(self.warden.agent(agent).map_err(call_error)?),
+            None => None,
+        };
+        match (format, scope) {
+            (ResultFormat::Raw, scope) => {
+                let result = match scope {
+                    Some(scope) => scope.call_tool(name, args).await,
+                    None => self.warden.call_tool(name, args).await,
+                };
+                Ok(serde_json::value::to_raw_value(&result.map_err(call_error)?)
+                    .expect("a tool result always serialises"))
             }
-            ResultFormat::Text => {
-                let rendered = self.warden.call_tool_text_as(agent, name, args).await.map_err(call_error)?;
+            (ResultFormat::Text, scope) => {
+                let rendered = match scope {
+                    Some(scope) => scope.call_tool_text(name, args).await,
+                    None => self.warden.call_tool_text(name, args).await,
+                };
+                let rendered = rendered.map_err(call_error)?;
                 Ok(raw(&json!({"text": rendered.text, "is_error": rendered.is_error})))
             }
         }

@@ -63,13 +63,14 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
     })?;
     let listener = TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
     let address: SocketAddr = listener.local_addr()?;
-    let warden = Warden::start(&config).await.context("starting Warden")?;
     // Calls that need a person wait here for `warden approve`, unless the
     // config names its own approver.
     let approvals = ApprovalQueue::new();
+    let mut builder = Warden::builder().config(&config);
     if config.security.approver == "none" {
-        warden.attach_approver(Arc::new(approvals.clone()));
+        builder = builder.approver(Arc::new(approvals.clone()));
     }
+    let warden = builder.start().await.context("starting Warden")?;
     let lockfile = Lockfile {
         pid: std::process::id(),
         address,
@@ -111,10 +112,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
         tracing::warn!("{} calls still running after the drain limit; stopping anyway", ops.activity.calls_in_flight());
     }
     close_connections(connections).await;
-    match take_ops(ops).await {
-        Some(ops) => ops.warden.shutdown().await,
-        None => tracing::warn!("calls still hold Warden; its servers are stopped as the process exits"),
-    }
+    ops.warden.shutdown().await;
     tracing::info!("warden daemon stopped");
     drop(lock);
     Ok(())
@@ -203,20 +201,4 @@ fn signals(shutdown: Shutdown) -> tokio::task::JoinHandle<()> {
 async fn close_connections(mut connections: JoinSet<()>) {
     connections.abort_all();
     while connections.join_next().await.is_some() {}
-}
-
-/// The ops back from every task that shared them, so Warden can be shut
-/// down by value; aborted tasks let go of them within moments.
-async fn take_ops(mut ops: Arc<Ops>) -> Option<Ops> {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        match Arc::try_unwrap(ops) {
-            Ok(ops) => return Some(ops),
-            Err(shared) if Instant::now() < deadline => {
-                ops = shared;
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            Err(_) => return None,
-        }
-    }
 }

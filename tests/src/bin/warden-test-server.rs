@@ -76,6 +76,16 @@
 //! * `pid {}`: text: the server's process id (tests check it is gone after
 //!   shutdown).
 //!
+//! Served only when `--tools` names them:
+//!
+//! * `cancellations {}`: text `cancelled: <ids>`, the request ids of every
+//!   `notifications/cancelled` received so far, in order (`cancelled: none`).
+//! * `progress {steps: integer, ms?: integer}`: sends `notifications/progress`
+//!   `{progressToken, progress: i, total: steps, message: "step i of
+//!   <steps>"}` for i = 1..steps, `ms` apart (default 10) — only when the
+//!   request's `_meta` has a `progressToken` — then text `<steps> steps`.
+//! * `meta {}`: text: the request's `_meta` as JSON (`null` without one).
+//!
 //! Not served until `notify` runs (or `--list-changed-after-initialized`):
 //!
 //! * `late_tool {}`: text `late`.
@@ -637,6 +647,8 @@ struct Server {
     client_requests: Mutex<ClientRequests>,
     next_call_token: AtomicU64,
     next_client_request: AtomicU64,
+    /// The `requestId` of every `notifications/cancelled`, in order.
+    cancellations: Mutex<Vec<Value>>,
 }
 
 struct RunningCall {
@@ -677,6 +689,7 @@ impl Server {
             client_requests: Mutex::new(ClientRequests::default()),
             next_call_token: AtomicU64::new(0),
             next_client_request: AtomicU64::new(1),
+            cancellations: Mutex::new(Vec::new()),
         }
     }
 
@@ -808,6 +821,7 @@ impl Server {
             log!("notifications/cancelled without requestId; ignored");
             return;
         };
+        self.cancellations.lock().unwrap().push(id.clone());
         let call = self.running_calls.lock().unwrap().remove(&id_key(id));
         match call {
             Some(call) => {
@@ -876,17 +890,25 @@ fn start_tool_call(server: &Arc<Server>, tasks: &mut JoinSet<()>, id: Value, par
         None | Some(Value::Null) => json!({}),
         Some(arguments) => arguments.clone(),
     };
+    let call = Call { name: name.to_owned(), arguments, meta: params.get("_meta").cloned().unwrap_or(Value::Null) };
     let ticket = server.register_call(&id);
-    tasks.spawn(run_call(Arc::clone(server), id, name.to_owned(), arguments, ticket));
+    tasks.spawn(run_call(Arc::clone(server), id, call, ticket));
 }
 
 /// Runs one tool call and answers it, unless it gets cancelled first.
-async fn run_call(server: Arc<Server>, id: Value, name: String, arguments: Value, ticket: Option<CallTicket>) {
+/// One `tools/call`: the tool, its arguments and the request's `_meta`.
+struct Call {
+    name: String,
+    arguments: Value,
+    meta: Value,
+}
+
+async fn run_call(server: Arc<Server>, id: Value, call: Call, ticket: Option<CallTicket>) {
     let result = match ticket {
-        None => call_tool(&server, &name, &arguments).await,
+        None => call_tool(&server, &call).await,
         Some(ticket) => {
             let result = tokio::select! {
-                result = call_tool(&server, &name, &arguments) => result,
+                result = call_tool(&server, &call) => result,
                 // The spec says a cancelled request gets no response.
                 _ = ticket.cancelled => return,
             };
@@ -900,11 +922,12 @@ async fn run_call(server: Arc<Server>, id: Value, name: String, arguments: Value
 }
 
 /// Runs a served tool. Bad arguments become an `isError` result, never a crash.
-async fn call_tool(server: &Server, name: &str, arguments: &Value) -> Value {
+async fn call_tool(server: &Server, call: &Call) -> Value {
+    let Call { name, arguments, meta } = call;
     let Some(args) = arguments.as_object() else {
         return tool_error("arguments must be an object");
     };
-    let result = match name {
+    let result = match name.as_str() {
         "echo" => tool_echo(args),
         "add" => tool_add(args),
         "sleep" => tool_sleep(args).await,
@@ -919,6 +942,9 @@ async fn call_tool(server: &Server, name: &str, arguments: &Value) -> Value {
         "pid" => Ok(text_result(&std::process::id().to_string())),
         "stderr" => tool_stderr(args),
         "ask_client" => tool_ask_client(server, args).await,
+        "cancellations" => Ok(tool_cancellations(server)),
+        "progress" => tool_progress(server, args, meta).await,
+        "meta" => Ok(text_result(&meta.to_string())),
         LATE_TOOL => Ok(text_result("late")),
         // `start_tool_call` checked that the name is served: it is an extra tool.
         extra => Ok(text_result(&format!("extra {extra}"))),
@@ -969,6 +995,28 @@ async fn tool_sleep(args: &Args) -> Result<Value, String> {
     let ms = required_u64(args, "ms")?;
     tokio::time::sleep(Duration::from_millis(ms)).await;
     Ok(text_result(&format!("slept {ms} ms")))
+}
+
+fn tool_cancellations(server: &Server) -> Value {
+    let ids = server.cancellations.lock().unwrap();
+    if ids.is_empty() {
+        return text_result("cancelled: none");
+    }
+    text_result(&format!("cancelled: {}", ids.iter().map(Value::to_string).collect::<Vec<_>>().join(", ")))
+}
+
+async fn tool_progress(server: &Server, args: &Args, meta: &Value) -> Result<Value, String> {
+    let steps = required_u64(args, "steps")?;
+    let ms = optional(args, "ms").map_or(Some(10), Value::as_u64).ok_or("argument `ms` must be an integer")?;
+    if let Some(token) = meta.get("progressToken") {
+        for step in 1..=steps {
+            let message = format!("step {step} of {steps}");
+            let params = json!({"progressToken": token, "progress": step, "total": steps, "message": message});
+            server.notify("notifications/progress", Some(params));
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+    }
+    Ok(text_result(&format!("{steps} steps")))
 }
 
 fn tool_crash(args: &Args) -> Result<Value, String> {
@@ -1119,6 +1167,15 @@ fn builtin_tool_definition(name: &str) -> Option<Value> {
             object_schema(json!({"message": {"type": "string", "description": "Text to send back."}}), &["message"]),
         ),
         "add" => add_tool_definition(),
+        "cancellations" => {
+            tool("cancellations", "Lists the request ids of the cancellations received.", no_arguments())
+        }
+        "progress" => tool(
+            "progress",
+            "Reports `steps` steps of progress, `ms` apart, then answers `<steps> steps`.",
+            object_schema(json!({"steps": {"type": "integer"}, "ms": {"type": "integer"}}), &["steps"]),
+        ),
+        "meta" => tool("meta", "Answers with the request's `_meta` as JSON.", no_arguments()),
         "sleep" => {
             let mut sleep = tool(
                 "sleep",

@@ -98,14 +98,19 @@ pub(crate) async fn launch(servers: &[(&str, ServerSettings)]) -> (Warden, Vec<C
 /// default policy would ask a person for every call. The policy suites
 /// start Warden their own way.
 pub(crate) async fn start_unpoliced(specs: Vec<ServerSpec>) -> Warden {
-    Warden::start_with_rules(specs, PolicyRules::default().with_auto_approve(true)).await.expect("Warden starts")
+    Warden::builder()
+        .servers(specs)
+        .rules(PolicyRules::default().with_auto_approve(true))
+        .start()
+        .await
+        .expect("Warden starts")
 }
 
 /// Starts Warden under `rules` (the policy suites) with `srv` running and listing `tools`.
 pub(crate) async fn policed(rules: PolicyRules, settings: ServerSettings, tools: Value) -> (Warden, MemoryPeer) {
     let (connector, mut peers) = MemoryConnector::new();
     let spec = ServerSpec { name: SRV.into(), connector: Arc::new(connector), settings };
-    let warden = Warden::start_with_rules(vec![spec], rules).await.expect("Warden starts");
+    let warden = Warden::builder().servers(vec![spec]).rules(rules).start().await.expect("Warden starts");
     let mut peer = within("Warden connects to 'srv'", peers.recv()).await.expect("the connector is alive");
     ready(&mut peer, tools).await;
     within("the server settles", warden.settled()).await;

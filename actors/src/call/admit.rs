@@ -1,10 +1,9 @@
-//! The policy checks around one call, run in the caller's task.
+//! Step 2 of a call: what it must pass before it is sent.
 //!
-//! Before the call: the agent's allowlist, leak detection on the arguments
-//! (a secret about to leave stops the call), then approval — decided right
-//! here from the gate's published view when no person is needed, sent to
-//! the PolicyGate when one is. After the call: leak detection on the result
-//! (secrets redacted, or the result withheld under `leaks = "block"`).
+//! The agent's allowlist, leak detection on the arguments (a secret about
+//! to leave stops the call), then approval — decided right here from the
+//! gate's published view when no person is needed, sent to the PolicyGate
+//! when one is.
 //!
 //! Running this in the caller's task keeps the gate off the path of calls
 //! that need no approval: a policy check costs a few hash lookups and a
@@ -13,7 +12,6 @@
 use ractor::ActorRef;
 use serde_json::Value;
 use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, ResolvedPolicy};
-use warden_protocol::{CallToolResult, ContentBlock};
 
 use crate::approver::ApprovalRequest;
 use crate::error::CallError;
@@ -27,7 +25,11 @@ pub(crate) fn check_allowed(rules: &PolicyRules, agent: Option<&str>, name: &str
     if agent_rules(rules, agent)?.allowed_tools.matches(name) {
         Ok(())
     } else {
-        Err(CallError::NotAllowed { agent: agent.to_string(), name: name.to_string() })
+        let glob = match rules.names.split(name) {
+            Some((server, _)) => format!("{server}{}*", rules.names.separator),
+            None => name.to_string(),
+        };
+        Err(CallError::NotAllowed { agent: agent.to_string(), name: name.to_string(), glob })
     }
 }
 
@@ -118,69 +120,5 @@ pub(crate) async fn admit(
         }
         // The gate is gone (Warden is shutting down): nobody can approve.
         Ok(_) | Err(_) => Err(CallError::NoApprover { name: name.to_string(), reason }),
-    }
-}
-
-/// Leak detection on a result: secrets redacted in place, or the whole
-/// result withheld under `leaks = "block"`.
-pub(crate) fn police_result(
-    rules: &PolicyRules,
-    policy: &ResolvedPolicy,
-    name: &str,
-    result: CallToolResult,
-) -> CallToolResult {
-    if policy.leaks.value == LeakAction::Off {
-        return result;
-    }
-    if !holds_a_secret(rules, &result) {
-        return result;
-    }
-    let Ok(mut value) = serde_json::to_value(&result) else { return result };
-    let leaks = rules.scanner.redact_json(&mut value);
-    let mut kinds: Vec<String> = leaks.into_iter().map(|leak| leak.kind).collect();
-    kinds.sort();
-    kinds.dedup();
-    if policy.leaks.value == LeakAction::Block {
-        tracing::warn!(tool = %name, kinds = ?kinds, "result withheld: it contained secrets");
-        return CallToolResult {
-            content: vec![ContentBlock::text(format!(
-                "Warden withheld the result of '{name}': it contained {} (leaks = \"block\" for this tool).",
-                kinds.join(", ")
-            ))],
-            structured_content: None,
-            is_error: Some(true),
-            extra: Default::default(),
-        };
-    }
-    tracing::warn!(tool = %name, kinds = ?kinds, "secrets redacted from a result");
-    serde_json::from_value(value).unwrap_or_else(|_| result_fallback(name, &kinds))
-}
-
-/// Whether any string of `result` holds a secret. Walks the result as it
-/// is (the common case finds nothing and must stay cheap: no conversion to
-/// a JSON tree, no allocation beyond the scanner's own).
-fn holds_a_secret(rules: &PolicyRules, result: &CallToolResult) -> bool {
-    let scanner = &rules.scanner;
-    let in_map = |map: &serde_json::Map<String, Value>| {
-        map.iter().any(|(key, value)| !scanner.find_in_text(key).is_empty() || !scanner.find_in_json(value).is_empty())
-    };
-    result.content.iter().any(|block| match block {
-        ContentBlock::Text { text, extra, .. } => !scanner.find_in_text(text).is_empty() || in_map(extra),
-        ContentBlock::Other(map) => in_map(map),
-    }) || result.structured_content.as_ref().is_some_and(|value| !scanner.find_in_json(value).is_empty())
-        || in_map(&result.extra)
-}
-
-/// A redacted result that no longer parses (a server's odd extra members)
-/// is not handed over unredacted.
-fn result_fallback(name: &str, kinds: &[String]) -> CallToolResult {
-    CallToolResult {
-        content: vec![ContentBlock::text(format!(
-            "Warden withheld the result of '{name}': it contained {} and could not be redacted in place.",
-            kinds.join(", ")
-        ))],
-        structured_content: None,
-        is_error: Some(true),
-        extra: Default::default(),
     }
 }

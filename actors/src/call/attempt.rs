@@ -1,9 +1,6 @@
-//! One tool call, from name to result, across crashes and restarts.
+//! Step 3 of a call: sending it, across crashes and restarts.
 //!
-//! This runs in the caller's own task, not in an actor: the caller is the
-//! one waiting, it knows its deadline, and it holds its call until it ends,
-//! so nothing is lost when a server's actor dies with the call in its
-//! mailbox. For each attempt it reads the Registry's latest snapshot:
+//! For each attempt it reads the Registry's latest snapshot:
 //!
 //! - server running → send the call to its ServerActor;
 //! - server restarting → wait for the next snapshot (within the deadline);
@@ -17,6 +14,11 @@
 //! read-only or idempotent); otherwise the caller learns the server crashed
 //! mid-call. Every attempt gets only the time left, so no caller waits past
 //! its timeout.
+//!
+//! A caller that stops waiting — its future dropped, a front's client gone
+//! — cancels the attempt under way: a guard casts `CancelCall` to the
+//! server's actor, which withdraws the call (`notifications/cancelled` to
+//! the server, the slot freed, a late answer ignored).
 
 use std::sync::Arc;
 
@@ -28,9 +30,10 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use warden_protocol::CallToolResult;
 
+use super::CallOptions;
 use crate::error::CallError;
 use crate::registry::{ServerState, Snapshot};
-use crate::server_actor::{ServerMsg, ToolCall};
+use crate::server_actor::{fresh_ticket, ServerMsg, ToolCall};
 use crate::server_settings::ServerSettings;
 use crate::wrappers::{self, Wrapper};
 
@@ -55,37 +58,40 @@ struct Target {
     repeatable: bool,
 }
 
-/// Runs `name` with `arguments` on the server the snapshots name.
-pub(crate) async fn call_tool(
+/// One call as the attempts see it.
+pub(super) struct Attempt<'a> {
+    /// The namespaced tool name.
+    pub(super) name: &'a str,
+    /// Its server, as resolved in step 1.
+    pub(super) server: &'a str,
+    /// The server's settings, with the call's own timeout.
+    pub(super) settings: &'a ServerSettings,
+    pub(super) options: &'a CallOptions,
+}
+
+/// Runs the call with `arguments` until it has an outcome.
+pub(super) async fn run(
     snapshots: &watch::Receiver<Arc<Snapshot>>,
-    settings_of: impl Fn(&str) -> ServerSettings,
-    name: &str,
+    attempt: Attempt<'_>,
     arguments: Map<String, Value>,
 ) -> Result<CallToolResult, CallError> {
-    let server = {
-        let snapshot = snapshots.borrow();
-        match snapshot.tools.get(name) {
-            Some(entry) => entry.server.clone(),
-            None => return Err(unavailable(&snapshot, name)),
-        }
-    };
-    let settings = settings_of(&server);
+    let Attempt { name, server, settings, options } = attempt;
     let deadline = Instant::now() + settings.call_timeout;
     let mut failed_actor: Option<ActorId> = None;
     loop {
-        let wait = Wait { name, server: &server, failed_actor, deadline, settings: &settings };
+        let wait = Wait { name, server, failed_actor, deadline, settings };
         let target = wait_for_route(snapshots.clone(), wait).await?;
         let outcome = match target.wrapper {
             Some(wrapper) => {
                 let request = |method, params: Value| {
                     let call = ToolCall::request(name, method, &params, deadline, settings.call_timeout);
-                    let (actor, server) = (&target.actor, &server);
+                    let actor = &target.actor;
                     async move {
                         let result = send(actor, server, call).await?;
                         // Wrappers work on JSON trees; their requests are
                         // not the hot path.
                         serde_json::from_str::<Value>(result.get()).map_err(|error| CallError::BadResult {
-                            server: server.clone(),
+                            server: server.to_string(),
                             name: name.to_string(),
                             problem: error.to_string(),
                         })
@@ -94,12 +100,12 @@ pub(crate) async fn call_tool(
                 wrappers::run(wrapper, &arguments, settings.output_limit, request).await
             }
             None => {
-                let call = ToolCall::new(name, &target.tool, &arguments, deadline, settings.call_timeout);
+                let call = tool_call(name, &target.tool, &arguments, options, deadline, settings.call_timeout);
                 // Decoded here, in the caller's task, not in the actor that
                 // every call to this server passes through.
-                send(&target.actor, &server, call).await.and_then(|result| {
+                send(&target.actor, server, call).await.and_then(|result| {
                     decode_result(&result).map_err(|error| CallError::BadResult {
-                        server: server.clone(),
+                        server: server.to_string(),
                         name: name.to_string(),
                         problem: error.to_string(),
                     })
@@ -121,14 +127,55 @@ pub(crate) async fn call_tool(
     }
 }
 
+/// The `tools/call` request of one attempt: the caller's `_meta`, plus a
+/// `progressToken` (the attempt's own ticket) when the caller wants progress.
+fn tool_call(
+    name: &str,
+    tool: &str,
+    arguments: &Map<String, Value>,
+    options: &CallOptions,
+    deadline: Instant,
+    timeout: std::time::Duration,
+) -> ToolCall {
+    let ticket = fresh_ticket();
+    let progress = options.progress.clone();
+    let call = if progress.is_some() {
+        let mut meta = options.meta.clone();
+        meta.insert("progressToken".into(), ticket.into());
+        ToolCall::new(name, tool, arguments, &meta, deadline, timeout)
+    } else {
+        ToolCall::new(name, tool, arguments, &options.meta, deadline, timeout)
+    };
+    ToolCall { ticket, progress, ..call }
+}
+
+/// Cancels the call with `ticket` on its actor unless disarmed: dropped
+/// with the caller's future, it tells the server the caller has gone.
+struct CancelOnDrop<'a> {
+    actor: &'a ActorRef<ServerMsg>,
+    ticket: u64,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self.actor.cast(ServerMsg::CancelCall { ticket: self.ticket });
+        }
+    }
+}
+
 /// Sends one request to the actor and waits for its answer. An actor that
 /// stops before it answers never took the request: that is "gone, not
 /// delivered", and the caller may repeat it.
 async fn send(actor: &ActorRef<ServerMsg>, server: &str, call: ToolCall) -> Result<Box<RawValue>, CallError> {
     let name = call.name.clone();
+    let mut cancel = CancelOnDrop { actor, ticket: call.ticket, armed: true };
     let outcome =
         actor.call(|reply: RpcReplyPort<Result<Box<RawValue>, CallError>>| ServerMsg::CallTool { call, reply }, None);
-    match outcome.await {
+    let outcome = outcome.await;
+    cancel.armed = false;
+    match outcome {
         Ok(CallResult::Success(result)) => result,
         _ => {
             let reason = "its actor stopped before taking the call".to_string();

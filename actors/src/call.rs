@@ -1,0 +1,177 @@
+//! The call pipeline: every step of one tool call, in one place.
+//!
+//! A call runs in the caller's own task, not in an actor: the caller is the
+//! one waiting, it knows its deadline, and it holds its call until it ends,
+//! so nothing is lost when a server's actor dies with the call in its
+//! mailbox, and a call costs one mailbox hop (to the server's actor). Walk
+//! one call, `Warden::call_tool("git__status", {})`, through
+//! [`CallPath::call`]:
+//!
+//! 0. **Shape.** The arguments must be a JSON object (null means none).
+//!    `describe_tool`, Warden's built-in, is answered here
+//!    ([`describe`]).
+//! 1. **Resolve** — one read of the Registry's latest snapshot (no actor
+//!    asked): the server and the server's own tool name; the tool's
+//!    policy, resolved field by field from the config's layers
+//!    (`PolicyRules::resolve`, rules in `warden_policy::tool_policy`); the
+//!    server's settings and its in-flight slot ([`slots`]), held until the
+//!    call ends so a reload can wait for it. A name that cannot be called
+//!    says why: unknown, still starting, failed
+//!    ([`attempt::unavailable`]).
+//! 2. **Admit** ([`admit`]) — the agent's allowlist, leak detection on the
+//!    arguments (a secret about to leave stops the call), then approval:
+//!    decided here from the PolicyGate's published view when no person is
+//!    needed; otherwise one request to the gate, which asks the approver.
+//! 3. **Attempt** ([`attempt`]) — send to the server's actor and wait,
+//!    within the call's deadline: through restarts (the snapshot says
+//!    `restarting`: wait for the next one), repeating a call that never
+//!    reached a crashed process, and one that did only when the tool is
+//!    safe to repeat (`retry_after_crash`). Dropping the call's future
+//!    cancels it: the server gets `notifications/cancelled`, the in-flight
+//!    slot is freed at once, a late answer is ignored. Progress
+//!    notifications go to the caller's sink ([`crate::progress`]).
+//! 4. **Police** ([`police`]) — leak detection on the result: secrets
+//!    redacted in place, or the result withheld under `leaks = "block"`.
+//!
+//! Output shaping for a model (`call_tool_text`: images summarised, cut at
+//! `output_limit_bytes`) is the handle's, on top of a policed result.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::ActorRef;
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+use warden_protocol::{json_kind, CallToolResult};
+
+use crate::error::CallError;
+use crate::policy_gate::{GateMsg, GateView};
+use crate::policy_rules::PolicyRules;
+use crate::progress::ProgressSink;
+use crate::registry::Snapshot;
+
+pub(crate) mod admit;
+mod attempt;
+pub(crate) mod describe;
+mod police;
+pub(crate) mod slots;
+
+pub(crate) use attempt::unavailable;
+use slots::{Slot, Slots};
+
+/// How one call is made, beyond its name and arguments.
+///
+/// ```
+/// # use std::time::Duration;
+/// # use warden_actors::CallOptions;
+/// let (progress, _updates) = tokio::sync::mpsc::channel(16);
+/// let options = CallOptions::default().timeout(Duration::from_secs(5)).progress(progress);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    timeout: Option<Duration>,
+    meta: Map<String, Value>,
+    progress: Option<ProgressSink>,
+}
+
+impl CallOptions {
+    /// Ends the call after `timeout` instead of the tool's own timeout
+    /// (`timeout_secs` in policy, else the server's `call_timeout_secs`).
+    pub fn timeout(mut self, timeout: Duration) -> CallOptions {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sends `meta` to the server as the request's `_meta` (a front passes
+    /// its client's on). Warden's own `progressToken` wins over one here.
+    pub fn meta(mut self, meta: Map<String, Value>) -> CallOptions {
+        self.meta = meta;
+        self
+    }
+
+    /// Asks the server for progress and sends each report to `sink`.
+    pub fn progress(mut self, sink: ProgressSink) -> CallOptions {
+        self.progress = Some(sink);
+        self
+    }
+}
+
+/// Who a call is made for: the host itself (every tool) or one agent
+/// (its allowlist and auto-approval apply).
+pub(crate) type Caller<'a> = Option<&'a str>;
+
+/// What the call path reads. Owned by the `Warden` handle; every field is
+/// a published value or an actor address, so calls never contend.
+pub(crate) struct CallPath {
+    /// The Registry's latest snapshot: names, servers, states.
+    pub(crate) snapshot: watch::Receiver<Arc<Snapshot>>,
+    /// Each server's settings and calls in flight; replaced by a reload.
+    pub(crate) slots: watch::Sender<Arc<Slots>>,
+    /// The config's policy sections, compiled; replaced by a reload.
+    pub(crate) rules: watch::Sender<Arc<PolicyRules>>,
+    /// Grants, session auto-approval, approvals in waiting.
+    pub(crate) gate: ActorRef<GateMsg>,
+    /// What the gate last published.
+    pub(crate) gate_view: watch::Receiver<Arc<GateView>>,
+}
+
+impl CallPath {
+    /// Runs the tool `name` for `caller`, through steps 0–4 above.
+    pub(crate) async fn call(
+        &self,
+        caller: Caller<'_>,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, CallError> {
+        // 0. Shape.
+        let arguments = match arguments {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => return Err(CallError::InvalidArguments { name: name.to_string(), found: json_kind(&other) }),
+        };
+        let rules = self.rules.borrow().clone();
+        if name == describe::DESCRIBE_TOOL {
+            let tools = self.snapshot.borrow().tools();
+            return describe::answer(&tools, &rules, caller, &Value::Object(arguments));
+        }
+        // 1. Resolve, under one borrow: cloning the entry would copy the
+        // tool's whole definition on every call.
+        admit::check_allowed(&rules, caller, name)?;
+        let (server, slot, policy) = {
+            let snapshot = self.snapshot.borrow();
+            let Some(entry) = snapshot.tools.get(name) else { return Err(unavailable(&snapshot, name)) };
+            let slot = self.slots.borrow().get(&entry.server).cloned();
+            let timeout = slot.as_ref().map_or(crate::config::DEFAULT_CALL_TIMEOUT, |slot| slot.settings.call_timeout);
+            (entry.server.clone(), slot, rules.resolve(entry, timeout))
+        };
+        let _in_flight = slot.as_ref().map(Slot::begin_call);
+        let mut settings = slot.map(|slot| slot.settings).unwrap_or_default();
+        settings.call_timeout = options.timeout.unwrap_or(policy.timeout.value);
+
+        // 2. Admit.
+        let view = self.gate_view.borrow().clone();
+        let called = admit::Called { name, server: &server, agent: caller };
+        let arguments = Value::Object(arguments);
+        admit::admit(&rules, &view, &self.gate, &called, &arguments, &policy).await?;
+        let Value::Object(arguments) = arguments else { unreachable!("made an object above") };
+
+        // 3. Attempt.
+        let attempt = attempt::Attempt { name, server: &server, settings: &settings, options: &options };
+        let result = attempt::run(&self.snapshot, attempt, arguments).await?;
+
+        // 4. Police.
+        Ok(police::police_result(&rules, &policy, name, result))
+    }
+
+    /// The output limit of the server behind `name` (the default for an
+    /// unknown name).
+    pub(crate) fn output_limit(&self, name: &str) -> usize {
+        self.snapshot
+            .borrow()
+            .tools
+            .get(name)
+            .and_then(|entry| self.slots.borrow().get(&entry.server).map(|slot| slot.settings.output_limit))
+            .unwrap_or(warden_policy::DEFAULT_OUTPUT_LIMIT)
+    }
+}

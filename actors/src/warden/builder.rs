@@ -1,0 +1,214 @@
+//! [`WardenBuilder`]: everything that must exist before the first call.
+//!
+//! The servers (from a config, or a host's own connectors), the policy
+//! rules, the approver and the summary settings are all set before
+//! [`WardenBuilder::start`], so the first call a host makes already meets
+//! its approver — there is no window in which a call that needs a person
+//! finds none. `start` spawns the actor system and returns at once; servers
+//! start in the background, concurrently.
+
+use std::sync::Arc;
+
+use ractor::Actor;
+use tokio::sync::watch;
+use warden_protocol::{Connector, HttpConnector, HttpSpec, HttpTransport, StdioConnector, StdioSpec};
+
+use super::reload::{self, Identity};
+use super::{Core, ServerSpec, StartError, Warden};
+use crate::approver::Approver;
+use crate::call::slots::Slot;
+use crate::call::CallPath;
+use crate::config::{ServerConfig, WardenConfig};
+use crate::hub::{Hub, HubArgs, ServerPlan};
+use crate::policy_gate::{GateArgs, GateView, PolicyGate};
+use crate::policy_rules::PolicyRules;
+use crate::registry::Snapshot;
+use crate::summarizer::{Summarizer, SummarizerArgs, SummarySettings, SummaryView};
+
+/// Sets Warden up before it starts: [`Warden::builder`].
+#[derive(Default)]
+pub struct WardenBuilder {
+    plans: Vec<(ServerPlan, Identity)>,
+    specs: Vec<ServerSpec>,
+    rules: Option<PolicyRules>,
+    approver: Option<Arc<dyn Approver>>,
+    summaries: Option<SummarySettings>,
+}
+
+impl Warden {
+    /// Starts Warden with the servers and policy of a loaded config (the
+    /// same as `Warden::builder().config(config).start()`).
+    pub async fn start(config: &WardenConfig) -> Result<Warden, StartError> {
+        Warden::builder().config(config).start().await
+    }
+
+    /// A builder: servers, policy, approver and summaries, then `start`.
+    pub fn builder() -> WardenBuilder {
+        WardenBuilder::default()
+    }
+}
+
+impl WardenBuilder {
+    /// The config's servers, its policy sections (`[security]`, agents,
+    /// profiles, naming) and its `[summary]` settings (API key read from
+    /// the environment).
+    pub fn config(mut self, config: &WardenConfig) -> WardenBuilder {
+        self.plans.extend(plans_of(config));
+        self.rules = Some(PolicyRules::from_config(config));
+        self.summaries = SummarySettings::from_config(&config.summary, &|name| std::env::var(name).ok());
+        self
+    }
+
+    /// Servers the host reaches through its own connectors, beside any
+    /// from the config.
+    pub fn servers(mut self, servers: Vec<ServerSpec>) -> WardenBuilder {
+        self.specs.extend(servers);
+        self
+    }
+
+    /// The policy rules (instead of the config's; Warden's defaults when
+    /// neither is given: no overrides, no agents, and calls that need
+    /// approval denied unless an approver is set).
+    pub fn rules(mut self, rules: PolicyRules) -> WardenBuilder {
+        self.rules = Some(rules);
+        self
+    }
+
+    /// The approver that answers approval requests, instead of the
+    /// config's `approver` setting.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> WardenBuilder {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Writes tool summaries in the background with `settings`.
+    pub fn summaries(mut self, settings: SummarySettings) -> WardenBuilder {
+        self.summaries = Some(settings);
+        self
+    }
+
+    /// Spawns the actor system and returns at once; servers start in the
+    /// background.
+    pub async fn start(self) -> Result<Warden, StartError> {
+        let WardenBuilder { mut plans, specs, rules, approver, summaries } = self;
+        let rules = rules.unwrap_or_default();
+        for spec in specs {
+            let identity = Identity::Connector(spec.connector.clone());
+            plans.push((
+                ServerPlan { name: spec.name, connector: Ok(spec.connector), settings: spec.settings },
+                identity,
+            ));
+        }
+        for (index, (plan, _)) in plans.iter().enumerate() {
+            rules.names.validate_server_name(&plan.name)?;
+            if plans[..index].iter().any(|(earlier, _)| earlier.name == plan.name) {
+                return Err(StartError::DuplicateServer(plan.name.clone()));
+            }
+        }
+        spawn(plans, rules, approver, summaries).await
+    }
+}
+
+/// Spawns the Hub (and under it the Registry and every server), the
+/// PolicyGate and, when summaries are on, the Summarizer.
+async fn spawn(
+    plans: Vec<(ServerPlan, Identity)>,
+    rules: PolicyRules,
+    approver: Option<Arc<dyn Approver>>,
+    summaries: Option<SummarySettings>,
+) -> Result<Warden, StartError> {
+    let identities = plans.iter().map(|(plan, identity)| (plan.name.clone(), identity.clone())).collect();
+    let servers: Vec<ServerPlan> = plans.into_iter().map(|(plan, _)| plan).collect();
+    let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.names.clone());
+    let slots = servers.iter().map(|plan| (plan.name.clone(), Slot::new(plan.settings.clone()))).collect();
+    let (publish, snapshot) = watch::channel(Arc::new(initial));
+    let (hub, hub_task) = Actor::spawn(None, Hub, HubArgs { servers, publish })
+        .await
+        .map_err(|error| StartError::Spawn(error.to_string()))?;
+    let hub_task = tokio::spawn(async move {
+        let _ = hub_task.await;
+    });
+    let approver = approver.or_else(|| reload::approver_of(rules.approver));
+    let (publish_view, gate_view) = watch::channel(Arc::new(GateView::default()));
+    let gate_args = GateArgs { approver, approval_timeout: rules.approval_timeout, publish: publish_view };
+    let gate = match Actor::spawn(None, PolicyGate, gate_args).await {
+        Ok((gate, _)) => gate,
+        Err(error) => {
+            hub.stop(None);
+            return Err(StartError::Spawn(error.to_string()));
+        }
+    };
+    let (publish_summaries, summary_view) = watch::channel(Arc::new(SummaryView::default()));
+    let summarizer = match summaries {
+        None => None,
+        Some(settings) => {
+            let args = SummarizerArgs { settings, snapshots: snapshot.clone(), publish: publish_summaries };
+            match Actor::spawn(None, Summarizer, args).await {
+                Ok((summarizer, _)) => Some(summarizer),
+                // Summaries are an extra: without them tools show their own first sentences.
+                Err(error) => {
+                    tracing::warn!(%error, "tool summaries are off: the summarizer could not start");
+                    None
+                }
+            }
+        }
+    };
+    let path = CallPath {
+        snapshot,
+        slots: watch::Sender::new(Arc::new(slots)),
+        rules: watch::Sender::new(Arc::new(rules)),
+        gate,
+        gate_view,
+    };
+    let core = Core {
+        path,
+        hub,
+        hub_task: tokio::sync::Mutex::new(Some(hub_task)),
+        identities: tokio::sync::Mutex::new(identities),
+        summarizer,
+        summary_view,
+    };
+    Ok(Warden { core: Arc::new(core) })
+}
+
+/// The servers of a config, as the Hub starts them, with what each was
+/// started from.
+pub(super) fn plans_of(config: &WardenConfig) -> Vec<(ServerPlan, Identity)> {
+    config
+        .servers
+        .iter()
+        .map(|(name, server)| {
+            let plan = ServerPlan {
+                name: name.clone(),
+                connector: connector_for(name, server, config),
+                settings: server.settings(config),
+            };
+            (plan, Identity::of_config(server, config))
+        })
+        .collect()
+}
+
+/// The connector for a configured server, or why there is none yet.
+fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Result<Arc<dyn Connector>, String> {
+    match (&server.command, &server.url) {
+        (Some(command), _) => {
+            let mut spec = StdioSpec::new(name, command.clone(), server.args.clone());
+            spec.env = server.env.clone();
+            spec.cwd = server.cwd.clone();
+            spec.inherit_env = server.inherit_env;
+            spec.pass_env = server.pass_env.clone();
+            spec.max_message_bytes = config.max_message_bytes;
+            Ok(Arc::new(StdioConnector::new(spec)))
+        }
+        (None, Some(url)) => {
+            let mut spec = HttpSpec::new(name, url.clone());
+            spec.headers = server.headers.clone();
+            spec.ca_cert = server.ca_cert.clone();
+            // Checked at load time.
+            spec.transport = server.transport.as_deref().and_then(HttpTransport::parse).unwrap_or_default();
+            spec.max_message_bytes = config.max_message_bytes;
+            Ok(Arc::new(HttpConnector::new(spec)))
+        }
+        (None, None) => Err("it has neither `command` nor `url`".into()),
+    }
+}
