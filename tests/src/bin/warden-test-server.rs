@@ -323,8 +323,11 @@ fn split_list(text: &str) -> Vec<String> {
     text.split(',').map(str::trim).filter(|name| !name.is_empty()).map(str::to_owned).collect()
 }
 
+/// Tools served only when `--tools` names them.
+const OPTIONAL_TOOLS: [&str; 3] = ["cancellations", "progress", "meta"];
+
 fn is_builtin_tool(name: &str) -> bool {
-    name == LATE_TOOL || DEFAULT_TOOLS.contains(&name)
+    name == LATE_TOOL || DEFAULT_TOOLS.contains(&name) || OPTIONAL_TOOLS.contains(&name)
 }
 
 /// Rejects option combinations that would silently test nothing.
