@@ -142,7 +142,7 @@ impl CallPath {
             let snapshot = self.snapshot.borrow();
             let Some(entry) = snapshot.tools.get(name) else { return Err(unavailable(&snapshot, name)) };
             let slot = self.slots.borrow().get(&entry.server).cloned();
-            let timeout = slot.as_ref().map_or(crate::config::DEFAULT_CALL_TIMEOUT, |slot| slot.settings.call_timeout);
+            let timeout = slot.as_ref().map_or(warden_config::DEFAULT_CALL_TIMEOUT, |slot| slot.settings.call_timeout);
             (entry.server.clone(), slot, rules.resolve(entry, timeout))
         };
         let _in_flight = slot.as_ref().map(Slot::begin_call);

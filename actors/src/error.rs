@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::server_settings::CrashRetry;
+use warden_config::CrashRetry;
 
 /// Why a tool call did not produce a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -33,7 +33,6 @@
 mod approval_queue;
 mod approver;
 mod call;
-mod config;
 mod error;
 mod hub;
 mod policy_gate;
@@ -54,10 +53,7 @@ pub use approver::{
 };
 pub use call::describe::DESCRIBE_TOOL;
 pub use call::CallOptions;
-pub use config::{
-    AgentConfig, ConfigError, DaemonConfig, Discovered, Masked, NamingConfig, ProfileConfig, SecurityConfig,
-    ServerConfig, SummaryConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
-};
+// The config a host loads to start Warden (the whole schema is `warden_config`).
 pub use error::{CallError, GrantError};
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
 pub use policy_gate::{ApprovalOutcome, GateArgs, GateMsg, GateView, PolicyGate};
@@ -65,12 +61,13 @@ pub use policy_rules::{AgentRules, ConfiguredApprover, PolicyRules};
 pub use progress::{Progress, ProgressSink};
 pub use registry::{Registry, RegistryMsg, ServerState, ServerStatus, Snapshot, ToolEntry};
 pub use server_actor::{ServerActor, ServerArgs, ServerMsg, ToolCall};
-pub use server_settings::{CrashRetry, ServerSettings};
+pub use server_settings::ServerSettings;
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 pub use summarizer::{SummarySettings, SummaryView};
 pub use warden::{
     AgentScope, ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden, WardenBuilder,
 };
+pub use warden_config::{ConfigError, CrashRetry, Discovered, WardenConfig};
 // What a host needs to use the handle, so that it depends on this crate only.
 pub use warden_policy::{Grant, RenderedResult, Risk};
 pub use warden_protocol::{CallToolResult, ContentBlock, Tool, ToolAnnotations};

@@ -15,8 +15,8 @@ use warden_policy::{
     ToolHints, ToolPatterns, ToolProfile,
 };
 
-use crate::config::WardenConfig;
 use crate::registry::ToolEntry;
+use warden_config::WardenConfig;
 
 /// One agent's rules.
 #[derive(Debug, Clone)]
@@ -192,3 +192,6 @@ impl PolicyRules {
         self.agents.get(agent).filter(|rules| rules.auto_approve).map(|_| AutoApproval::Agent(agent.to_string()))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -6,45 +6,8 @@
 
 use std::time::Duration;
 
+use warden_config::{CrashRetry, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
 use warden_protocol::Tool;
-
-/// What Warden may repeat after a server crashed while a call was running
-/// on it (the server had the request; nobody knows whether it acted on it).
-/// A call whose request never reached the server is always repeated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CrashRetry {
-    /// Only tools the server annotates `readOnlyHint` or `idempotentHint`.
-    #[default]
-    Safe,
-    /// Every tool: the server's tools are all safe to repeat.
-    Always,
-    /// None: a crash mid-call is always the caller's to handle.
-    Never,
-}
-
-impl CrashRetry {
-    /// Reads the config spelling: `safe`, `always` or `never`.
-    pub fn parse(text: &str) -> Option<CrashRetry> {
-        match text {
-            "safe" => Some(CrashRetry::Safe),
-            "always" => Some(CrashRetry::Always),
-            "never" => Some(CrashRetry::Never),
-            _ => None,
-        }
-    }
-
-    /// Whether a call to `tool` may be repeated after a crash mid-call.
-    pub fn allows(self, tool: &Tool) -> bool {
-        match self {
-            CrashRetry::Always => true,
-            CrashRetry::Never => false,
-            CrashRetry::Safe => tool
-                .annotations
-                .as_ref()
-                .is_some_and(|hints| hints.read_only_hint == Some(true) || hints.idempotent_hint == Some(true)),
-        }
-    }
-}
 
 /// Limits, timeouts and the restart schedule of one server.
 #[derive(Debug, Clone)]
@@ -68,8 +31,8 @@ pub struct ServerSettings {
 impl Default for ServerSettings {
     fn default() -> Self {
         ServerSettings {
-            call_timeout: crate::config::DEFAULT_CALL_TIMEOUT,
-            startup_timeout: crate::config::DEFAULT_STARTUP_TIMEOUT,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             max_in_flight: 64,
             max_restarts: 5,
             restart_delay: Duration::from_secs(1),
@@ -85,3 +48,33 @@ impl ServerSettings {
         self.restart_delay.saturating_mul(1 << attempt.saturating_sub(1).min(20))
     }
 }
+
+impl ServerSettings {
+    /// A configured server's limits, timeouts and restart schedule.
+    pub fn of(server: &ServerConfig, config: &WardenConfig) -> ServerSettings {
+        let defaults = ServerSettings::default();
+        // HTTP servers are not restarted: their errors go to the caller.
+        let max_restarts = if server.url.is_some() { 0 } else { server.max_restarts.unwrap_or(defaults.max_restarts) };
+        ServerSettings {
+            call_timeout: config.call_timeout(),
+            startup_timeout: server.startup_timeout(),
+            max_restarts,
+            restart_delay: server.restart_delay_secs.map(Duration::from_secs_f64).unwrap_or(defaults.restart_delay),
+            crash_retry: server.retry_after_crash.as_deref().and_then(CrashRetry::parse).unwrap_or_default(),
+            output_limit: config.output_limit_bytes,
+            ..defaults
+        }
+    }
+}
+
+/// Whether a call to `tool` may be repeated under `policy` after a crash
+/// mid-call.
+pub(crate) fn repeatable(policy: CrashRetry, tool: &Tool) -> bool {
+    let hints = tool.annotations.as_ref();
+    let read_only = hints.is_some_and(|hints| hints.read_only_hint == Some(true));
+    let idempotent = hints.is_some_and(|hints| hints.idempotent_hint == Some(true));
+    policy.allows(read_only, idempotent)
+}
+
+#[cfg(test)]
+mod tests;

@@ -19,6 +19,8 @@
 mod cache;
 mod client;
 #[cfg(test)]
+mod config_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -30,10 +32,10 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::config::SummaryConfig;
 use crate::registry::Snapshot;
 use cache::{tool_hash, Cache};
 use client::{ChatClient, Outcome};
+use warden_config::SummaryConfig;
 
 /// Everything the Summarizer needs, resolved from `[summary]` or built by
 /// a test.

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::Value;
-use warden_actors::{ConfigError, Discovered, WardenConfig};
+use warden_config::{ConfigError, Discovered, WardenConfig};
 
 use crate::cli::{Cli, Command, Common, ConfigCommand};
 

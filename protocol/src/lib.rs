@@ -48,7 +48,7 @@ pub use mcp::{
 };
 pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{
-    check_ca_cert, http_client, memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, HttpClient,
-    HttpConnector, HttpSpec, HttpTransport, MemoryConnector, MemoryPeer, Outbound, StderrTail, StdioConnector,
-    StdioSpec, TransportError, TransportEvent, HTTP_TRANSPORT_ERROR,
+    http_client, memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, HttpClient, HttpConnector,
+    HttpSpec, HttpTransport, MemoryConnector, MemoryPeer, Outbound, StderrTail, StdioConnector, StdioSpec,
+    TransportError, TransportEvent, HTTP_TRANSPORT_ERROR,
 };

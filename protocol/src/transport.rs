@@ -27,7 +27,7 @@ use tokio::sync::mpsc;
 use crate::framing::Frame;
 use crate::jsonrpc::{Message, RawResponse};
 
-pub use http::{check_ca_cert, http_client, HttpClient, HttpConnector, HttpSpec, HttpTransport, HTTP_TRANSPORT_ERROR};
+pub use http::{http_client, HttpClient, HttpConnector, HttpSpec, HttpTransport, HTTP_TRANSPORT_ERROR};
 pub use memory::{memory_pair, MemoryConnector, MemoryPeer};
 pub use stdio::{StdioConnector, StdioSpec};
 

@@ -240,7 +240,8 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
                 tool: tool.tool.name.clone(),
                 wrapper: tool.wrapper,
                 // Wrappers only read; the server's tools as configured.
-                repeatable: tool.wrapper.is_some() || settings.crash_retry.allows(&tool.tool),
+                repeatable: tool.wrapper.is_some()
+                    || crate::server_settings::repeatable(settings.crash_retry, &tool.tool),
             }),
             // The restarted server no longer lists the tool.
             (Some(_), None) => Route::Fail(CallError::UnknownTool { name: name.to_string() }),

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use crate::server_settings::ServerSettings;
 use ractor::Actor;
 use tokio::sync::watch;
 use warden_protocol::{Connector, HttpConnector, HttpSpec, HttpTransport, StdioConnector, StdioSpec};
@@ -18,12 +19,12 @@ use super::{Core, ServerSpec, StartError, Warden};
 use crate::approver::Approver;
 use crate::call::slots::Slot;
 use crate::call::CallPath;
-use crate::config::{ServerConfig, WardenConfig};
 use crate::hub::{Hub, HubArgs, ServerPlan};
 use crate::policy_gate::{GateArgs, GateView, PolicyGate};
 use crate::policy_rules::PolicyRules;
 use crate::registry::Snapshot;
 use crate::summarizer::{Summarizer, SummarizerArgs, SummarySettings, SummaryView};
+use warden_config::{ServerConfig, WardenConfig};
 
 /// Sets Warden up before it starts: [`Warden::builder`].
 #[derive(Default)]
@@ -181,7 +182,7 @@ pub(super) fn plans_of(config: &WardenConfig) -> Vec<(ServerPlan, Identity)> {
             let plan = ServerPlan {
                 name: name.clone(),
                 connector: connector_for(name, server, config),
-                settings: server.settings(config),
+                settings: ServerSettings::of(server, config),
             };
             (plan, Identity::of_config(server, config))
         })

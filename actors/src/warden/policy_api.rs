@@ -99,7 +99,7 @@ impl Warden {
             .into_iter()
             .map(|entry| {
                 let timeout = self.core.path.slots.borrow().get(&entry.server).map(|slot| slot.settings.call_timeout);
-                let policy = rules.resolve(&entry, timeout.unwrap_or(crate::config::DEFAULT_CALL_TIMEOUT));
+                let policy = rules.resolve(&entry, timeout.unwrap_or(warden_config::DEFAULT_CALL_TIMEOUT));
                 ToolPolicyRow { name: entry.name, server: entry.server, policy }
             })
             .collect()

@@ -39,12 +39,12 @@ use super::builder::plans_of;
 use super::Warden;
 use crate::approver::{Approver, AutoApprover, DenyingApprover};
 use crate::call::slots::{Slot, Slots};
-use crate::config::{ServerConfig, WardenConfig};
 use crate::hub::{HubMsg, ServerPlan};
 use crate::policy_gate::GateMsg;
 use crate::policy_rules::{ConfiguredApprover, PolicyRules};
 use crate::server_settings::ServerSettings;
 use crate::ServerSpec;
+use warden_config::{ServerConfig, WardenConfig};
 
 /// The longest a reload waits for one removed server's calls in flight.
 const DRAIN_LIMIT: Duration = Duration::from_secs(60);

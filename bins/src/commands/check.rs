@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
-use warden_actors::{Discovered, ServerConfig, WardenConfig};
+use warden_config::{Discovered, ServerConfig, WardenConfig};
 
 /// Checks the config; exit 0 valid (or none), 2 invalid.
 pub(super) fn run(config: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {

@@ -7,7 +7,7 @@ use anyhow::anyhow;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
-use warden_actors::{Discovered, WardenConfig};
+use warden_config::{Discovered, WardenConfig};
 use warden_protocol::{ServerReport, ToolListing};
 
 use super::local::warn_about_failed_servers;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tokio::signal::unix::{signal, Signal, SignalKind};
-use warden_actors::WardenConfig;
+use warden_config::WardenConfig;
 use warden_protocol::{BridgeError, BridgeErrorCode as Code};
 
 use super::ops::Ops;

@@ -23,7 +23,8 @@ use anyhow::Context as _;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
-use warden_actors::{ApprovalQueue, Warden, WardenConfig};
+use warden_actors::{ApprovalQueue, Warden};
+use warden_config::WardenConfig;
 
 use super::admission::Admission;
 use super::idle::Activity;
@@ -56,7 +57,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
     if let Some(log) = &log {
         log.set_limits(config.daemon.log_max_bytes(), config.daemon.log_files);
     }
-    let address = config.daemon.listen_addr().map_err(|(field, problem)| warden_actors::ConfigError::Setting {
+    let address = config.daemon.listen_addr().map_err(|(field, problem)| warden_config::ConfigError::Setting {
         file: config_path.display().to_string(),
         field,
         problem,

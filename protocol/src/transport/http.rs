@@ -85,8 +85,6 @@ mod stream;
 mod tests;
 mod tls;
 
-pub use tls::check_ca_cert;
-
 /// A hyper client that speaks TLS (rustls, the system's roots) to
 /// `https://` URLs and plain TCP to `http://` ones: the one this transport
 /// uses, for Warden's other HTTP calls (tool summaries) to share.

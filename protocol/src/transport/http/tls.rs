@@ -22,8 +22,6 @@ use std::sync::{Arc, OnceLock};
 
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector as TcpConnector;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::CertificateDer;
 use rustls::{CertificateError, ClientConfig, RootCertStore};
 
 /// The connector every request goes through: TLS for `https://`, plain
@@ -35,7 +33,7 @@ pub(super) type Connector = HttpsConnector<TcpConnector>;
 pub(super) fn connector(ca_cert: Option<&Path>, https: bool) -> Result<Connector, String> {
     let mut roots = if https { system_roots().as_ref().clone() } else { RootCertStore::empty() };
     if let Some(path) = ca_cert {
-        add_ca_cert(&mut roots, path)?;
+        warden_config::ca_roots(&mut roots, path)?;
     }
     let config = ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()
@@ -47,37 +45,6 @@ pub(super) fn connector(ca_cert: Option<&Path>, https: bool) -> Result<Connector
     // `https://` URIs too.
     tcp.enforce_http(false);
     Ok(HttpsConnectorBuilder::new().with_tls_config(config).https_or_http().enable_http1().wrap_connector(tcp))
-}
-
-/// Checks that `path` is a PEM file of certificates rustls can trust, for
-/// the config loader to report a bad `ca_cert` before any server starts.
-pub fn check_ca_cert(path: &Path) -> Result<(), String> {
-    add_ca_cert(&mut RootCertStore::empty(), path)
-}
-
-/// Adds the certificates of the PEM file at `path` to `roots`.
-fn add_ca_cert(roots: &mut RootCertStore, path: &Path) -> Result<(), String> {
-    for certificate in read_ca_cert(path)? {
-        roots.add(certificate).map_err(|error| {
-            format!("`ca_cert` \"{}\" holds a certificate that cannot be used as a root: {error}", path.display())
-        })?;
-    }
-    Ok(())
-}
-
-/// The certificates of a PEM file; none is an error.
-fn read_ca_cert(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let shown = path.display();
-    let text = std::fs::read(path).map_err(|error| format!("`ca_cert` \"{shown}\" cannot be read: {error}"))?;
-    let certificates = CertificateDer::pem_slice_iter(&text)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| format!("`ca_cert` \"{shown}\" is not a valid PEM file: {error}"))?;
-    if certificates.is_empty() {
-        return Err(format!(
-            "`ca_cert` \"{shown}\" holds no certificate; it must be a PEM file with `-----BEGIN CERTIFICATE-----` blocks"
-        ));
-    }
-    Ok(certificates)
 }
 
 /// The system's roots, or webpki-roots where there are none; read once,

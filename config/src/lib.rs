@@ -26,13 +26,32 @@
 //! TOML is canonical; YAML and JSON are read too, by the file's extension
 //! (`.toml`, `.yaml`/`.yml`, `.json`), and the server lists other MCP
 //! products write (`mcp_servers:` lists, `mcpServers` maps) are read into
-//! the same schema ([`shapes`]). `mcp_server_dir` names a directory of
-//! one-server-per-file drop-ins ([`drop_ins`]). Where a config is looked
-//! for when none is named is [`discovery`]'s business.
+//! the same schema (`shapes.rs`). `mcp_server_dir` names a directory of
+//! one-server-per-file drop-ins (`drop_ins.rs`). Where a config is looked
+//! for when none is named is `discovery.rs`'s business.
 //!
 //! Every error names the file, the server and the field. Loading is all or
 //! nothing: a config with one bad server is an error, never a config with
 //! that server missing.
+//!
+//! This crate is plain data and checks: no actors, no async runtime, so the
+//! CLI's `config check`, the daemon and an embedding host all read configs
+//! the same way, and its tests run in milliseconds. The tour:
+//!
+//! - this file: [`WardenConfig`], [`ServerConfig`], [`ConfigError`],
+//!   loading, `${VAR}` expansion and the per-server checks;
+//! - `shapes.rs`: `mcp_servers` lists and `mcpServers` maps read into the
+//!   same schema; `drop_ins.rs`: `mcp_server_dir`; `discovery.rs`: where a
+//!   config is looked for (`--config`, `$WARDEN_CONFIG`, XDG);
+//! - `security.rs` (`[security]`, `[[agents]]`), `profiles.rs`
+//!   (`[tool_profiles]`), `naming.rs` (`[naming]`), `summary.rs`
+//!   (`[summary]`), `daemon.rs` (`[daemon]`), `crash_retry.rs`
+//!   (`retry_after_crash`), `ca_cert.rs` (`ca_cert`);
+//! - `masked.rs`: env and header values as `config check` shows them.
+//!
+//! What the values *mean* at run time lives with the code that applies
+//! them: policy resolution in `warden_policy`, server settings and the call
+//! pipeline in `warden_actors`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,10 +61,9 @@ use std::cell::RefCell;
 
 use serde::Deserialize;
 use warden_policy::PolicyLayer;
-use warden_protocol::DEFAULT_MAX_MESSAGE_BYTES;
 
-use crate::server_settings::{CrashRetry, ServerSettings};
-
+mod ca_cert;
+mod crash_retry;
 mod daemon;
 mod discovery;
 mod drop_ins;
@@ -56,6 +74,8 @@ mod security;
 mod shapes;
 mod summary;
 
+pub use ca_cert::{ca_roots, check_ca_cert};
+pub use crash_retry::CrashRetry;
 pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
 pub use discovery::Discovered;
 pub use masked::Masked;
@@ -179,6 +199,14 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default for `call_timeout_secs`.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The default for `max_message_bytes`: the transports' own default
+/// (`warden_protocol::DEFAULT_MAX_MESSAGE_BYTES`; a test in the actors crate
+/// checks the two agree — this crate does not depend on the transports).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The `transport` values of a `url` server.
+pub const HTTP_TRANSPORTS: [&str; 3] = ["auto", "streamable-http", "sse"];
+
 fn default_max_message_bytes() -> usize {
     DEFAULT_MAX_MESSAGE_BYTES
 }
@@ -266,9 +294,17 @@ impl WardenConfig {
     /// Reads, checks and expands TOML text; `origin` names it in errors, and
     /// a relative `mcp_server_dir` is relative to its directory.
     pub fn from_toml(text: &str, origin: &str) -> Result<WardenConfig, ConfigError> {
-        Self::from_source(config::File::from_str(text, config::FileFormat::Toml), origin, &|name| {
-            std::env::var(name).ok()
-        })
+        Self::from_toml_with(text, origin, &|name| std::env::var(name).ok())
+    }
+
+    /// [`WardenConfig::from_toml`] with `${VAR}` (and the environment the
+    /// defaults read, such as `HOME`) looked up through `lookup`.
+    pub fn from_toml_with(
+        text: &str,
+        origin: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<WardenConfig, ConfigError> {
+        Self::from_source(config::File::from_str(text, config::FileFormat::Toml), origin, lookup)
     }
 
     fn from_source<S>(
@@ -428,7 +464,7 @@ impl ServerConfig {
             if !url.starts_with("https://") {
                 return Err("`ca_cert` only applies to `https://` URLs; this server's `url` is plain `http://`".into());
             }
-            warden_protocol::check_ca_cert(path)?;
+            check_ca_cert(path)?;
         }
         for (field, secs) in
             [("startup_timeout_secs", self.startup_timeout_secs), ("restart_delay_secs", self.restart_delay_secs)]
@@ -443,7 +479,7 @@ impl ServerConfig {
             policy.validate().map_err(|problem| format!("`default_policy`: {problem}"))?;
         }
         if let Some(transport) = &self.transport {
-            if warden_protocol::HttpTransport::parse(transport).is_none() {
+            if !HTTP_TRANSPORTS.contains(&transport.as_str()) {
                 return Err(format!(
                     "`transport` must be \"auto\", \"streamable-http\" or \"sse\", not \"{transport}\""
                 ));
@@ -475,22 +511,6 @@ impl ServerConfig {
     /// How long the handshake plus tool discovery may take.
     pub fn startup_timeout(&self) -> Duration {
         self.startup_timeout_secs.map(Duration::from_secs_f64).unwrap_or(DEFAULT_STARTUP_TIMEOUT)
-    }
-
-    /// This server's limits, timeouts and restart schedule.
-    pub fn settings(&self, config: &WardenConfig) -> ServerSettings {
-        let defaults = ServerSettings::default();
-        // HTTP servers are not restarted: their errors go to the caller.
-        let max_restarts = if self.url.is_some() { 0 } else { self.max_restarts.unwrap_or(defaults.max_restarts) };
-        ServerSettings {
-            call_timeout: config.call_timeout(),
-            startup_timeout: self.startup_timeout(),
-            max_restarts,
-            restart_delay: self.restart_delay_secs.map(Duration::from_secs_f64).unwrap_or(defaults.restart_delay),
-            crash_retry: self.retry_after_crash.as_deref().and_then(CrashRetry::parse).unwrap_or_default(),
-            output_limit: config.output_limit_bytes,
-            ..defaults
-        }
     }
 }
 

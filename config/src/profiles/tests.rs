@@ -1,4 +1,4 @@
-use crate::config::{ConfigError, WardenConfig};
+use crate::{ConfigError, WardenConfig};
 use warden_policy::Detail;
 
 fn load(text: &str) -> Result<WardenConfig, ConfigError> {

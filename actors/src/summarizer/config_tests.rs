@@ -1,8 +1,11 @@
-use crate::config::{ConfigError, WardenConfig};
-use crate::summarizer::SummarySettings;
+//! The `[summary]` table as the Summarizer reads it.
+
+use warden_config::{ConfigError, WardenConfig};
+
+use super::SummarySettings;
 
 fn load(text: &str) -> Result<WardenConfig, ConfigError> {
-    crate::config::tests::load_with(text, &lookup)
+    WardenConfig::from_toml_with(text, "test.toml", &lookup)
 }
 
 fn lookup(name: &str) -> Option<String> {

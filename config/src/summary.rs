@@ -121,6 +121,3 @@ impl SummaryConfig {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -34,7 +34,7 @@ fn full() -> Detail {
 
 impl ProfileConfig {
     /// The compiled profile, or the field and what is wrong with it.
-    pub(crate) fn compile(&self, name: &str) -> Result<ToolProfile, (String, String)> {
+    pub fn compile(&self, name: &str) -> Result<ToolProfile, (String, String)> {
         let rules = self.tools.iter().map(|(pattern, detail)| (pattern.clone(), *detail)).collect();
         ToolProfile::new(self.default, rules)
             .map_err(|error| (format!("tool_profiles.{name}.tools"), error.to_string()))
