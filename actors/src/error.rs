@@ -108,6 +108,19 @@ pub enum CallError {
         /// Whether the request may have reached the server.
         delivered: bool,
     },
+    /// Warden stopped the server while the call ran: it shut down, or a
+    /// reload removed or restarted the server (after waiting, bounded, for
+    /// its calls in flight).
+    #[error(
+        "'{name}' was not finished: Warden stopped server '{server}' while it ran (Warden shut down, or a reload \
+         removed or restarted the server)"
+    )]
+    ServerStopped {
+        /// The server.
+        server: String,
+        /// The tool.
+        name: String,
+    },
     /// The server crashed after it had the request and before it answered,
     /// and the server's `retry_after_crash` does not allow repeating it.
     #[error(

@@ -1,34 +1,47 @@
 //! Warden's actor system, and the [`Warden`] handle hosts embed.
 //!
 //! ```text
-//! Warden (handle held by the host)
-//!  └─ Hub                      root: spawns and supervises the rest, owns shutdown
-//!      ├─ Registry             namespaced tool table, collisions, server states;
-//!      │                       publishes immutable snapshots the handle reads
-//!      ├─ Summarizer           optional (`[summary]`): one-sentence tool summaries
-//!      │                       written by a model, cached on disk (spawned by the handle)
-//!      └─ ServerSupervisor × N one per server: restarts with backoff
-//!          └─ ServerActor      owns its transport, handshake, discovery,
-//!                              calls in flight, timeouts
+//! Warden (handle: Clone, shared)
+//!  ├─ Hub                      root of the servers: start, reload, shutdown
+//!  │   ├─ Registry             namespaced tool table, collisions, server states;
+//!  │   │                       publishes immutable snapshots the handle reads
+//!  │   └─ ServerSupervisor × N one per server: restarts with backoff
+//!  │       └─ ServerActor      owns its transport, handshake, discovery,
+//!  │                           calls in flight, timeouts
+//!  ├─ PolicyGate               grants, session auto-approval, waiting approvals
+//!  └─ Summarizer               optional (`[summary]`): one-sentence tool summaries
 //! ```
 //!
-//! - [`config`](WardenConfig): the TOML schema, loaded with the `config`
-//!   crate, checked strictly, `${VAR}` expanded.
-//! - [`ServerSupervisor`]: one server kept alive across crashes.
-//! - [`ServerActor`]: one connection's life and its calls.
-//! - [`ServerSettings`]: limits, timeouts, restart schedule, crash retry.
-//! - [`Registry`]: the one owner of names and states.
-//! - [`SummarySettings`]: background tool summaries and their cache.
-//! - [`Hub`]: the root of the supervision tree.
-//! - [`Wrapper`]: a server's resources and prompts as tools.
-//! - [`Warden`]: start, list tools, call, status, settle, reload, shut down.
-//! - [`CallError`]: every way a call can fail, each with its own advice.
+//! The map of the whole project, with one call end to end and who owns
+//! what, is `docs/architecture.md`. The modules:
 //!
-//! A call: `Warden::call_tool` → the latest Registry snapshot resolves the
-//! name (unknown, still starting and failed are different errors; a
-//! restarting server is waited for) → the server's actor writes the request
-//! and parks it → the transport's reader casts the reply back → the caller
-//! gets the result, or, after a crash, the call is repeated when that is safe.
+//! - `warden.rs` + `warden/`: the [`Warden`] handle — [`WardenBuilder`]
+//!   (`builder.rs`), [`AgentScope`] (`agent.rs`), policy views and grants
+//!   (`policy_api.rs`), live reload (`reload.rs`).
+//! - `call.rs` + `call/`: **the call pipeline**, every step of one call:
+//!   resolve, admit (`admit.rs`: allowlist, leak scan, approval), attempt
+//!   (`attempt.rs`: restarts, safe repeats, cancel on drop), police
+//!   (`police.rs`: redaction), the built-in `describe_tool`
+//!   (`describe.rs`), per-server in-flight slots (`slots.rs`);
+//!   [`CallOptions`] (timeout, `_meta`, progress).
+//! - `hub.rs`: the root of the server tree.
+//! - `server_supervisor.rs`: **restart backoff** and give-up.
+//! - `server_actor.rs` + `server_actor/`: one connection; `discovery.rs` the
+//!   handshake and **`tools/list_changed` refetch**; `calls.rs` calls in
+//!   flight, deadlines, cancellation, progress; `events.rs` what it reports.
+//! - `registry.rs`: names and states, published as [`Snapshot`]s.
+//! - `policy_rules.rs`: the config's policy sections compiled;
+//!   **policy resolution** per tool (rules in `warden_policy`).
+//! - `policy_gate.rs`, `approver.rs`, `approval_queue.rs`: approvals and who
+//!   answers them ([`Approver`], [`ApprovalQueue`] for the daemon).
+//! - `server_settings.rs`: limits, timeouts, restart schedule per server.
+//! - `wrappers.rs`: a server's resources and prompts as tools.
+//! - `summarizer.rs` + `summarizer/`: background summaries and their cache.
+//! - `progress.rs`: [`Progress`] reports of one call.
+//! - `error.rs`: [`CallError`], every way a call can fail, each with advice.
+//!
+//! The **leak scan** itself is `warden_policy::LeakScanner`; the bridge's
+//! **token check** is in the `warden` binary (`bins/src/daemon/token.rs`).
 
 mod approval_queue;
 mod approver;

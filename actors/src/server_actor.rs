@@ -25,9 +25,14 @@
 //! Failure: when the transport closes, the startup timer runs out or the
 //! handshake is refused, the actor fails every pending call (saying whether
 //! each request may have reached the server, so the caller knows whether a
-//! repeat is safe), answers later calls "not delivered", and tells its
-//! [`ServerSupervisor`](crate::ServerSupervisor) — with the server's last
-//! stderr lines when it never got ready, and whether a restart can help.
+//! repeat is safe), answers later calls "not delivered", and reports it —
+//! with the server's last stderr lines when it never got ready, and whether
+//! a restart can help.
+//!
+//! It knows neither its supervisor nor the Registry: it reports
+//! [`ServerEvent`]s through the `DerivedActorRef` it was started with, and
+//! the supervisor translates them (so imports run one way: supervisor →
+//! server actor, never back).
 //! The supervisor stops it; `post_stop` closes the transport, and the
 //! transport's own drop guard kills the process should `post_stop` never run.
 //!
@@ -51,16 +56,19 @@ use warden_protocol::{
     RawResponse, Request, RequestId, Tool, TransportEvent, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
 };
 
+use ractor::DerivedActorRef;
+
 use crate::error::CallError;
 use crate::progress::{Progress, ProgressSink};
-use crate::registry::RegistryMsg;
 use crate::server_settings::ServerSettings;
-use crate::server_supervisor::SupervisorMsg;
 
 mod calls;
 pub(crate) use calls::fresh_ticket;
 use calls::IdHasher;
 mod discovery;
+mod events;
+
+pub(crate) use events::ServerEvent;
 
 /// How many pages of `tools/list` are read before Warden stops following
 /// cursors: a server that hands out cursors forever must not loop Warden.
@@ -100,11 +108,9 @@ pub struct ServerArgs {
     pub connector: Arc<dyn Connector>,
     /// Its limits.
     pub settings: ServerSettings,
-    /// Where discoveries are reported.
-    pub registry: ActorRef<RegistryMsg>,
-    /// Where a down server is reported; without one (actor tests), the
-    /// actor reports the failure to the Registry and stops itself.
-    pub supervisor: Option<ActorRef<SupervisorMsg>>,
+    /// Where the actor reports what happens to its server: its
+    /// supervisor, which translates for the Registry.
+    pub events: DerivedActorRef<ServerEvent>,
     /// 0 for the first start, N for the Nth restart in a row.
     pub restart_attempt: u32,
 }
@@ -169,7 +175,7 @@ pub struct ServerState {
     name: String,
     connector: Arc<dyn Connector>,
     settings: ServerSettings,
-    registry: ActorRef<RegistryMsg>,
+    events: DerivedActorRef<ServerEvent>,
     connection: Option<Connection>,
     phase: Phase,
     next_id: i64,
@@ -187,7 +193,6 @@ pub struct ServerState {
     startup_timer: Option<JoinHandle<()>>,
     /// The timer for the earliest call deadline, and when it fires.
     deadline_timer: Option<(Instant, JoinHandle<()>)>,
-    supervisor: Option<ActorRef<SupervisorMsg>>,
     restart_attempt: u32,
 }
 
@@ -205,7 +210,7 @@ impl Actor for ServerActor {
             name: args.name,
             connector: args.connector,
             settings: args.settings,
-            registry: args.registry,
+            events: args.events,
             connection: None,
             phase: Phase::Initializing,
             next_id: 0,
@@ -217,7 +222,6 @@ impl Actor for ServerActor {
             listing: false,
             startup_timer: None,
             deadline_timer: None,
-            supervisor: args.supervisor,
             restart_attempt: args.restart_attempt,
         })
     }
@@ -247,7 +251,7 @@ impl Actor for ServerActor {
 
     async fn post_stop(&self, _myself: ActorRef<ServerMsg>, state: &mut ServerState) -> Result<(), ActorProcessingErr> {
         if state.phase != Phase::Down {
-            state.fail_pending("the server was stopped");
+            state.fail_pending_stopped();
         }
         state.stop_timers();
         if let Some(connection) = state.connection.take() {
@@ -311,7 +315,7 @@ impl ServerState {
             }
             TransportEvent::Fault { problem } => {
                 tracing::warn!(server = %self.name, "MCP '{}': {problem}", self.name);
-                let _ = self.registry.cast(RegistryMsg::TransportFaulted { server: self.name.clone(), problem });
+                self.report(ServerEvent::TransportFaulted { problem });
             }
             TransportEvent::Closed { reason } => self.connection_closed(myself, reason),
             TransportEvent::Batch(events) => {
@@ -434,7 +438,7 @@ impl ServerState {
 
     /// The server is down: fail every pending call, then tell the supervisor
     /// (which stops this actor and decides about a restart). `permanent`
-    /// says a restart cannot help. Without a supervisor the failure is final.
+    /// says a restart cannot help.
     fn fail(&mut self, myself: &ActorRef<ServerMsg>, reason: String, permanent: bool) {
         if self.phase == Phase::Down {
             return;
@@ -442,16 +446,13 @@ impl ServerState {
         self.fail_pending(&reason);
         self.phase = Phase::Down;
         self.stop_timers();
-        match &self.supervisor {
-            Some(supervisor) => {
-                let _ = supervisor.cast(SupervisorMsg::ServerDown { actor: myself.get_id(), reason, permanent });
-            }
-            None => {
-                let _ =
-                    self.registry.cast(RegistryMsg::ServerFailed { server: self.name.clone(), reason: reason.clone() });
-                myself.stop(Some(reason));
-            }
-        }
+        self.report(ServerEvent::Down { actor: myself.get_id(), reason, permanent });
+    }
+
+    /// Tells the supervisor; a supervisor that is gone is stopping this
+    /// actor too, so there is nobody left to tell.
+    fn report(&self, event: ServerEvent) {
+        let _ = self.events.send_message(event);
     }
 
     /// A server that died or hung before it was ready usually said why on

@@ -19,7 +19,10 @@
 //!   between, the server is failed and its tools withdrawn.
 //!
 //! A successful tool call on a restarted server resets the count
-//! ([`SupervisorMsg::CallSucceeded`], sent once per restarted ServerActor).
+//! ([`ServerEvent::CallSucceeded`], sent once per restarted ServerActor).
+//! The ServerActor does not know this actor: it reports [`ServerEvent`]s
+//! through a `DerivedActorRef` made here, and this actor passes them on to
+//! the Registry.
 //! The Registry hears every transition, so `status()` shows
 //! `restarting (attempt N of M, next in T s)`.
 //!
@@ -34,7 +37,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use warden_protocol::Connector;
 
 use crate::registry::RegistryMsg;
-use crate::server_actor::{ServerActor, ServerArgs, ServerMsg};
+use crate::server_actor::{ServerActor, ServerArgs, ServerEvent, ServerMsg};
 use crate::server_settings::ServerSettings;
 
 /// How long stopping waits for the ServerActor to close its transport.
@@ -58,22 +61,31 @@ pub struct SupervisorArgs {
 /// Messages a ServerSupervisor handles.
 #[derive(Debug)]
 pub enum SupervisorMsg {
-    /// The current ServerActor's server is down.
-    ServerDown {
-        /// The ServerActor reporting (a late report from an older one is ignored).
-        actor: ractor::ActorId,
-        /// What happened, for people.
-        reason: String,
-        /// True when restarting cannot help.
-        permanent: bool,
-    },
+    /// The ServerActor reported something.
+    Server(ServerEvent),
     /// Time to start the server again.
     Restart {
         /// Which consecutive restart this is.
         attempt: u32,
     },
-    /// A restarted server completed a tool call: the crash streak is over.
-    CallSucceeded,
+}
+
+/// The ServerActor reports through `ActorRef<SupervisorMsg>::get_derived`.
+impl From<ServerEvent> for SupervisorMsg {
+    fn from(event: ServerEvent) -> SupervisorMsg {
+        SupervisorMsg::Server(event)
+    }
+}
+
+impl TryFrom<SupervisorMsg> for ServerEvent {
+    type Error = SupervisorMsg;
+
+    fn try_from(message: SupervisorMsg) -> Result<ServerEvent, SupervisorMsg> {
+        match message {
+            SupervisorMsg::Server(event) => Ok(event),
+            other => Err(other),
+        }
+    }
 }
 
 /// A ServerSupervisor's state.
@@ -106,11 +118,8 @@ impl Actor for ServerSupervisor {
         state: &mut SupervisorState,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            SupervisorMsg::ServerDown { actor, reason, permanent } => {
-                state.server_down(&myself, actor, reason, permanent)
-            }
+            SupervisorMsg::Server(event) => state.server_event(&myself, event),
             SupervisorMsg::Restart { attempt } => state.restart(&myself, attempt).await,
-            SupervisorMsg::CallSucceeded => state.restarts = 0,
         }
         Ok(())
     }
@@ -154,8 +163,7 @@ impl SupervisorState {
             name: self.args.name.clone(),
             connector: self.args.connector.clone(),
             settings: self.args.settings.clone(),
-            registry: self.args.registry.clone(),
-            supervisor: Some(myself.clone()),
+            events: myself.get_derived(),
             restart_attempt: self.restarts,
         };
         // Unnamed: ractor's global names would collide between Wardens.
@@ -172,6 +180,25 @@ impl SupervisorState {
                 let _ = self.args.registry.cast(RegistryMsg::ServerFailed { server: self.args.name.clone(), reason });
             }
         }
+    }
+
+    /// Passes the ServerActor's news on to the Registry; a server down is
+    /// this actor's own business.
+    fn server_event(&mut self, myself: &ActorRef<SupervisorMsg>, event: ServerEvent) {
+        let server = self.args.name.clone();
+        let message = match event {
+            ServerEvent::Initialized { info, pid } => RegistryMsg::ServerInitialized { server, info, pid },
+            ServerEvent::ToolsDiscovered { tools } => RegistryMsg::ToolsDiscovered { server, tools },
+            ServerEvent::TransportFaulted { problem } => RegistryMsg::TransportFaulted { server, problem },
+            ServerEvent::CallSucceeded => {
+                self.restarts = 0;
+                return;
+            }
+            ServerEvent::Down { actor, reason, permanent } => {
+                return self.server_down(myself, actor, reason, permanent)
+            }
+        };
+        let _ = self.args.registry.cast(message);
     }
 
     fn server_down(

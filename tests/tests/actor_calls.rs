@@ -5,20 +5,13 @@
 mod common;
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
-use ractor::rpc::CallResult;
-use ractor::Actor;
-use serde_json::{json, Map, Value};
-use tokio::sync::watch;
+use serde_json::{json, Value};
 use tokio::time::Instant;
-use warden_actors::{
-    CallError, CrashRetry, Registry, ServerActor, ServerArgs, ServerMsg, ServerSettings, ServerState, Snapshot,
-    ToolCall,
-};
-use warden_protocol::{ContentBlock, ErrorCode, ErrorObject, MemoryConnector, Message, RequestId};
+use warden_actors::{CallError, CrashRetry, ServerSettings, ServerState};
+use warden_protocol::{ContentBlock, ErrorCode, ErrorObject, Message, RequestId};
 
 #[tokio::test(start_paused = true)]
 async fn a_call_round_trips_with_the_servers_own_tool_name() {
@@ -427,48 +420,23 @@ async fn shutdown_closes_every_connection_even_mid_handshake() {
     }
 }
 
-/// What the Hub does to a server on shutdown, done by hand, since the
-/// `Warden` handle is consumed by `shutdown` and so cannot have calls in
-/// flight at that moment: a call pending when its server actor is stopped
-/// gets an error instead of hanging, and the connection is closed.
+/// A call pending when Warden shuts down (from another clone of the
+/// handle) gets an error saying so instead of hanging, and the connection
+/// is closed.
 #[tokio::test(start_paused = true)]
-async fn stopping_a_server_actor_fails_its_pending_calls() {
-    let (publish, _snapshots) = watch::channel(Arc::new(Snapshot::default()));
-    let (registry, _) = Actor::spawn(None, Registry, publish).await.expect("the registry starts");
-    let (connector, mut peers) = MemoryConnector::new();
-    let args = ServerArgs {
-        name: SRV.into(),
-        connector: Arc::new(connector),
-        settings: settings(),
-        registry: registry.clone(),
-        supervisor: None,
-        restart_attempt: 0,
-    };
-    let (server, _) = Actor::spawn(None, ServerActor, args).await.expect("the server actor starts");
-    let mut peer = peers.recv().await.expect("the actor connects");
-    ready(&mut peer, tools(&["echo"])).await;
-    quiescent().await;
-
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let call = ToolCall::new("srv__echo", "echo", &Map::new(), &Map::new(), deadline, Duration::from_secs(30));
-    let pending = server.call(|reply| ServerMsg::CallTool { call, reply }, None);
-    let (outcome, ()) = tokio::join!(pending, async {
+async fn shutting_down_fails_the_calls_still_pending() {
+    let (warden, mut peer) = running(settings(), tools(&["echo"])).await;
+    let host = warden.clone();
+    let (outcome, ()) = tokio::join!(warden.call_tool("srv__echo", json!({})), async {
         next_request(&mut peer, "tools/call").await;
-        server.stop_and_wait(Some("Warden is shutting down".into()), None).await.expect("the server actor stops");
+        within("shutdown finishes", host.shutdown()).await;
     });
-
-    let Ok(CallResult::Success(Err(error))) = outcome else {
-        panic!("the pending call should get an error: {outcome:?}");
-    };
+    let error = outcome.unwrap_err();
+    assert_eq!(error, CallError::ServerStopped { server: "srv".into(), name: "srv__echo".into() });
     assert_eq!(
-        error,
-        CallError::ServerGone {
-            server: "srv".into(),
-            name: "srv__echo".into(),
-            reason: "the server was stopped".into(),
-            delivered: true,
-        }
+        error.to_string(),
+        "'srv__echo' was not finished: Warden stopped server 'srv' while it ran (Warden shut down, or a reload removed \
+         or restarted the server)"
     );
     within("the connection is closed", peer.closed_by_warden()).await;
-    registry.stop(None);
 }

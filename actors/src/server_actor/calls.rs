@@ -164,9 +164,7 @@ impl ServerState {
         }
         if outcome.is_ok() && self.restart_attempt > 0 {
             // The server works again: the supervisor's crash streak is over.
-            if let Some(supervisor) = &self.supervisor {
-                let _ = supervisor.cast(SupervisorMsg::CallSucceeded);
-            }
+            self.report(ServerEvent::CallSucceeded);
             self.restart_attempt = 0;
         }
         let ToolCall { name, .. } = call.call;
@@ -306,6 +304,19 @@ impl ServerState {
             }
             (None, _) => tracing::debug!(server = %self.name, ticket, "progress for no call in flight; ignored"),
             (Some(_), None) => tracing::debug!(server = %self.name, "progress without a numeric `progress`; ignored"),
+        }
+    }
+
+    /// Fails every pending call because Warden stopped this server on
+    /// purpose: nothing is repeated on a next actor (there is none).
+    pub(super) fn fail_pending_stopped(&mut self) {
+        self.queued.clear();
+        self.progress_routes.clear();
+        self.calls_in_flight = 0;
+        for (_, pending) in self.pending.drain() {
+            if let Pending::Call(PendingCall { call, reply, .. }) = pending {
+                let _ = reply.send(Err(CallError::ServerStopped { server: self.name.clone(), name: call.name }));
+            }
         }
     }
 

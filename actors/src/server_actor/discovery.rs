@@ -33,8 +33,7 @@ impl ServerState {
         self.phase = Phase::Discovering;
         let has_tools = info.capabilities.tools.is_some();
         let pid = self.connection.as_ref().and_then(|connection| connection.pid());
-        let _ =
-            self.registry.cast(RegistryMsg::ServerInitialized { server: self.name.clone(), info: Box::new(info), pid });
+        self.report(ServerEvent::Initialized { info: Box::new(info), pid });
         if has_tools {
             self.list_tools(None, Vec::new(), 0);
         } else {
@@ -103,7 +102,7 @@ impl ServerState {
                 timer.abort();
             }
         }
-        let _ = self.registry.cast(RegistryMsg::ToolsDiscovered { server: self.name.clone(), tools });
+        self.report(ServerEvent::ToolsDiscovered { tools });
     }
 
     /// Marks the list stale. A run already under way notices at its next

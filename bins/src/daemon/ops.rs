@@ -243,7 +243,9 @@ fn call_error(error: CallError) -> BridgeError {
         CallError::Timeout { .. } | CallError::RestartTimeout { .. } => Code::TIMEOUT,
         CallError::Server { .. } => Code::SERVER_ERROR,
         CallError::BadResult { .. } => Code::BAD_RESULT,
-        CallError::ServerGone { .. } | CallError::CrashedMidCall { .. } => Code::SERVER_GONE,
+        CallError::ServerGone { .. } | CallError::CrashedMidCall { .. } | CallError::ServerStopped { .. } => {
+            Code::SERVER_GONE
+        }
         CallError::UnknownAgent { .. } => Code::UNKNOWN_AGENT,
         CallError::NotAllowed { .. } => Code::NOT_ALLOWED,
         CallError::NoApprover { .. } => Code::NEEDS_APPROVAL,

@@ -1,0 +1,38 @@
+//! What a ServerActor reports about its server.
+
+use warden_protocol::{InitializeResult, Tool};
+
+/// An event of one ServerActor, for whoever started it (its supervisor,
+/// which passes the news on to the Registry and keeps the restart count).
+#[derive(Debug)]
+pub enum ServerEvent {
+    /// The handshake finished.
+    Initialized {
+        /// What the server answered.
+        info: Box<InitializeResult>,
+        /// Its process (stdio servers).
+        pid: Option<u32>,
+    },
+    /// A complete tool list (the first one, or a refresh).
+    ToolsDiscovered {
+        /// Every tool it listed.
+        tools: Vec<Tool>,
+    },
+    /// The connection reported an error it survived.
+    TransportFaulted {
+        /// What failed.
+        problem: String,
+    },
+    /// A call succeeded on a restarted server: its crash streak is over.
+    /// Sent once per restarted actor.
+    CallSucceeded,
+    /// The server is down; this actor serves nothing more.
+    Down {
+        /// The actor reporting (a late report from an older one is ignored).
+        actor: ractor::ActorId,
+        /// What happened, for people.
+        reason: String,
+        /// True when restarting cannot help.
+        permanent: bool,
+    },
+}
