@@ -128,6 +128,64 @@ fn the_embedding_example_lists_and_calls_a_real_tool() {
         ),
         "{stderr}"
     );
+
+    // As an agent whose allowlist has echo only, and with a stop button.
+    let agent = "[[agents]]\nname = \"reader\"\nallowed_tools = [\"everything__echo\"]\n";
+    std::fs::write(&config, format!("{}{agent}", server_table("everything", EVERYTHING.command(&[]), ""))).unwrap();
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_embed-host")).arg(&config).args(args).output();
+        let output = output.unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stdout).into_owned(), output.stderr)
+    };
+    let (code, stdout, _) = run(&["everything__get-sum", r#"{"a":1,"b":2}"#, "--agent", "reader"]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.ends_with(
+            "call failed: agent 'reader' may not use 'everything__get-sum': it is not in the agent's allowed_tools; \
+             add the name (or a glob such as 'everything__*') to allowed_tools if it should be\n"
+        ),
+        "{stdout}"
+    );
+    let (code, stdout, _) = run(&["everything__echo", r#"{"message":"m"}"#, "--agent", "ghost"]);
+    assert_eq!(code, Some(1));
+    assert!(stdout.contains("call failed: unknown agent 'ghost'"), "{stdout}");
+    let started = std::time::Instant::now();
+    let long = r#"{"duration":30,"steps":30}"#;
+    let (code, stdout, stderr) = run(&["everything__trigger-long-running-operation", long, "--cancel-after", "2500"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(
+        stdout.ends_with("cancelled after 2500 ms: Warden told the server and freed the call's slot\n"),
+        "{stdout}"
+    );
+    assert!(String::from_utf8_lossy(&stderr).contains("progress 1/30"), "progress arrived before the stop");
+    assert!(started.elapsed() < std::time::Duration::from_secs(25), "the 30 s operation was not waited for");
+}
+
+#[tokio::test]
+async fn a_real_servers_progress_reaches_the_caller_and_its_cancellation_frees_the_slot() {
+    let warden = start_running(&server_table("everything", EVERYTHING.command(&[]), "")).await;
+    let (sink, mut reports) = tokio::sync::mpsc::channel(16);
+    let options = warden_actors::CallOptions::default().progress(sink);
+    let arguments = json!({"duration": 0.5, "steps": 5});
+    let result = warden.call("everything__trigger-long-running-operation", arguments, options).await.unwrap();
+    assert_eq!(result.text(), "Long running operation completed. Duration: 0.5 seconds, Steps: 5.");
+    let mut seen = Vec::new();
+    while let Ok(report) = reports.try_recv() {
+        seen.push((report.progress, report.total));
+    }
+    assert_eq!(seen, [(1.0, Some(5.0)), (2.0, Some(5.0)), (3.0, Some(5.0)), (4.0, Some(5.0)), (5.0, Some(5.0))]);
+
+    // Abandoned after a moment, the 60 s operation does not hold anything:
+    // the next call answers at once.
+    let long = json!({"duration": 60, "steps": 60});
+    let abandoned = tokio::time::timeout(
+        std::time::Duration::from_millis(300),
+        warden.call_tool("everything__trigger-long-running-operation", long),
+    );
+    assert!(abandoned.await.is_err());
+    let echoed = warden.call_tool("everything__echo", json!({"message": "next"})).await.unwrap();
+    assert_eq!(echoed.text(), "Echo: next");
+    warden.shutdown().await;
 }
 
 #[tokio::test]
