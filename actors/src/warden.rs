@@ -43,6 +43,7 @@ use crate::summarizer::{SummarizerMsg, SummaryView};
 
 mod agent;
 mod builder;
+mod plans;
 mod policy_api;
 mod reload;
 
@@ -51,7 +52,7 @@ pub use builder::WardenBuilder;
 pub use policy_api::ToolPolicyRow;
 pub use reload::{ReloadError, ReloadReport};
 
-use reload::Identity;
+use plans::Identity;
 
 /// A running Warden. Clones share it.
 #[derive(Clone)]

@@ -18,14 +18,11 @@ use warden_config::{ConfigError, Discovered, WardenConfig};
 
 use crate::cli::{Cli, Command, Common, ConfigCommand};
 
+pub(crate) use crate::usage::UsageError;
+
 mod check;
 mod local;
 mod remote;
-
-/// An error that means the user asked for something malformed (exit 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct UsageError(pub(crate) String);
 
 pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -> anyhow::Result<ExitCode> {
     let verbose = cli.verbose > 0;
@@ -90,9 +87,6 @@ pub(crate) fn exit_code_for(error: &anyhow::Error) -> u8 {
         1
     }
 }
-
-pub(crate) const NO_CONFIG: &str =
-    "no config given; pass --config FILE or set WARDEN_CONFIG (examples/warden.toml is a start)";
 
 /// No config named, none at the XDG location, and no daemon running.
 async fn nothing_to_serve(common: &Common) -> anyhow::Result<bool> {

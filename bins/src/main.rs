@@ -14,6 +14,7 @@ mod client;
 mod commands;
 mod daemon;
 mod render;
+mod usage;
 
 // The CLI tests' dev-dependency, seen by this crate's own test build.
 #[cfg(test)]

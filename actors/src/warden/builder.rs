@@ -9,12 +9,10 @@
 
 use std::sync::Arc;
 
-use crate::server_settings::ServerSettings;
 use ractor::Actor;
 use tokio::sync::watch;
-use warden_protocol::{Connector, HttpConnector, HttpSpec, HttpTransport, StdioConnector, StdioSpec};
 
-use super::reload::{self, Identity};
+use super::plans::{approver_of, plans_of, Identity};
 use super::{Core, ServerSpec, StartError, Warden};
 use crate::approver::Approver;
 use crate::call::slots::Slot;
@@ -24,7 +22,7 @@ use crate::policy_gate::{GateArgs, GateView, PolicyGate};
 use crate::policy_rules::PolicyRules;
 use crate::registry::Snapshot;
 use crate::summarizer::{Summarizer, SummarizerArgs, SummarySettings, SummaryView};
-use warden_config::{ServerConfig, WardenConfig};
+use warden_config::WardenConfig;
 
 /// Sets Warden up before it starts: [`Warden::builder`].
 #[derive(Default)]
@@ -129,7 +127,7 @@ async fn spawn(
     let hub_task = tokio::spawn(async move {
         let _ = hub_task.await;
     });
-    let approver = approver.or_else(|| reload::approver_of(rules.approver));
+    let approver = approver.or_else(|| approver_of(rules.approver));
     let (publish_view, gate_view) = watch::channel(Arc::new(GateView::default()));
     let gate_args = GateArgs { approver, approval_timeout: rules.approval_timeout, publish: publish_view };
     let gate = match Actor::spawn(None, PolicyGate, gate_args).await {
@@ -170,46 +168,4 @@ async fn spawn(
         summary_view,
     };
     Ok(Warden { core: Arc::new(core) })
-}
-
-/// The servers of a config, as the Hub starts them, with what each was
-/// started from.
-pub(super) fn plans_of(config: &WardenConfig) -> Vec<(ServerPlan, Identity)> {
-    config
-        .servers
-        .iter()
-        .map(|(name, server)| {
-            let plan = ServerPlan {
-                name: name.clone(),
-                connector: connector_for(name, server, config),
-                settings: ServerSettings::of(server, config),
-            };
-            (plan, Identity::of_config(server, config))
-        })
-        .collect()
-}
-
-/// The connector for a configured server, or why there is none yet.
-fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Result<Arc<dyn Connector>, String> {
-    match (&server.command, &server.url) {
-        (Some(command), _) => {
-            let mut spec = StdioSpec::new(name, command.clone(), server.args.clone());
-            spec.env = server.env.clone();
-            spec.cwd = server.cwd.clone();
-            spec.inherit_env = server.inherit_env;
-            spec.pass_env = server.pass_env.clone();
-            spec.max_message_bytes = config.max_message_bytes;
-            Ok(Arc::new(StdioConnector::new(spec)))
-        }
-        (None, Some(url)) => {
-            let mut spec = HttpSpec::new(name, url.clone());
-            spec.headers = server.headers.clone();
-            spec.ca_cert = server.ca_cert.clone();
-            // Checked at load time.
-            spec.transport = server.transport.as_deref().and_then(HttpTransport::parse).unwrap_or_default();
-            spec.max_message_bytes = config.max_message_bytes;
-            Ok(Arc::new(HttpConnector::new(spec)))
-        }
-        (None, None) => Err("it has neither `command` nor `url`".into()),
-    }
 }

@@ -33,18 +33,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 use tokio::task::JoinSet;
-use warden_protocol::Connector;
 
-use super::builder::plans_of;
+use super::plans::{approver_of, plans_of, Identity};
 use super::Warden;
-use crate::approver::{Approver, AutoApprover, DenyingApprover};
 use crate::call::slots::{Slot, Slots};
 use crate::hub::{HubMsg, ServerPlan};
 use crate::policy_gate::GateMsg;
-use crate::policy_rules::{ConfiguredApprover, PolicyRules};
+use crate::policy_rules::PolicyRules;
 use crate::server_settings::ServerSettings;
 use crate::ServerSpec;
-use warden_config::{ServerConfig, WardenConfig};
+use warden_config::WardenConfig;
 
 /// The longest a reload waits for one removed server's calls in flight.
 const DRAIN_LIMIT: Duration = Duration::from_secs(60);
@@ -82,33 +80,6 @@ pub enum ReloadError {
     /// Warden is shutting down.
     #[error("Warden is shutting down; the reload was not applied")]
     Stopped,
-}
-
-/// What a running server was started from.
-#[derive(Clone)]
-pub(crate) enum Identity {
-    /// A configured server: its config without `default_policy`, and the
-    /// config-wide message limit its connector got.
-    Config(Box<ServerConfig>, usize),
-    /// A host's own connector: the same one (the same `Arc`) is the same server.
-    Connector(Arc<dyn Connector>),
-}
-
-impl Identity {
-    pub(crate) fn of_config(server: &ServerConfig, config: &WardenConfig) -> Identity {
-        let server = ServerConfig { default_policy: None, ..server.clone() };
-        Identity::Config(Box::new(server), config.max_message_bytes)
-    }
-
-    fn same_as(&self, other: &Identity) -> bool {
-        match (self, other) {
-            (Identity::Config(a, a_limit), Identity::Config(b, b_limit)) => a == b && a_limit == b_limit,
-            (Identity::Connector(a), Identity::Connector(b)) => {
-                std::ptr::eq(Arc::as_ptr(a) as *const (), Arc::as_ptr(b) as *const ())
-            }
-            _ => false,
-        }
-    }
 }
 
 impl Warden {
@@ -262,14 +233,5 @@ impl Warden {
         } else {
             Err(ReloadError::Stopped)
         }
-    }
-}
-
-/// The approver a config names.
-pub(super) fn approver_of(configured: ConfiguredApprover) -> Option<Arc<dyn Approver>> {
-    match configured {
-        ConfiguredApprover::None => None,
-        ConfiguredApprover::Auto => Some(Arc::new(AutoApprover)),
-        ConfiguredApprover::Deny => Some(Arc::new(DenyingApprover)),
     }
 }

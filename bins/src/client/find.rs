@@ -23,10 +23,10 @@ use tokio::time::Instant;
 
 use super::connection::Client;
 use super::spawn;
-use crate::commands::{UsageError, NO_CONFIG};
 use crate::daemon::lockfile::{pid_alive, Lockfile};
 use crate::daemon::pid_lock;
 use crate::daemon::state_dir::StateDir;
+use crate::usage::{UsageError, NO_CONFIG};
 
 /// How long a client waits for a daemon it started to publish its lockfile.
 /// The daemon publishes as soon as it listens (servers start afterwards),

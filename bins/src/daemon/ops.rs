@@ -106,7 +106,7 @@ impl Ops {
             Request::Approvals {} => Ok(approvals::list(&self.approvals)),
             Request::Approve { approval, grant } => approvals::approve(&self.approvals, &approval, grant),
             Request::Deny { approval, reason } => approvals::deny(&self.approvals, &approval, reason),
-            Request::Reload {} => super::reload::reload(self).await,
+            Request::Reload {} => super::reload::reload(&self.warden, &self.lockfile.config).await,
             Request::Shutdown {} => Ok(json!({"stopping": true})),
             // `call_tool` is answered by `run`; ops added to the protocol
             // later are unknown to this daemon.

@@ -12,25 +12,24 @@
 //! `[daemon]` (listen address, idle timeout) and the daemon's own wait for
 //! starting servers are read once, at start: changing them takes a restart.
 
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use tokio::signal::unix::{signal, Signal, SignalKind};
+use warden_actors::Warden;
 use warden_config::WardenConfig;
 use warden_protocol::{BridgeError, BridgeErrorCode as Code};
 
-use super::ops::Ops;
-
-/// Re-reads the config and applies it; the report, or why nothing changed.
-pub(crate) async fn reload(ops: &Ops) -> Result<Value, BridgeError> {
-    let path = &ops.lockfile.config;
+/// Re-reads the config at `path` and applies it; the report, or why
+/// nothing changed.
+pub(crate) async fn reload(warden: &Warden, path: &Path) -> Result<Value, BridgeError> {
     let config = WardenConfig::load(path).map_err(|error| {
         BridgeError::new(
             Code::CONFIG_INVALID,
             format!("the config was not reloaded; the running one stays in place: {error}"),
         )
     })?;
-    let report = ops.warden.reload(&config).await.map_err(|error| {
+    let report = warden.reload(&config).await.map_err(|error| {
         BridgeError::new(
             Code::RELOAD_REFUSED,
             format!("the config was not reloaded; the running one stays in place: {error}"),
@@ -53,14 +52,14 @@ pub(crate) fn hangups() -> Option<Signal> {
     }
 }
 
-/// Reloads on every SIGHUP and logs what happened.
-pub(crate) fn on_hangup(hangups: Option<Signal>, ops: Arc<Ops>) -> tokio::task::JoinHandle<()> {
+/// Reloads the config at `path` on every SIGHUP and logs what happened.
+pub(crate) fn on_hangup(hangups: Option<Signal>, warden: Warden, path: PathBuf) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let Some(mut hangups) = hangups else { return };
         while hangups.recv().await.is_some() {
-            tracing::info!("SIGHUP received: reloading {}", ops.lockfile.config.display());
+            tracing::info!("SIGHUP received: reloading {}", path.display());
             // Warden logs what a reload did; only a refusal is said here.
-            if let Err(error) = reload(&ops).await {
+            if let Err(error) = reload(&warden, &path).await {
                 tracing::warn!("{}", error.message);
             }
         }

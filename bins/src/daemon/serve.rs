@@ -102,7 +102,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
         names: Names::default(),
         approvals,
     });
-    let reloads = super::reload::on_hangup(hangups, Arc::clone(&ops));
+    let reloads = super::reload::on_hangup(hangups, ops.warden.clone(), ops.lockfile.config.clone());
     let connections = accept_until_shutdown(listener, &ops).await;
     reloads.abort();
     let _ = reloads.await;

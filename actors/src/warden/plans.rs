@@ -1,0 +1,91 @@
+//! What each server is started from: its plan (name, connector, settings)
+//! and its [`Identity`], which a reload compares to tell changed servers
+//! from unchanged ones; and the approver a config names.
+
+use std::sync::Arc;
+
+use warden_config::{ServerConfig, WardenConfig};
+use warden_protocol::{Connector, HttpConnector, HttpSpec, HttpTransport, StdioConnector, StdioSpec};
+
+use crate::approver::{Approver, AutoApprover, DenyingApprover};
+use crate::hub::ServerPlan;
+use crate::policy_rules::ConfiguredApprover;
+use crate::server_settings::ServerSettings;
+
+/// What a running server was started from.
+#[derive(Clone)]
+pub(crate) enum Identity {
+    /// A configured server: its config without `default_policy`, and the
+    /// config-wide message limit its connector got.
+    Config(Box<ServerConfig>, usize),
+    /// A host's own connector: the same one (the same `Arc`) is the same server.
+    Connector(Arc<dyn Connector>),
+}
+
+impl Identity {
+    pub(crate) fn of_config(server: &ServerConfig, config: &WardenConfig) -> Identity {
+        let server = ServerConfig { default_policy: None, ..server.clone() };
+        Identity::Config(Box::new(server), config.max_message_bytes)
+    }
+
+    pub(super) fn same_as(&self, other: &Identity) -> bool {
+        match (self, other) {
+            (Identity::Config(a, a_limit), Identity::Config(b, b_limit)) => a == b && a_limit == b_limit,
+            (Identity::Connector(a), Identity::Connector(b)) => {
+                std::ptr::eq(Arc::as_ptr(a) as *const (), Arc::as_ptr(b) as *const ())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The servers of a config, as the Hub starts them, with what each was
+/// started from.
+pub(super) fn plans_of(config: &WardenConfig) -> Vec<(ServerPlan, Identity)> {
+    config
+        .servers
+        .iter()
+        .map(|(name, server)| {
+            let plan = ServerPlan {
+                name: name.clone(),
+                connector: connector_for(name, server, config),
+                settings: ServerSettings::of(server, config),
+            };
+            (plan, Identity::of_config(server, config))
+        })
+        .collect()
+}
+
+/// The connector for a configured server, or why there is none yet.
+fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Result<Arc<dyn Connector>, String> {
+    match (&server.command, &server.url) {
+        (Some(command), _) => {
+            let mut spec = StdioSpec::new(name, command.clone(), server.args.clone());
+            spec.env = server.env.clone();
+            spec.cwd = server.cwd.clone();
+            spec.inherit_env = server.inherit_env;
+            spec.pass_env = server.pass_env.clone();
+            spec.max_message_bytes = config.max_message_bytes;
+            Ok(Arc::new(StdioConnector::new(spec)))
+        }
+        (None, Some(url)) => {
+            let mut spec = HttpSpec::new(name, url.clone());
+            spec.headers = server.headers.clone();
+            spec.ca_cert = server.ca_cert.clone();
+            // Checked at load time.
+            spec.transport = server.transport.as_deref().and_then(HttpTransport::parse).unwrap_or_default();
+            spec.max_message_bytes = config.max_message_bytes;
+            Ok(Arc::new(HttpConnector::new(spec)))
+        }
+        (None, None) => Err("it has neither `command` nor `url`".into()),
+    }
+}
+
+/// The approver a config names.
+pub(super) fn approver_of(configured: ConfiguredApprover) -> Option<Arc<dyn Approver>> {
+    match configured {
+        ConfiguredApprover::None => None,
+        ConfiguredApprover::Auto => Some(Arc::new(AutoApprover)),
+        ConfiguredApprover::Deny => Some(Arc::new(DenyingApprover)),
+    }
+}
