@@ -46,13 +46,13 @@ impl Session {
     /// `initialize` that opens it.
     pub(super) fn uses_legacy(&self, kind: &Kind) -> bool {
         self.legacy.get().is_some()
-            || (self.transport == HttpTransport::Sse && matches!(kind, Kind::Request { initialize: true, .. }))
+            || (self.spec.transport == HttpTransport::Sse && matches!(kind, Kind::Request { initialize: true, .. }))
     }
 
     /// Whether a failed Streamable HTTP POST means an old server whose
     /// legacy transport should be tried.
     pub(super) fn falls_back(&self, failure: &Failure, kind: &Kind) -> bool {
-        self.transport == HttpTransport::Auto
+        self.spec.transport == HttpTransport::Auto
             && matches!(kind, Kind::Request { initialize: true, .. })
             && matches!(failure, Failure::Status { status, .. } if OLD_SERVER.contains(status))
     }
@@ -61,7 +61,7 @@ impl Session {
     /// failed with `refused`; what failed, both ways, if it fails too.
     pub(super) async fn fall_back(self: &Arc<Self>, json: Bytes, kind: &Kind, refused: String) -> Result<(), String> {
         tracing::info!(
-            server = %self.server,
+            server = %self.spec.server,
             "{refused}: not a Streamable HTTP server; using the legacy HTTP+SSE transport"
         );
         self.post_legacy(json, kind)
@@ -76,14 +76,14 @@ impl Session {
             Some(endpoint) => endpoint.clone(),
             None if matches!(kind, Kind::Request { initialize: true, .. }) => {
                 let endpoint = self.open_legacy().await?;
-                if self.transport == HttpTransport::Sse {
-                    tracing::info!(server = %self.server, "using the legacy HTTP+SSE transport");
+                if self.spec.transport == HttpTransport::Sse {
+                    tracing::info!(server = %self.spec.server, "using the legacy HTTP+SSE transport");
                 }
                 // Only the actor's one `initialize` gets here.
                 let _ = self.legacy.set(endpoint.clone());
                 endpoint
             }
-            None => return Err(format!("{} has no legacy HTTP+SSE connection open yet", self.url)),
+            None => return Err(format!("{} has no legacy HTTP+SSE connection open yet", self.spec.url)),
         };
         let mut request = hyper::Request::builder()
             .method(Method::POST)
@@ -103,7 +103,7 @@ impl Session {
             return Err(format!("HTTP {} from {endpoint}: {body}", status.as_u16()));
         }
         // The answer comes on the GET stream; the body says nothing.
-        let _ = Limited::new(response.into_body(), self.max_message_bytes).collect().await;
+        let _ = Limited::new(response.into_body(), self.spec.max_message_bytes).collect().await;
         Ok(())
     }
 
@@ -115,17 +115,17 @@ impl Session {
             .client
             .request(request)
             .await
-            .map_err(|error| format!("could not reach {}: {}", self.url, error_chain(&error)))?;
+            .map_err(|error| format!("could not reach {}: {}", self.spec.url, error_chain(&error)))?;
         let status = response.status();
         if !status.is_success() {
             let body = self.error_body(response.into_body()).await;
-            return Err(format!("HTTP {} from GET {}: {body}", status.as_u16(), self.url));
+            return Err(format!("HTTP {} from GET {}: {body}", status.as_u16(), self.spec.url));
         }
         let content_type = super::content_type(response.headers());
         if content_type != "text/event-stream" {
             return Err(format!(
                 "{} answered GET with content type `{content_type}`; expected text/event-stream",
-                self.url
+                self.spec.url
             ));
         }
         let (endpoint_tx, endpoint_rx) = oneshot::channel();
@@ -140,9 +140,9 @@ impl Session {
                 _ = closing.wait_for(|closing| *closing) => {}
             }
         });
-        let endpoint = endpoint_rx
-            .await
-            .unwrap_or_else(|_| Err(format!("the event stream from {} ended before naming an endpoint", self.url)))?;
+        let endpoint = endpoint_rx.await.unwrap_or_else(|_| {
+            Err(format!("the event stream from {} ended before naming an endpoint", self.spec.url))
+        })?;
         resolve_endpoint(&self.uri, &endpoint)
     }
 
@@ -152,25 +152,27 @@ impl Session {
     /// the `initialize` waiting for it.
     async fn read_legacy_stream(&self, mut body: Incoming, endpoint: oneshot::Sender<Result<String, String>>) {
         let mut endpoint = Some(endpoint);
-        let mut parser = SseParser::with_max_event_bytes(self.max_message_bytes);
+        let mut parser = SseParser::with_max_event_bytes(self.spec.max_message_bytes);
         let reason = loop {
             let chunk = match body.frame().await {
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(chunk) => chunk,
                     Err(_) => continue,
                 },
-                Some(Err(error)) => break format!("the event stream from {} broke: {}", self.url, error_chain(&error)),
-                None => break format!("the server ended the event stream from {}", self.url),
+                Some(Err(error)) => {
+                    break format!("the event stream from {} broke: {}", self.spec.url, error_chain(&error))
+                }
+                None => break format!("the server ended the event stream from {}", self.spec.url),
             };
             let mut events = Vec::new();
             for item in parser.feed(&chunk) {
                 match item {
                     SseItem::Event(event) if event.event == "endpoint" => match endpoint.take() {
                         Some(endpoint) => drop(endpoint.send(Ok(event.data))),
-                        None => tracing::debug!(server = %self.server, "ignored a second `endpoint` event"),
+                        None => tracing::debug!(server = %self.spec.server, "ignored a second `endpoint` event"),
                     },
                     SseItem::Event(event) if event.event != "message" => {
-                        tracing::debug!(server = %self.server, "ignored an event of type `{}`", event.event)
+                        tracing::debug!(server = %self.spec.server, "ignored an event of type `{}`", event.event)
                     }
                     item => events.extend(self.event_of(item)),
                 }
@@ -184,7 +186,7 @@ impl Session {
         match endpoint {
             Some(endpoint) => drop(endpoint.send(Err(format!("{reason} before naming an endpoint")))),
             None => {
-                tracing::info!(server = %self.server, "{reason}: the legacy HTTP+SSE connection is closed");
+                tracing::info!(server = %self.spec.server, "{reason}: the legacy HTTP+SSE connection is closed");
                 // Nothing is delivered after `Closed`, and closing does not
                 // say it again.
                 if !self.closed.swap(true, Ordering::SeqCst) {

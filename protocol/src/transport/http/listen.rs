@@ -70,24 +70,24 @@ impl Session {
     /// Keeps the GET stream open until the server says it has none.
     async fn listen(&self) {
         let mut resume = Resume::default();
-        let mut delay = self.reconnect_initial;
+        let mut delay = self.spec.reconnect_initial;
         loop {
             let outcome = self.listen_once(&mut resume).await;
             match outcome {
                 Outcome::NotOffered => {
-                    tracing::debug!(server = %self.server, "the server has no GET stream (405)");
+                    tracing::debug!(server = %self.spec.server, "the server has no GET stream (405)");
                     return;
                 }
                 // A stream that brought something was worth having: the
                 // next break starts the backoff afresh.
-                Outcome::Ended { delivered: true } => delay = self.reconnect_initial,
+                Outcome::Ended { delivered: true } => delay = self.spec.reconnect_initial,
                 Outcome::Ended { delivered: false } => {}
                 Outcome::Failed(reason) => {
-                    tracing::debug!(server = %self.server, "the GET stream failed: {reason}")
+                    tracing::debug!(server = %self.spec.server, "the GET stream failed: {reason}")
                 }
             }
             tokio::time::sleep(jittered(delay)).await;
-            delay = (delay * 2).min(self.reconnect_max);
+            delay = (delay * 2).min(self.spec.reconnect_max);
         }
     }
 
@@ -106,7 +106,7 @@ impl Session {
 
     /// Delivers every event of the GET stream, remembering the last id.
     async fn read_events(&self, mut body: Incoming, resume: &mut Resume) -> Outcome {
-        let mut parser = SseParser::with_max_event_bytes(self.max_message_bytes);
+        let mut parser = SseParser::with_max_event_bytes(self.spec.max_message_bytes);
         let mut delivered = false;
         while let Some(frame) = body.frame().await {
             let chunk = match frame {

@@ -36,12 +36,12 @@ impl Session {
         if self.epoch.load(Ordering::SeqCst) != epoch {
             return last.clone();
         }
-        tracing::info!(server = %self.server, status = %status, "the server forgot the session; initialising again");
+        tracing::info!(server = %self.spec.server, status = %status, "the server forgot the session; initialising again");
         let outcome = self.reinitialise().await.map_err(|problem| {
             format!(
                 "the server forgot our session (HTTP {}) at {}: {body}; initialising again failed: {problem}",
                 status.as_u16(),
-                self.url
+                self.spec.url
             )
         });
         *last = outcome.clone();
@@ -64,7 +64,7 @@ impl Session {
         let answer = self
             .exchange(json, &Kind::Request { id, initialize: true }, Answer::Keep)
             .await
-            .map_err(|failure| failure.message(&self.url))?;
+            .map_err(|failure| failure.message(&self.spec.url))?;
         match answer {
             Some(TransportEvent::Response(_)) => {}
             Some(TransportEvent::Message(Message::Response(Response { outcome: Err(error), .. }))) => {
@@ -75,7 +75,7 @@ impl Session {
         let initialized = Message::notification("notifications/initialized", None).to_json();
         self.exchange(Bytes::from(initialized), &Kind::Other { initialized: false }, Answer::Deliver)
             .await
-            .map_err(|failure| failure.message(&self.url))?;
+            .map_err(|failure| failure.message(&self.spec.url))?;
         Ok(())
     }
 }

@@ -87,14 +87,14 @@ impl Session {
             };
             let Some(last_event_id) = position.last_event_id.clone() else { return Err(Failure::Plain(ended)) };
             let wait = position.retry.unwrap_or(DEFAULT_RETRY);
-            if started.elapsed() + wait > self.resume_limit {
+            if started.elapsed() + wait > self.spec.resume_limit {
                 return Err(Failure::Plain(format!(
                     "{ended}; gave up resuming it after {} s",
-                    self.resume_limit.as_secs_f64()
+                    self.spec.resume_limit.as_secs_f64()
                 )));
             }
             tokio::time::sleep(wait).await;
-            tracing::debug!(server = %self.server, "resuming an event stream");
+            tracing::debug!(server = %self.spec.server, "resuming an event stream");
             body = self.open_stream(Some(&last_event_id)).await.map_err(|no_stream| {
                 Failure::Plain(format!("{ended}, and resuming it failed: {}", no_stream.problem))
             })?;
@@ -112,14 +112,14 @@ impl Session {
         answer: Answer,
         position: &mut Position,
     ) -> StreamEnd {
-        let mut parser = SseParser::with_max_event_bytes(self.max_message_bytes);
+        let mut parser = SseParser::with_max_event_bytes(self.spec.max_message_bytes);
         while let Some(frame) = body.frame().await {
             let frame = match frame {
                 Ok(frame) => frame,
                 Err(error) => {
                     return StreamEnd::Early(format!(
                         "the event stream from {} broke before the answer came: {}",
-                        self.url,
+                        self.spec.url,
                         error_chain(&error)
                     ))
                 }
@@ -134,7 +134,7 @@ impl Session {
                 return end;
             }
         }
-        StreamEnd::Early(format!("the event stream from {} ended before the answer came", self.url))
+        StreamEnd::Early(format!("the event stream from {} ended before the answer came", self.spec.url))
     }
 
     /// Delivers a chunk's events together; `Some` once the answer to `id`
@@ -186,10 +186,10 @@ impl Session {
             SseItem::Event(event) if event.data.is_empty() => Ok(None),
             SseItem::Event(event) => parse_message(&event.data)
                 .map(Some)
-                .map_err(|problem| format!("an event from {} is not a JSON-RPC message: {problem}", self.url)),
+                .map_err(|problem| format!("an event from {} is not a JSON-RPC message: {problem}", self.spec.url)),
             SseItem::Oversized { bytes } => Err(format!(
                 "a {bytes}-byte event from {} is over the {}-byte message size limit (`max_message_bytes`)",
-                self.url, self.max_message_bytes
+                self.spec.url, self.spec.max_message_bytes
             )),
         }
     }
@@ -209,12 +209,12 @@ impl Session {
         }
         let response = self.client.request(request).await.map_err(|error| NoStream {
             status: None,
-            problem: format!("could not reach {}: {}", self.url, error_chain(&error)),
+            problem: format!("could not reach {}: {}", self.spec.url, error_chain(&error)),
         })?;
         let status = response.status();
         if !status.is_success() {
             let body = self.error_body(response.into_body()).await;
-            let problem = format!("HTTP {} from {}: {body}", status.as_u16(), self.url);
+            let problem = format!("HTTP {} from {}: {body}", status.as_u16(), self.spec.url);
             return Err(NoStream { status: Some(status), problem });
         }
         let content_type = content_type(response.headers());
@@ -223,7 +223,7 @@ impl Session {
                 status: Some(status),
                 problem: format!(
                     "{} answered GET with content type `{content_type}`; expected text/event-stream",
-                    self.url
+                    self.spec.url
                 ),
             });
         }

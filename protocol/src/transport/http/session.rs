@@ -1,0 +1,318 @@
+//! One Streamable HTTP session: what every POST task of a connection
+//! shares (the session id, the negotiated version, the acknowledgement
+//! barrier, the re-initialisation lock), opening it, and one POST's
+//! exchange with the server.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use hyper::{Method, StatusCode, Uri};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use tokio::sync::watch;
+
+use super::body::{content_type, error_chain, lock};
+use super::outbound::{self, Kind};
+use super::{abandon, tls, HttpSpec, DELETE_TIMEOUT, HTTP_TRANSPORT_ERROR, SESSION_HEADER, VERSION_HEADER};
+use crate::jsonrpc::{ErrorObject, Message};
+use crate::transport::{Connection, EventSink, StderrTail, TransportError, TransportEvent};
+
+/// Everything the POST tasks of one connection share.
+pub(super) struct Session {
+    /// What the connector was given: url, server name, limits, reconnect
+    /// and resume timing, transport choice.
+    pub(super) spec: Arc<HttpSpec>,
+    pub(super) uri: Uri,
+    /// The configured headers, checked once at connect.
+    pub(super) headers: HeaderMap,
+    pub(super) client: Client<tls::Connector, Full<Bytes>>,
+    pub(super) sink: EventSink,
+    /// `Mcp-Session-Id` from the initialize response.
+    pub(super) session_id: Mutex<Option<HeaderValue>>,
+    /// The negotiated protocol version, from the initialize result.
+    pub(super) protocol_version: Mutex<Option<HeaderValue>>,
+    /// Done once every notification and response sent so far has been
+    /// accepted by the server (see [`HttpOutbound::send_json`]).
+    pub(super) acknowledged: Mutex<watch::Receiver<bool>>,
+    /// Set when Warden closes the connection: nothing is delivered after.
+    pub(super) closed: AtomicBool,
+    /// Flips to `true` on close, ending every POST still in flight.
+    pub(super) closing: watch::Receiver<bool>,
+    /// The actor's `initialize` request, replayed to open a new session.
+    pub(super) initialize: Mutex<Option<Bytes>>,
+    /// How many re-initialisations were attempted: a request that saw
+    /// this change while it was out retries instead of re-initialising.
+    pub(super) epoch: AtomicU64,
+    /// Held while re-initialising; holds how the last attempt went, for
+    /// the requests that waited for it.
+    pub(super) renewal: tokio::sync::Mutex<Result<(), String>>,
+    /// Set once the GET stream's task is started.
+    pub(super) listening: AtomicBool,
+    /// The requests whose POSTs are running, to drop one when the actor
+    /// cancels it.
+    pub(super) in_flight: abandon::InFlight,
+    /// The legacy transport's message endpoint, once its stream is open:
+    /// from then on every message goes there.
+    pub(super) legacy: OnceLock<Uri>,
+}
+
+pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<Connection, TransportError> {
+    let unusable = |problem: String| TransportError::Url { url: spec.url.clone(), problem };
+    let uri: Uri = spec.url.parse().map_err(|error| unusable(format!("not a valid URL: {error}")))?;
+    let https = match uri.scheme_str() {
+        Some("http") => false,
+        Some("https") => true,
+        _ => return Err(unusable("the URL must start with `http://` or `https://`".into())),
+    };
+    let connector = tls::connector(spec.ca_cert.as_deref(), https).map_err(unusable)?;
+    let mut headers = HeaderMap::new();
+    for (name, value) in &spec.headers {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| unusable(format!("`{name}` is not a valid header name")))?;
+        // The value is a secret: say which header, never what it holds.
+        let value = HeaderValue::from_str(value)
+            .map_err(|_| unusable(format!("the value of header `{name}` is not a valid header value")))?;
+        headers.insert(header, value);
+    }
+    let (close_tx, closing) = watch::channel(false);
+    let (_, nothing_pending) = watch::channel(true);
+    let session = Arc::new(Session {
+        spec: Arc::clone(spec),
+        uri,
+        headers,
+        client: Client::builder(TokioExecutor::new()).build(connector),
+        sink,
+        session_id: Mutex::new(None),
+        protocol_version: Mutex::new(None),
+        acknowledged: Mutex::new(nothing_pending),
+        closed: AtomicBool::new(false),
+        closing,
+        initialize: Mutex::new(None),
+        epoch: AtomicU64::new(0),
+        renewal: tokio::sync::Mutex::new(Ok(())),
+        listening: AtomicBool::new(false),
+        in_flight: abandon::InFlight::default(),
+        legacy: OnceLock::new(),
+    });
+    let closer_session = session.clone();
+    let closer = Box::pin(async move {
+        let _ = close_tx.send(true);
+        closer_session.end_session().await;
+        // A legacy connection whose stream ended has said `Closed` already.
+        if !closer_session.closed.swap(true, Ordering::SeqCst) {
+            (closer_session.sink)(TransportEvent::Closed { reason: "closed by Warden".into() });
+        }
+    });
+    Ok(Connection::new(Box::new(outbound::HttpOutbound::new(session)), closer, StderrTail::default()))
+}
+
+/// Why a POST did not produce an answer.
+pub(super) enum Failure {
+    /// Anything but an expired session: the message says it all.
+    Plain(String),
+    /// An error status that is not about the session.
+    Status { status: StatusCode, message: String },
+    /// The server no longer knows the session id we sent.
+    SessionExpired { status: StatusCode, body: String },
+}
+
+impl Failure {
+    /// The failure in words, for the error answering the request.
+    pub(super) fn message(self, url: &str) -> String {
+        match self {
+            Failure::Plain(message) | Failure::Status { message, .. } => message,
+            Failure::SessionExpired { status, body } => {
+                format!("the server forgot our session (HTTP {}) at {url}: {body}", status.as_u16())
+            }
+        }
+    }
+}
+
+/// Where the answer to a POSTed request goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Answer {
+    /// To the sink, like every other event: the actor asked.
+    Deliver,
+    /// Back to the caller of [`Session::exchange`]: the transport asked.
+    Keep,
+}
+
+impl Session {
+    /// Sends one message; a request refused because the server forgot the
+    /// session is retried once on a new session. What failed in the end is
+    /// answered as an error for the request's id.
+    pub(super) async fn post(self: &Arc<Self>, json: Bytes, kind: &Kind) {
+        let outcome = if self.uses_legacy(kind) {
+            self.post_legacy(json, kind).await
+        } else {
+            self.post_streamable(json, kind).await
+        };
+        let Err(message) = outcome else { return };
+        self.deliver(TransportEvent::Fault { problem: message.clone() });
+        if let Kind::Request { id, .. } = kind {
+            self.deliver(TransportEvent::Message(Message::error(
+                id.clone(),
+                ErrorObject::new(HTTP_TRANSPORT_ERROR, message),
+            )));
+        }
+    }
+
+    /// [`Session::post`] over Streamable HTTP; falls back to the legacy
+    /// transport when `initialize` says this is an old server.
+    async fn post_streamable(self: &Arc<Self>, json: Bytes, kind: &Kind) -> Result<(), String> {
+        // Read before the POST: a re-initialisation counted after this
+        // may have come too late for the session id this POST carries.
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        let failure = match self.exchange(json.clone(), kind, Answer::Deliver).await {
+            Ok(_) => return Ok(()),
+            Err(failure) => failure,
+        };
+        if self.falls_back(&failure, kind) {
+            return self.fall_back(json, kind, failure.message(&self.spec.url)).await;
+        }
+        let message = match (failure, kind) {
+            (Failure::SessionExpired { status, body }, Kind::Request { .. }) => {
+                match self.renew_session(epoch, status, &body).await {
+                    Ok(()) => match self.exchange(json, kind, Answer::Deliver).await {
+                        Ok(_) => return Ok(()),
+                        Err(Failure::SessionExpired { status, body }) => format!(
+                            "the server forgot the session Warden had just re-opened (HTTP {}) at {}: {body}",
+                            status.as_u16(),
+                            self.spec.url
+                        ),
+                        Err(failure) => failure.message(&self.spec.url),
+                    },
+                    Err(message) => message,
+                }
+            }
+            (failure, _) => failure.message(&self.spec.url),
+        };
+        Err(message)
+    }
+
+    /// Sends one message and delivers what the server answered; the answer
+    /// to a request is returned instead when `answer` says to keep it.
+    pub(super) async fn exchange(
+        &self,
+        json: Bytes,
+        kind: &Kind,
+        answer: Answer,
+    ) -> Result<Option<TransportEvent>, Failure> {
+        let initialize = matches!(kind, Kind::Request { initialize: true, .. });
+        let mut request = hyper::Request::builder()
+            .method(Method::POST)
+            .uri(self.uri.clone())
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .body(Full::new(json))
+            .expect("a request from a checked URI and constant headers");
+        // `initialize` opens a session: it carries neither an old session
+        // id nor a version.
+        let sent_session = self.add_session_headers(request.headers_mut(), !initialize);
+        let response =
+            self.client.request(request).await.map_err(|error| {
+                Failure::Plain(format!("could not reach {}: {}", self.spec.url, error_chain(&error)))
+            })?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = self.error_body(response.into_body()).await;
+            let forgotten = status == StatusCode::NOT_FOUND
+                || (status == StatusCode::BAD_REQUEST && body.to_ascii_lowercase().contains("session"));
+            if sent_session && forgotten {
+                return Err(Failure::SessionExpired { status, body });
+            }
+            return Err(Failure::Status {
+                status,
+                message: format!("HTTP {} from {}: {body}", status.as_u16(), self.spec.url),
+            });
+        }
+        let Kind::Request { id, .. } = kind else {
+            // 202 and no body is the rule; anything else is drained unread.
+            let _ = response.into_body().collect().await;
+            return Ok(None);
+        };
+        if initialize {
+            // A new session replaces the old one; a server without
+            // sessions sends none.
+            *lock(&self.session_id) = response.headers().get(SESSION_HEADER).cloned();
+        }
+        match content_type(response.headers()).as_str() {
+            "application/json" => self.read_json(response.into_body(), id, initialize, answer).await,
+            "text/event-stream" => self.read_stream(response.into_body(), id, initialize, answer).await,
+            other => Err(Failure::Plain(format!(
+                "HTTP {} from {} with content type `{other}` answered a request; expected application/json or text/event-stream",
+                status.as_u16(),
+                self.spec.url
+            ))),
+        }
+    }
+
+    /// A GET of the server's URL asking for an event stream, with the
+    /// configured headers (and the session's, when `in_session`).
+    pub(super) fn event_stream_request(&self, in_session: bool) -> hyper::Request<Full<Bytes>> {
+        let mut request = hyper::Request::builder()
+            .method(Method::GET)
+            .uri(self.uri.clone())
+            .header(ACCEPT, "text/event-stream")
+            .body(Full::new(Bytes::new()))
+            .expect("a request from a checked URI and constant headers");
+        self.add_session_headers(request.headers_mut(), in_session);
+        request
+    }
+
+    /// Adds the configured headers and, unless this opens a session,
+    /// `Mcp-Session-Id` and `MCP-Protocol-Version`; says whether a session
+    /// id went along.
+    pub(super) fn add_session_headers(&self, headers: &mut HeaderMap, in_session: bool) -> bool {
+        for (name, value) in &self.headers {
+            headers.insert(name.clone(), value.clone());
+        }
+        if !in_session {
+            return false;
+        }
+        if let Some(version) = lock(&self.protocol_version).clone() {
+            headers.insert(HeaderName::from_static(VERSION_HEADER), version);
+        }
+        match lock(&self.session_id).clone() {
+            Some(session_id) => {
+                headers.insert(HeaderName::from_static(SESSION_HEADER), session_id);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the session on the server: DELETE with its id. A server that
+    /// does not allow it (405), or does not answer, is fine.
+    pub(super) async fn end_session(&self) {
+        if lock(&self.session_id).is_none() {
+            return;
+        }
+        let mut request = hyper::Request::builder()
+            .method(Method::DELETE)
+            .uri(self.uri.clone())
+            .body(Full::new(Bytes::new()))
+            .expect("a request from a checked URI");
+        // Adds the session id taken above: nothing clears it.
+        self.add_session_headers(request.headers_mut(), true);
+        match tokio::time::timeout(DELETE_TIMEOUT, self.client.request(request)).await {
+            Ok(Ok(response)) => {
+                tracing::debug!(server = %self.spec.server, status = %response.status(), "ended the HTTP session");
+                let _ = response.into_body().collect().await;
+            }
+            Ok(Err(error)) => {
+                tracing::debug!(server = %self.spec.server, "ending the HTTP session failed: {}", error_chain(&error))
+            }
+            Err(_) => tracing::debug!(server = %self.spec.server, "the server did not answer the session's DELETE"),
+        }
+    }
+
+    pub(super) fn deliver(&self, event: TransportEvent) {
+        if !self.closed.load(Ordering::SeqCst) {
+            (self.sink)(event);
+        }
+    }
+}
