@@ -9,7 +9,7 @@
 //!   time, for HTTPS test servers.
 //! - [`bins`]: where the binaries built by this package are (the scriptable
 //!   `warden-test-server`, the `embed-host` example), for tests elsewhere.
-//! - The scriptable test server itself is `src/bin/warden-test-server.rs`,
+//! - The scriptable test server itself is `src/bin/warden-test-server/`,
 //!   written from scratch so it shares no code (and no bugs) with Warden.
 
 pub mod bins;
