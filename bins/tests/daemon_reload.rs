@@ -6,131 +6,13 @@
 // A test crate gets every dependency of the package; it uses few of them.
 #![allow(unused_crate_dependencies)]
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
-use warden_tests::{bins, process_alive, scratch_dir, wait_until_gone};
-
-/// One test's state directory and config file.
-struct Home {
-    dir: PathBuf,
-    config: PathBuf,
-}
-
-impl Home {
-    fn new(label: &str) -> Home {
-        let dir = scratch_dir(label);
-        Home { config: dir.join("warden.toml"), dir: dir.join("state") }
-    }
-
-    /// Writes a config that runs the test server under each name, with
-    /// auto-approval (its tools carry no annotations), plus `extra`.
-    fn write(&self, servers: &[&str], extra: &str) {
-        let mut text = String::from("[security]\nauto_approve = true\n");
-        for name in servers {
-            text += &format!("[servers.{name}]\ncommand = {:?}\n", bins::test_server().display().to_string());
-        }
-        text += extra;
-        std::fs::write(&self.config, text).unwrap();
-    }
-
-    /// `warden ARGS` against this home's daemon, without `--config`.
-    fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_warden"));
-        command
-            .args(args)
-            .env("WARDEN_HOME", &self.dir)
-            .env_remove("RUST_LOG")
-            .env_remove("WARDEN_CONFIG")
-            .env_remove("XDG_STATE_HOME");
-        command
-    }
-
-    fn warden(&self, args: &[&str]) -> Output {
-        self.command(args).arg("--config").arg(&self.config).output().expect("warden runs")
-    }
-
-    /// `warden reload` (it takes no `--config`: it reloads the daemon's own file).
-    fn reload(&self) -> Output {
-        self.command(&["reload"]).output().expect("warden runs")
-    }
-
-    /// `warden call NAME ARGUMENTS` and its stdout.
-    fn call(&self, name: &str, arguments: &str) -> String {
-        let output = self.warden(&["call", name, arguments]);
-        assert_eq!(output.status.code(), Some(0), "{name}: {}{}", stdout(&output), stderr(&output));
-        stdout(&output).trim().to_string()
-    }
-
-    fn pid_of(&self, server: &str) -> u32 {
-        self.call(&format!("{server}__pid"), "{}").parse().unwrap()
-    }
-
-    fn lockfile(&self) -> Value {
-        serde_json::from_str(&std::fs::read_to_string(self.dir.join("daemon.json")).unwrap()).unwrap()
-    }
-
-    fn daemon_pid(&self) -> u32 {
-        self.lockfile()["pid"].as_u64().unwrap() as u32
-    }
-
-    fn connect(&self) -> Connection {
-        let lockfile = self.lockfile();
-        let stream = TcpStream::connect(lockfile["address"].as_str().unwrap()).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let token = lockfile["token"].as_str().unwrap().to_string();
-        Connection { writer: stream.try_clone().unwrap(), reader: BufReader::new(stream), token }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("daemon.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Home {
-    fn drop(&mut self) {
-        if let Ok(text) = std::fs::read_to_string(self.dir.join("daemon.json")) {
-            if let Some(pid) = serde_json::from_str::<Value>(&text).ok().and_then(|lock| lock["pid"].as_u64()) {
-                unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-                if !wait_until_gone(pid as u32, Duration::from_secs(10)) {
-                    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-                }
-            }
-        }
-    }
-}
-
-/// A raw bridge connection.
-struct Connection {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-    token: String,
-}
-
-impl Connection {
-    fn send(&mut self, mut request: Value) {
-        request["token"] = json!(self.token);
-        self.writer.write_all(format!("{request}\n").as_bytes()).unwrap();
-    }
-
-    fn answer(&mut self) -> Value {
-        let mut line = String::new();
-        self.reader.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line}"))
-    }
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use common::*;
+use serde_json::json;
+use warden_tests::{process_alive, wait_until_gone};
 
 #[test]
 fn reload_adds_removes_and_restarts_servers_and_leaves_the_others_alone() {
@@ -141,10 +23,10 @@ fn reload_adds_removes_and_restarts_servers_and_leaves_the_others_alone() {
     let changing = home.pid_of("changing");
 
     // Calls in flight on the server that stays and on the one that goes.
-    let mut on_keep = home.connect();
-    on_keep.send(json!({"op": "call_tool", "name": "keep__sleep", "args": {"ms": 1500}}));
-    let mut on_gone = home.connect();
-    on_gone.send(json!({"op": "call_tool", "name": "gone__sleep", "args": {"ms": 1500}}));
+    let (mut on_keep, _) = home.connect();
+    on_keep.send_request(json!({"op": "call_tool", "name": "keep__sleep", "args": {"ms": 1500}}));
+    let (mut on_gone, _) = home.connect();
+    on_gone.send_request(json!({"op": "call_tool", "name": "gone__sleep", "args": {"ms": 1500}}));
     std::thread::sleep(Duration::from_millis(300));
 
     home.write(&["keep", "changing", "added"], "[servers.changing.env]\nMARK = \"2\"\n");
@@ -157,8 +39,8 @@ fn reload_adds_removes_and_restarts_servers_and_leaves_the_others_alone() {
     );
     assert_eq!(printed, expected);
 
-    assert_eq!(on_keep.answer()["result"]["content"][0]["text"], "slept 1500 ms");
-    assert_eq!(on_gone.answer()["result"]["content"][0]["text"], "slept 1500 ms");
+    assert_eq!(on_keep.answer().unwrap()["result"]["content"][0]["text"], "slept 1500 ms");
+    assert_eq!(on_gone.answer().unwrap()["result"]["content"][0]["text"], "slept 1500 ms");
     assert!(wait_until_gone(gone, Duration::from_secs(10)), "the removed server's process is stopped");
     assert!(!process_alive(changing), "the changed server's old process is stopped");
     assert_eq!(home.pid_of("keep"), keep);
@@ -188,16 +70,16 @@ fn a_broken_config_is_refused_with_the_reason_and_the_running_one_keeps_serving(
     assert!(error.contains("the config was not reloaded; the running one stays in place:"), "{error}");
     assert!(error.contains(&home.config.display().to_string()), "{error}");
 
-    let mut connection = home.connect();
-    connection.send(json!({"op": "reload"}));
-    let answer = connection.answer();
+    let (mut connection, _) = home.connect();
+    connection.send_request(json!({"op": "reload"}));
+    let answer = connection.answer().unwrap();
     assert_eq!(answer["ok"], false);
     assert_eq!(answer["error"]["code"], "config_invalid");
 
     // A change the daemon cannot make live is refused the same way.
     home.write(&["test", "other"], "[naming]\nseparator = \"_\"\n");
-    connection.send(json!({"op": "reload"}));
-    let answer = connection.answer();
+    connection.send_request(json!({"op": "reload"}));
+    let answer = connection.answer().unwrap();
     assert_eq!(answer["error"]["code"], "reload_refused");
     assert!(answer["error"]["message"].as_str().unwrap().contains("`[naming]`"), "{answer}");
 
@@ -233,7 +115,7 @@ fn sighup_reloads_the_config_and_logs_it() {
         std::thread::sleep(Duration::from_millis(50));
     }
     // The CLI would refuse the broken file itself; ask the daemon directly.
-    let mut connection = home.connect();
-    connection.send(json!({"op": "call_tool", "name": "test__pid", "args": {}}));
-    assert_eq!(connection.answer()["result"]["content"][0]["text"], server.to_string());
+    let (mut connection, _) = home.connect();
+    connection.send_request(json!({"op": "call_tool", "name": "test__pid", "args": {}}));
+    assert_eq!(connection.answer().unwrap()["result"]["content"][0]["text"], server.to_string());
 }
