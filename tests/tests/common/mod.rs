@@ -22,6 +22,8 @@
 // Each `actor_*` suite is its own crate and uses a different subset.
 #![allow(dead_code)]
 
+pub(crate) mod crashes;
+
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::Arc;
