@@ -1,57 +1,23 @@
 //! The policy layer on the call path, as a host sees it: which layer decides
 //! a tool's policy, what an approver is shown and how its answers (once,
 //! with a grant, denied, never) reach the caller, session auto-approval,
-//! the ApprovalQueue, and per-tool timeouts. Agents, leaks and
-//! `describe_tool` are in `actor_leaks.rs`.
+//! and per-tool timeouts. Who answers — the ApprovalQueue, the configured
+//! approver, a host's actor, several at once — is in `actor_approvers.rs`;
+//! agents, leaks and `describe_tool` are in `actor_leaks.rs`.
 
 mod common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::approvals::*;
 use common::*;
 use serde_json::json;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 use tokio::time::Instant;
 use warden_actors::{
-    AgentRules, ApprovalAnswer, ApprovalDecision, ApprovalQueue, ApprovalRequest, CallError, GrantRequest, PolicyRules,
-    QueueError, ServerSettings, Warden,
+    ApprovalAnswer, ApprovalDecision, ApprovalRequest, CallError, GrantRequest, PolicyRules, ServerSettings,
 };
-use warden_policy::{Approval, LeakAction, PolicyLayer, PolicySource, Risk, ToolPatterns};
-use warden_protocol::MemoryPeer;
-
-type Asked = UnboundedReceiver<(ApprovalRequest, ApprovalAnswer)>;
-
-/// Attaches an approver that hands every request to the test.
-fn attach_channel(warden: &Warden) -> Asked {
-    let (sender, asked) = unbounded_channel();
-    warden.attach_approver(Arc::new(move |request: ApprovalRequest, answer: ApprovalAnswer| {
-        let _ = sender.send((request, answer));
-    }));
-    asked
-}
-
-/// The next approval request.
-async fn next_ask(asked: &mut Asked) -> (ApprovalRequest, ApprovalAnswer) {
-    within("an approval request arrives", asked.recv()).await.expect("the approver is attached")
-}
-
-/// Runs `name` while playing a server that answers it with `text`.
-async fn call_answered(warden: &Warden, peer: &mut MemoryPeer, name: &str, text: &str) -> String {
-    let (outcome, ()) = tokio::join!(warden.call_tool(name, json!({})), async {
-        let call = next_request(peer, "tools/call").await;
-        reply(peer, &call, text_result(text));
-    });
-    outcome.expect("the call runs").text()
-}
-
-fn grant_all_of_srv() -> ApprovalDecision {
-    ApprovalDecision::ApproveWithGrant(GrantRequest {
-        tools: Some("srv__*".into()),
-        duration: None,
-        this_agent_only: false,
-    })
-}
+use warden_policy::{Approval, LeakAction, PolicyLayer, PolicySource, Risk};
 
 #[tokio::test(start_paused = true)]
 async fn annotations_decide_when_nothing_else_does_destructive_asks_and_read_only_runs() {
@@ -294,88 +260,6 @@ async fn session_auto_approval_runs_unless_auto_approved_tools_unasked_until_swi
 }
 
 #[tokio::test(start_paused = true)]
-async fn two_waiting_approvals_answered_out_of_order_each_get_their_own_outcome() {
-    let (warden, mut peer) = policed(PolicyRules::default(), settings(), tools(&["write"])).await;
-    let mut asked = attach_channel(&warden);
-
-    let first = warden.call_tool("srv__write", json!({"n": 1}));
-    let second = warden.call_tool("srv__write", json!({"n": 2}));
-    let script = async {
-        let (one, answer_one) = next_ask(&mut asked).await;
-        let (two, answer_two) = next_ask(&mut asked).await;
-        assert_ne!(one.id, two.id);
-        let (mut one, mut answer_one, mut two, mut answer_two) = (one, answer_one, two, answer_two);
-        if one.arguments["n"] != 1 {
-            std::mem::swap(&mut one, &mut two);
-            std::mem::swap(&mut answer_one, &mut answer_two);
-        }
-        assert_eq!((&one.arguments, &two.arguments), (&json!({"n": 1}), &json!({"n": 2})));
-        // The later one first: approved; then the earlier one: denied.
-        answer_two.send(ApprovalDecision::Approve, "alice");
-        let call = next_request(&mut peer, "tools/call").await;
-        assert_eq!(arguments(&call), &json!({"n": 2}));
-        reply(&peer, &call, text_result("two ran"));
-        answer_one.send(ApprovalDecision::Deny { reason: "one is enough".into() }, "bob");
-    };
-    let (first, second, ()) = tokio::join!(first, second, script);
-    assert_eq!(first.unwrap_err().to_string(), "'srv__write' was not run: bob denied it: one is enough");
-    assert_eq!(second.unwrap().text(), "two ran");
-    assert_silent(&mut peer).await;
-    warden.shutdown().await;
-}
-
-/// The requests waiting in `queue`, once there are `count` of them.
-async fn waiting(queue: &ApprovalQueue, count: usize) -> Vec<ApprovalRequest> {
-    within("requests wait in the queue", queue.wait_for_pending(count)).await
-}
-
-#[tokio::test(start_paused = true)]
-async fn the_approval_queue_lists_a_waiting_call_and_answering_it_by_number_releases_it() {
-    let (warden, mut peer) = policed(PolicyRules::default(), settings(), tools(&["write"])).await;
-    let queue = ApprovalQueue::new();
-    warden.attach_approver(Arc::new(queue.clone()));
-    assert!(queue.is_empty());
-
-    let (outcome, id) = tokio::join!(warden.call_tool("srv__write", json!({"file": "a.txt"})), async {
-        let pending = waiting(&queue, 1).await;
-        assert_eq!(pending.len(), 1);
-        assert_eq!((pending[0].tool.as_str(), &pending[0].arguments), ("srv__write", &json!({"file": "a.txt"})));
-        let id = pending[0].id;
-        queue.answer(id, ApprovalDecision::Approve, "bob").expect("the request is waiting");
-        let call = next_request(&mut peer, "tools/call").await;
-        reply(&peer, &call, text_result("written"));
-        id
-    });
-    assert_eq!(outcome.unwrap().text(), "written");
-    assert!(queue.is_empty());
-
-    let error = queue.answer(id, ApprovalDecision::Approve, "bob").unwrap_err();
-    assert_eq!(error, QueueError::NoSuchRequest(id));
-    assert_eq!(
-        error.to_string(),
-        format!("no approval request {id} is waiting; `warden approvals` lists the ones that are")
-    );
-    warden.shutdown().await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_call_whose_approval_timed_out_leaves_the_queue() {
-    let mut rules = PolicyRules::default();
-    rules.approval_timeout = Duration::from_secs(5);
-    let (warden, mut peer) = policed(rules, settings(), tools(&["write"])).await;
-    let queue = ApprovalQueue::new();
-    warden.attach_approver(Arc::new(queue.clone()));
-
-    let (outcome, id) =
-        tokio::join!(warden.call_tool("srv__write", json!({})), async { waiting(&queue, 1).await[0].id });
-    assert!(matches!(outcome.unwrap_err(), CallError::ApprovalTimedOut { .. }));
-    assert!(queue.pending().is_empty());
-    assert_eq!(queue.answer(id, ApprovalDecision::Approve, "bob"), Err(QueueError::NoSuchRequest(id)));
-    assert_silent(&mut peer).await;
-    warden.shutdown().await;
-}
-
-#[tokio::test(start_paused = true)]
 async fn a_tool_policy_timeout_bounds_the_call_below_the_servers_and_cancels_it_on_the_wire() {
     let rules = PolicyRules::default()
         .with_auto_approve(true)
@@ -401,145 +285,6 @@ async fn a_tool_policy_timeout_bounds_the_call_below_the_servers_and_cancels_it_
         tokio::join!(warden.call_tool("srv__other", json!({})), async { next_request(&mut peer, "tools/call").await });
     assert!(matches!(outcome.unwrap_err(), CallError::Timeout { timeout, .. } if timeout == Duration::from_secs(60)));
     assert_eq!(started.elapsed(), Duration::from_secs(60));
-    warden.shutdown().await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_grant_for_one_agent_does_not_cover_another() {
-    let agent = |name| AgentRules {
-        allowed_tools: ToolPatterns::new(&["srv__*"]).expect(name),
-        auto_approve: false,
-        profile: None,
-    };
-    let rules = PolicyRules::default().with_agent("coder", agent("coder")).with_agent("reviewer", agent("reviewer"));
-    let (warden, mut peer) = policed(rules, settings(), tools(&["write"])).await;
-    let mut asked = attach_channel(&warden);
-    let (coder, reviewer) = (warden.agent("coder").unwrap(), warden.agent("reviewer").unwrap());
-
-    let grant = GrantRequest { tools: None, duration: None, this_agent_only: true };
-    let (outcome, ()) = tokio::join!(coder.call_tool("srv__write", json!({})), async {
-        let (request, answer) = next_ask(&mut asked).await;
-        assert_eq!(request.agent.as_deref(), Some("coder"));
-        answer.send(ApprovalDecision::ApproveWithGrant(grant), "alice");
-        let call = next_request(&mut peer, "tools/call").await;
-        reply(&peer, &call, text_result("written"));
-    });
-    assert_eq!(outcome.unwrap().text(), "written");
-    let grants = warden.grants();
-    assert_eq!((grants[0].tools.as_str(), grants[0].agent.as_deref()), ("srv__write", Some("coder")));
-
-    // The coder runs it unasked; the reviewer is asked.
-    let (outcome, ()) = tokio::join!(coder.call_tool("srv__write", json!({})), async {
-        let call = next_request(&mut peer, "tools/call").await;
-        reply(&peer, &call, text_result("again"));
-    });
-    assert_eq!(outcome.unwrap().text(), "again");
-    let (outcome, ()) = tokio::join!(reviewer.call_tool("srv__write", json!({})), async {
-        let (request, answer) = next_ask(&mut asked).await;
-        assert_eq!(request.agent.as_deref(), Some("reviewer"));
-        answer.send(ApprovalDecision::Deny { reason: "no".into() }, "alice");
-    });
-    assert_eq!(outcome.unwrap_err().to_string(), "'srv__write' was not run: alice denied it: no");
-    assert_silent(&mut peer).await;
-    warden.shutdown().await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_grant_with_a_bad_glob_is_refused_and_detaching_the_approver_fails_closed_again() {
-    let (warden, mut peer) = policed(PolicyRules::default(), settings(), tools(&["write"])).await;
-    let grant = GrantRequest { tools: Some("srv__[".into()), duration: None, this_agent_only: false };
-    assert_eq!(
-        warden.add_grant(grant, "cli user").await.unwrap_err().to_string(),
-        "tool pattern 'srv__[' is not a valid glob (unclosed character class; missing ']'); use an exact name or \
-         '*', '?', '[...]', e.g. 'fs__*'"
-    );
-    assert!(warden.grants().is_empty());
-
-    warden.attach_approver(Arc::new(|_request: ApprovalRequest, answer: ApprovalAnswer| {
-        answer.send(ApprovalDecision::Approve, "the test");
-    }));
-    assert_eq!(call_answered(&warden, &mut peer, "srv__write", "written").await, "written");
-    warden.detach_approver();
-    let error = warden.call_tool("srv__write", json!({})).await.unwrap_err();
-    assert!(matches!(error, CallError::NoApprover { .. }), "{error}");
-    assert_silent(&mut peer).await;
-    warden.shutdown().await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn the_configured_approver_answers_when_the_host_attaches_none() {
-    let config =
-        |approver: &str| format!("[servers.srv]\ncommand = \"unused\"\n[security]\napprover = \"{approver}\"\n");
-    let (warden, mut peer) = policed(rules_from(&config("deny")), settings(), tools(&["write"])).await;
-    let error = warden.call_tool("srv__write", json!({})).await.unwrap_err();
-    assert_eq!(
-        error.to_string(),
-        "'srv__write' was not run: the config (security.approver = \"deny\") denied it: security.approver = \"deny\" \
-         refuses every call that needs approval"
-    );
-    assert_silent(&mut peer).await;
-    warden.shutdown().await;
-
-    let (warden, mut peer) = policed(rules_from(&config("auto")), settings(), tools(&["write"])).await;
-    assert_eq!(call_answered(&warden, &mut peer, "srv__write", "written").await, "written");
-    warden.shutdown().await;
-}
-
-/// A host's approver actor: approves low and medium risk, denies high.
-struct HostApprover;
-
-/// What the host's actor receives.
-struct Ask(ApprovalRequest, ApprovalAnswer);
-
-impl From<(ApprovalRequest, ApprovalAnswer)> for Ask {
-    fn from((request, answer): (ApprovalRequest, ApprovalAnswer)) -> Ask {
-        Ask(request, answer)
-    }
-}
-
-impl ractor::Actor for HostApprover {
-    type Msg = Ask;
-    type State = ();
-    type Arguments = ();
-
-    async fn pre_start(&self, _: ractor::ActorRef<Ask>, _: ()) -> Result<(), ractor::ActorProcessingErr> {
-        Ok(())
-    }
-
-    async fn handle(
-        &self,
-        _: ractor::ActorRef<Ask>,
-        Ask(request, answer): Ask,
-        _: &mut (),
-    ) -> Result<(), ractor::ActorProcessingErr> {
-        let decision = if request.risk == Risk::High {
-            ApprovalDecision::Deny { reason: "high risk".into() }
-        } else {
-            ApprovalDecision::Approve
-        };
-        answer.send(decision, "the host's approver actor");
-        Ok(())
-    }
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_hosts_own_actor_can_be_the_approver() {
-    let destructive = PolicyLayer { risk: Some(Risk::High), ..PolicyLayer::default() };
-    let rules = PolicyRules::default().with_tool_policy("srv__wipe", destructive);
-    let (warden, mut peer) = policed(rules, settings(), tools(&["write", "wipe"])).await;
-    let (actor, handle) = ractor::Actor::spawn(None, HostApprover, ()).await.unwrap();
-    warden.attach_approver(Arc::new(warden_actors::ActorApprover::new(actor.clone())));
-
-    assert_eq!(call_answered(&warden, &mut peer, "srv__write", "written").await, "written");
-    let error = warden.call_tool("srv__wipe", json!({})).await.unwrap_err();
-    assert_eq!(error.to_string(), "'srv__wipe' was not run: the host's approver actor denied it: high risk");
-    assert_silent(&mut peer).await;
-
-    // An approver actor that is gone denies: the answer slot is dropped.
-    actor.stop(None);
-    handle.await.unwrap();
-    let error = warden.call_tool("srv__write", json!({})).await.unwrap_err();
-    assert!(matches!(error, CallError::ApprovalDenied { .. }), "{error}");
     warden.shutdown().await;
 }
 

@@ -22,6 +22,7 @@
 // Each `actor_*` suite is its own crate and uses a different subset.
 #![allow(dead_code)]
 
+pub(crate) mod approvals;
 pub(crate) mod crashes;
 
 use std::future::{poll_fn, Future};
