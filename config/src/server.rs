@@ -1,0 +1,158 @@
+//! One `[servers.NAME]` entry: its fields, and the checks and `${VAR}`
+//! expansion it gets at load time.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use warden_policy::PolicyLayer;
+
+use crate::{check_ca_cert, expand, masked, CrashRetry, Masked, DEFAULT_STARTUP_TIMEOUT, HTTP_TRANSPORTS};
+
+/// One server.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// stdio: the program to start.
+    pub command: Option<String>,
+    /// stdio: its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// stdio: environment variables added to Warden's own.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// stdio: the working directory.
+    pub cwd: Option<PathBuf>,
+    /// HTTP: the endpoint.
+    pub url: Option<String>,
+    /// HTTP: headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// HTTP: a PEM file of CA certificates trusted for this server besides
+    /// the system's, for a server with a private CA.
+    pub ca_cert: Option<PathBuf>,
+    /// HTTP: `auto` (default: Streamable HTTP, falling back to the legacy
+    /// HTTP+SSE transport for a server that refuses it), `streamable-http`
+    /// or `sse` (legacy only).
+    pub transport: Option<String>,
+    /// How long the handshake plus tool discovery may take, in seconds.
+    pub startup_timeout_secs: Option<f64>,
+    /// stdio: start with Warden's environment (default) or an empty one.
+    #[serde(default = "yes")]
+    pub inherit_env: bool,
+    /// stdio, with `inherit_env = false`: Warden's variables passed anyway
+    /// (e.g. `["PATH", "HOME"]`).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+    /// stdio: consecutive restarts after crashes before the server is
+    /// failed (default 5; 0 turns restarts off).
+    pub max_restarts: Option<u32>,
+    /// stdio: the first restart's delay in seconds, doubled for each further
+    /// one (default 1: 1, 2, 4, 8, 16 s).
+    pub restart_delay_secs: Option<f64>,
+    /// Which calls are repeated when the server crashed while running them:
+    /// `safe` (default: tools annotated read-only or idempotent), `always`,
+    /// or `never`.
+    pub retry_after_crash: Option<String>,
+    /// The policy for this server's tools, below `security.tool_policies`
+    /// and above the server's own annotations.
+    pub default_policy: Option<PolicyLayer>,
+    /// The file this server was read from: the config, or a drop-in of its
+    /// `mcp_server_dir`. Set at load time.
+    #[serde(skip)]
+    pub origin: Option<PathBuf>,
+    /// `env` and `headers` as they may be shown: values masked, `${VAR}`
+    /// references named. Set at load time.
+    #[serde(skip)]
+    pub masked: Masked,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl ServerConfig {
+    pub(crate) fn check(&mut self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => return Err("has both `command` and `url`; set `command` for a local (stdio) server or `url` for a remote (HTTP) one, not both".into()),
+            (None, None) => return Err("has neither `command` nor `url`; set `command` for a local (stdio) server or `url` for a remote (HTTP) one".into()),
+            (Some(command), None) if command.trim().is_empty() => return Err("`command` is empty".into()),
+            (Some(_), None) if !self.headers.is_empty() => return Err("`headers` only applies to `url` servers; use `env` for a `command` server".into()),
+            (Some(_), None) if self.ca_cert.is_some() => return Err("`ca_cert` only applies to `https://` `url` servers".into()),
+            (Some(_), None) if self.transport.is_some() => return Err("`transport` only applies to `url` servers".into()),
+            (None, Some(_))
+                if !self.args.is_empty()
+                    || !self.env.is_empty()
+                    || self.cwd.is_some()
+                    || !self.inherit_env
+                    || !self.pass_env.is_empty() =>
+            {
+                return Err("`args`, `env`, `cwd`, `inherit_env` and `pass_env` only apply to `command` servers; a `url` server takes `headers`".into())
+            }
+            (None, Some(_)) if self.max_restarts.is_some() || self.restart_delay_secs.is_some() => {
+                return Err("`max_restarts` and `restart_delay_secs` only apply to `command` servers: HTTP servers are not restarted".into())
+            }
+            _ => {}
+        }
+        if let Some(url) = &self.url {
+            let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+            if !scheme_ok || url.contains(char::is_whitespace) {
+                return Err(format!(
+                    "`url` must be an http:// or https:// address of the server's MCP endpoint, not \"{url}\""
+                ));
+            }
+        }
+        if let (Some(path), Some(url)) = (&self.ca_cert, &self.url) {
+            if !url.starts_with("https://") {
+                return Err("`ca_cert` only applies to `https://` URLs; this server's `url` is plain `http://`".into());
+            }
+            check_ca_cert(path)?;
+        }
+        for (field, secs) in
+            [("startup_timeout_secs", self.startup_timeout_secs), ("restart_delay_secs", self.restart_delay_secs)]
+        {
+            if let Some(secs) = secs {
+                if !(secs.is_finite() && secs > 0.0) {
+                    return Err(format!("`{field}` must be a positive number of seconds, not {secs}"));
+                }
+            }
+        }
+        if let Some(policy) = &self.default_policy {
+            policy.validate().map_err(|problem| format!("`default_policy`: {problem}"))?;
+        }
+        if let Some(transport) = &self.transport {
+            if !HTTP_TRANSPORTS.contains(&transport.as_str()) {
+                return Err(format!(
+                    "`transport` must be \"auto\", \"streamable-http\" or \"sse\", not \"{transport}\""
+                ));
+            }
+        }
+        if let Some(retry) = &self.retry_after_crash {
+            if CrashRetry::parse(retry).is_none() {
+                return Err(format!("`retry_after_crash` must be \"safe\", \"always\" or \"never\", not \"{retry}\""));
+            }
+        }
+        if self.inherit_env && !self.pass_env.is_empty() {
+            return Err(
+                "`pass_env` only applies with `inherit_env = false` (with the default, every variable is passed)"
+                    .into(),
+            );
+        }
+        let mask = |values: &BTreeMap<String, String>| {
+            values.iter().map(|(key, value)| (key.clone(), masked::mask(value))).collect()
+        };
+        self.masked = Masked { env: mask(&self.env), headers: mask(&self.headers) };
+        for (field, values) in [("env", &mut self.env), ("headers", &mut self.headers)] {
+            for (key, value) in values.iter_mut() {
+                *value = expand(value, lookup).map_err(|problem| format!("`{field}.{key}`: {problem}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// How long the handshake plus tool discovery may take.
+    pub fn startup_timeout(&self) -> Duration {
+        self.startup_timeout_secs.map(Duration::from_secs_f64).unwrap_or(DEFAULT_STARTUP_TIMEOUT)
+    }
+}
