@@ -197,6 +197,41 @@ pub(crate) async fn time_round<C: Caller>(
     Round { order, p50, rate }
 }
 
+/// Every round of a two-client comparison ([`time_round`]), one printed
+/// line each naming the clients `names` (with their concurrent rates when
+/// `rates`); each round's two p50s, in µs, for the bench's own summary.
+/// `names` of `None` prints nothing.
+pub(crate) async fn run_rounds<C: Caller>(
+    clients: [&Arc<C>; 2],
+    concurrent_clients: [&Arc<C>; 2],
+    names: Option<[&str; 2]>,
+    rates: bool,
+    knobs: &Knobs,
+    totals: &mut [Totals; 2],
+) -> Vec<[f64; 2]> {
+    let mut p50s = Vec::with_capacity(knobs.rounds);
+    for round in 0..knobs.rounds {
+        let Round { order, p50, rate } = time_round(round, clients, concurrent_clients, knobs, totals).await;
+        p50s.push(p50);
+        let Some(names) = names else { continue };
+        let rates = if rates {
+            format!("   {} callers {:>6.0} / {:>6.0} calls/s", knobs.callers, rate[0], rate[1])
+        } else {
+            String::new()
+        };
+        println!(
+            "round {:>2} ({} first): p50 {:>7.1} / {:>7.1} µs{rates}   ({} / {})",
+            round + 1,
+            names[order[0]],
+            p50[0],
+            p50[1],
+            names[0],
+            names[1],
+        );
+    }
+    p50s
+}
+
 /// CPU time and context switches of this process (all its threads, not a
 /// server's), from `getrusage`, taken outside the timed calls. Only one
 /// client runs at a time, so the difference over a phase is that client's

@@ -59,8 +59,8 @@ use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
 use bench_support::{
-    both, env_usize, percentile_of, runtime, sequential, start_warden, time_round, toml_string, verdict, Caller,
-    ComparisonTable, Knobs, Round, Spread, Totals,
+    both, env_usize, percentile_of, run_rounds, runtime, sequential, start_warden, toml_string, verdict, Caller,
+    ComparisonTable, Knobs, Spread, Totals,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -136,19 +136,9 @@ async fn run(settings: Settings, warden_bin: &Path) {
     let bridge_many = Arc::new(Client::Bridge(connections));
 
     let mut totals = [Totals::default(), Totals::default()];
-    let mut overheads = Vec::new();
-    for round in 0..knobs.rounds {
-        let Round { order, p50, .. } =
-            time_round(round, [&clients[0], &clients[1]], [&clients[0], &bridge_many], &knobs, &mut totals).await;
-        overheads.push(p50[1] - p50[0]);
-        println!(
-            "round {:>2} ({} first): p50 {:>6.1} / {:>6.1} µs   (embedded / bridge)",
-            round + 1,
-            if order[0] == 0 { "embedded" } else { "bridge" },
-            p50[0],
-            p50[1],
-        );
-    }
+    let (embedded, bridge) = ([&clients[0], &clients[1]], [&clients[0], &bridge_many]);
+    let p50s = run_rounds(embedded, bridge, Some(["embedded", "bridge"]), false, &knobs, &mut totals).await;
+    let overheads = p50s.iter().map(|p50| p50[1] - p50[0]).collect();
     let cli = cli_wall_times(warden_bin, &config, &home, settings.cli_runs).await;
     print_table(&settings, &totals, overheads, &cli);
 
@@ -156,7 +146,7 @@ async fn run(settings: Settings, warden_bin: &Path) {
     let [embedded, bridge] = clients;
     drop(bridge);
     daemon.stop().await;
-    if let Some(Client::Embedded(warden)) = Arc::into_inner(embedded) {
+    if let Client::Embedded(warden) = &*embedded {
         warden.shutdown().await;
     }
     let _ = std::fs::remove_dir_all(&scratch);

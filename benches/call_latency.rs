@@ -71,8 +71,8 @@ use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
 use bench_support::{
-    both, concurrent, micros, percentile_of, runtime, sequential, start_warden, time_round, toml_string, verdict,
-    Caller, ComparisonTable, Knobs, Round, Spread, Totals, Usage,
+    both, concurrent, micros, percentile_of, run_rounds, runtime, sequential, start_warden, toml_string, verdict,
+    Caller, ComparisonTable, Knobs, Spread, Totals, Usage,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -132,22 +132,9 @@ async fn run(settings: Settings) {
     }
 
     let mut totals = [Totals::default(), Totals::default()];
-    let mut overheads = Vec::new();
-    for round in 0..knobs.rounds {
-        let Round { order, p50, rate } =
-            time_round(round, [&clients[0], &clients[1]], [&clients[0], &clients[1]], &knobs, &mut totals).await;
-        overheads.push(p50[1] - p50[0]);
-        println!(
-            "round {:>2} ({} first): p50 {:>6.1} / {:>6.1} µs   {} callers {:>6.0} / {:>6.0} calls/s   (direct / warden)",
-            round + 1,
-            if order[0] == 0 { "direct" } else { "warden" },
-            p50[0],
-            p50[1],
-            knobs.callers,
-            rate[0],
-            rate[1],
-        );
-    }
+    let pair = [&clients[0], &clients[1]];
+    let p50s = run_rounds(pair, pair, Some(["direct", "warden"]), true, &knobs, &mut totals).await;
+    let overheads = p50s.iter().map(|p50| p50[1] - p50[0]).collect();
 
     print_table(&settings, &totals, overheads);
 
@@ -155,7 +142,7 @@ async fn run(settings: Settings) {
     if let Some(Client::Direct(direct)) = Arc::into_inner(direct) {
         direct.shutdown().await;
     }
-    if let Some(Client::Warden(warden)) = Arc::into_inner(warden) {
+    if let Client::Warden(warden) = &*warden {
         warden.shutdown().await;
     }
 }

@@ -56,7 +56,7 @@ use warden_tests::http_everything::HttpEverything;
 
 mod bench_support;
 use bench_support::{
-    both, runtime, sequential, start_warden, time_round, Caller, ComparisonTable, Knobs, Round, Spread, Totals,
+    both, run_rounds, runtime, sequential, start_warden, Caller, ComparisonTable, Knobs, Spread, Totals,
 };
 
 /// What every call echoes.
@@ -104,27 +104,14 @@ async fn run(knobs: Knobs) {
     }
 
     let mut totals = [Totals::default(), Totals::default()];
-    let mut ratios = Vec::new();
-    for round in 0..knobs.rounds {
-        let Round { order, p50, rate } =
-            time_round(round, [&clients[0], &clients[1]], [&clients[0], &clients[1]], &knobs, &mut totals).await;
-        ratios.push(p50[1] / p50[0]);
-        println!(
-            "round {:>2} ({} first): p50 {:>7.1} / {:>7.1} µs   {} callers {:>6.0} / {:>6.0} calls/s   (direct / warden)",
-            round + 1,
-            if order[0] == 0 { "direct" } else { "warden" },
-            p50[0],
-            p50[1],
-            knobs.callers,
-            rate[0],
-            rate[1],
-        );
-    }
+    let pair = [&clients[0], &clients[1]];
+    let p50s = run_rounds(pair, pair, Some(["direct", "warden"]), true, &knobs, &mut totals).await;
+    let ratios = p50s.iter().map(|p50| p50[1] / p50[0]).collect();
 
     print_table(&knobs, &totals, ratios);
 
     let [direct, warden] = clients;
-    if let Some(Client::Warden(warden)) = Arc::into_inner(warden) {
+    if let Client::Warden(warden) = &*warden {
         warden.shutdown().await;
     }
     drop(direct);

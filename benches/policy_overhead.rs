@@ -53,8 +53,8 @@ use warden_protocol::ContentBlock;
 
 mod bench_support;
 use bench_support::{
-    both, median_time, micros, runtime, sequential, start_warden, time_round, toml_string, verdict, Caller, Knobs,
-    Round, Spread, Totals,
+    both, median_time, micros, run_rounds, runtime, sequential, start_warden, toml_string, verdict, Caller, Knobs,
+    Spread, Totals,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -97,13 +97,9 @@ async fn run(knobs: Knobs) {
             sequential(call, knobs.warmup, 0).await;
         }
         let mut totals = [Totals::default(), Totals::default()];
-        let mut overheads = Vec::new();
-        for round in 0..knobs.rounds {
-            let Round { p50, .. } =
-                time_round(round, [&tools[0], &tools[1]], [&tools[0], &tools[1]], &knobs, &mut totals).await;
-            overheads.push(p50[1] - p50[0]);
-        }
-        let overheads = Spread::of(overheads);
+        let pair = [&tools[0], &tools[1]];
+        let p50s = run_rounds(pair, pair, None, false, &knobs, &mut totals).await;
+        let overheads = Spread::of(p50s.iter().map(|p50| p50[1] - p50[0]).collect());
         println!(
             "{}: per-round p50 overhead min {:+.1}, median {:+.1}, max {:+.1} µs",
             size_label(size),
@@ -117,9 +113,7 @@ async fn run(knobs: Knobs) {
     print_table(&knobs, &results);
     print_pure_cost(&secrets);
 
-    if let Some(warden) = Arc::into_inner(warden) {
-        warden.shutdown().await;
-    }
+    warden.shutdown().await;
 }
 
 /// One tool call the bench repeats: `huge {bytes}` on one server.

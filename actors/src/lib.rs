@@ -50,6 +50,7 @@ mod error;
 mod hub;
 mod policy_gate;
 mod policy_rules;
+mod primitive_tools;
 mod progress;
 mod registry;
 mod server_actor;
@@ -57,7 +58,6 @@ mod server_settings;
 mod server_supervisor;
 mod summarizer;
 mod warden;
-mod wrappers;
 
 pub use approval_queue::{ApprovalQueue, QueueError};
 pub use approver::{
@@ -82,6 +82,6 @@ pub use warden::{
 };
 pub use warden_config::{ConfigError, CrashRetry, Discovered, WardenConfig};
 // What a host needs to use the handle, so that it depends on this crate only.
+pub use primitive_tools::PrimitiveTool;
 pub use warden_policy::{Grant, RenderedResult, Risk};
 pub use warden_protocol::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
-pub use wrappers::Wrapper;

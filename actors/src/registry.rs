@@ -19,8 +19,8 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::watch;
 use warden_protocol::{Implementation, InitializeResult, Tool};
 
+use crate::primitive_tools::{primitive_tools, PrimitiveTool};
 use crate::server_actor::ServerMsg;
-use crate::wrappers::{wrapper_tools, Wrapper};
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,7 +110,7 @@ pub struct ToolEntry {
     /// wrapper tool.
     pub tool: Tool,
     /// Set for Warden's wrappers of the server's resources and prompts.
-    pub wrapper: Option<Wrapper>,
+    pub primitive_tool: Option<PrimitiveTool>,
 }
 
 /// A server's row in the snapshot.
@@ -120,8 +120,16 @@ pub(crate) struct ServerEntry {
     pub(crate) actor: Option<ActorRef<ServerMsg>>,
     /// It has been running at least once.
     pub(crate) ran: bool,
-    /// What its `initialize` answer claimed: (resources, prompts).
-    pub(crate) primitives: (bool, bool),
+    /// What its `initialize` answer claimed besides tools.
+    pub(crate) offers: Offers,
+}
+
+/// The primitives besides tools a server's `initialize` answer claims;
+/// each gets primitive tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Offers {
+    pub(crate) resources: bool,
+    pub(crate) prompts: bool,
 }
 
 /// Everything the Registry knows, frozen at one moment.
@@ -157,7 +165,7 @@ impl Snapshot {
                     connected_at: None,
                     restarts: 0,
                 };
-                (name.clone(), ServerEntry { status, actor: None, ran: false, primitives: (false, false) })
+                (name.clone(), ServerEntry { status, actor: None, ran: false, offers: Offers::default() })
             })
             .collect();
         Snapshot { servers, tools: BTreeMap::new(), tools_version: 0, names: name_rules }
@@ -330,7 +338,10 @@ impl RegistryState {
         if let Some(entry) = self.entry(server) {
             entry.status.pid = pid;
             entry.status.connected_at = Some(std::time::SystemTime::now());
-            entry.primitives = (info.capabilities.resources.is_some(), info.capabilities.prompts.is_some());
+            entry.offers = Offers {
+                resources: info.capabilities.resources.is_some(),
+                prompts: info.capabilities.prompts.is_some(),
+            };
             entry.status.protocol_version = Some(info.protocol_version);
             entry.status.server_info = Some(info.server_info);
         }
@@ -343,7 +354,7 @@ impl RegistryState {
             return;
         };
         let was = entry.status.state.clone();
-        let (resources, prompts) = entry.primitives;
+        let Offers { resources, prompts } = entry.offers;
         let before = self.tools_of(server);
         self.snapshot.tools.retain(|_, tool| tool.server != server);
         let mut warnings = Vec::new();
@@ -352,7 +363,7 @@ impl RegistryState {
         // and prompts: a server tool that happens to share a wrapper's name
         // keeps it.
         let listed = tools.into_iter().map(|tool| (None, tool));
-        let wrappers = wrapper_tools(resources, prompts).into_iter().map(|(wrapper, tool)| (Some(wrapper), tool));
+        let wrappers = primitive_tools(resources, prompts).into_iter().map(|(wrapper, tool)| (Some(wrapper), tool));
         for (wrapper, tool) in listed.chain(wrappers) {
             if tool.name.is_empty() {
                 let warning = format!("server '{server}' listed a tool with an empty name; skipped it");
@@ -370,7 +381,9 @@ impl RegistryState {
                 warnings.push(warning);
                 continue;
             }
-            self.snapshot.tools.insert(name.clone(), ToolEntry { name, server: server.to_string(), tool, wrapper });
+            self.snapshot
+                .tools
+                .insert(name.clone(), ToolEntry { name, server: server.to_string(), tool, primitive_tool: wrapper });
             count += 1;
         }
         if self.tools_of(server) != before {

@@ -60,7 +60,7 @@ use ractor::DerivedActorRef;
 
 use crate::error::CallError;
 use crate::progress::{Progress, ProgressSink};
-use crate::server_settings::ServerSettings;
+use crate::server_settings::{ServerSettings, MAX_LIST_PAGES};
 
 mod calls;
 pub(crate) use calls::fresh_ticket;
@@ -69,10 +69,6 @@ mod discovery;
 mod events;
 
 pub(crate) use events::ServerEvent;
-
-/// How many pages of `tools/list` are read before Warden stops following
-/// cursors: a server that hands out cursors forever must not loop Warden.
-const MAX_LIST_PAGES: usize = 100;
 
 /// A request made for a tool call: `tools/call` for a server's own tool,
 /// or one of the requests a wrapper tool makes (`resources/read`, ...).
@@ -171,7 +167,7 @@ struct PendingCall {
 }
 
 /// A ServerActor's state.
-pub struct ServerState {
+pub struct ServerActorState {
     name: String,
     connector: Arc<dyn Connector>,
     settings: ServerSettings,
@@ -198,15 +194,15 @@ pub struct ServerState {
 
 impl Actor for ServerActor {
     type Msg = ServerMsg;
-    type State = ServerState;
+    type State = ServerActorState;
     type Arguments = ServerArgs;
 
     async fn pre_start(
         &self,
         _myself: ActorRef<ServerMsg>,
         args: ServerArgs,
-    ) -> Result<ServerState, ActorProcessingErr> {
-        Ok(ServerState {
+    ) -> Result<ServerActorState, ActorProcessingErr> {
+        Ok(ServerActorState {
             name: args.name,
             connector: args.connector,
             settings: args.settings,
@@ -228,7 +224,11 @@ impl Actor for ServerActor {
 
     /// Connecting happens here, after `spawn` has returned, so starting many
     /// servers never waits on one of them.
-    async fn post_start(&self, myself: ActorRef<ServerMsg>, state: &mut ServerState) -> Result<(), ActorProcessingErr> {
+    async fn post_start(
+        &self,
+        myself: ActorRef<ServerMsg>,
+        state: &mut ServerActorState,
+    ) -> Result<(), ActorProcessingErr> {
         state.connect(&myself).await;
         Ok(())
     }
@@ -237,7 +237,7 @@ impl Actor for ServerActor {
         &self,
         myself: ActorRef<ServerMsg>,
         message: ServerMsg,
-        state: &mut ServerState,
+        state: &mut ServerActorState,
     ) -> Result<(), ActorProcessingErr> {
         match message {
             ServerMsg::CallTool { call, reply } => state.start_call(&myself, call, reply),
@@ -249,7 +249,11 @@ impl Actor for ServerActor {
         Ok(())
     }
 
-    async fn post_stop(&self, _myself: ActorRef<ServerMsg>, state: &mut ServerState) -> Result<(), ActorProcessingErr> {
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<ServerMsg>,
+        state: &mut ServerActorState,
+    ) -> Result<(), ActorProcessingErr> {
         if state.phase != Phase::Down {
             state.fail_pending_stopped();
         }
@@ -261,7 +265,7 @@ impl Actor for ServerActor {
     }
 }
 
-impl ServerState {
+impl ServerActorState {
     async fn connect(&mut self, myself: &ActorRef<ServerMsg>) {
         let actor = myself.clone();
         let sink = Arc::new(move |event| {
@@ -274,7 +278,7 @@ impl ServerState {
             Err(error) => return self.fail(myself, error.to_string(), true),
         }
         let timeout = self.settings.startup_timeout;
-        self.startup_timer = Some(spawn_timer(myself, timeout, || ServerMsg::StartupTimedOut));
+        self.startup_timer = Some(spawn_timer(myself, Instant::now() + timeout, || ServerMsg::StartupTimedOut));
         let params = json!({
             "protocolVersion": LATEST_PROTOCOL_VERSION,
             // Warden offers the server nothing it cannot do: no roots,
@@ -473,15 +477,16 @@ fn decode<T: serde::de::DeserializeOwned>(result: &RawValue) -> Result<T, serde_
     serde_json::from_str::<Value>(result.get()).and_then(serde_json::from_value)
 }
 
-/// Casts `message()` to the actor after `delay`; abort the handle to cancel.
+/// Casts `message()` to the actor at `at`; abort the handle to cancel. The
+/// one timer of both the startup timeout and the call deadlines.
 fn spawn_timer(
     actor: &ActorRef<ServerMsg>,
-    delay: Duration,
+    at: Instant,
     message: impl FnOnce() -> ServerMsg + Send + 'static,
 ) -> JoinHandle<()> {
     let actor = actor.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(delay).await;
+        tokio::time::sleep_until(at).await;
         let _ = actor.cast(message());
     })
 }

@@ -9,6 +9,11 @@ use std::time::Duration;
 use warden_config::{CrashRetry, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
 use warden_protocol::Tool;
 
+/// How many pages of a paginated list (`tools/list`, and the resource and
+/// prompt lists the primitive tools read) Warden follows before it stops:
+/// a server that hands out cursors forever must not loop Warden.
+pub(crate) const MAX_LIST_PAGES: usize = 100;
+
 /// Limits, timeouts and the restart schedule of one server.
 #[derive(Debug, Clone)]
 pub struct ServerSettings {
@@ -21,7 +26,7 @@ pub struct ServerSettings {
     /// Consecutive restarts before the server is failed (0: never restart).
     pub max_restarts: u32,
     /// The first restart's delay; each further one doubles it.
-    pub restart_delay: Duration,
+    pub first_restart_delay: Duration,
     /// What may be repeated after a crash mid-call.
     pub crash_retry: CrashRetry,
     /// The most text a wrapper tool (or a rendered result) hands a model.
@@ -35,7 +40,7 @@ impl Default for ServerSettings {
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
             max_in_flight: 64,
             max_restarts: 5,
-            restart_delay: Duration::from_secs(1),
+            first_restart_delay: Duration::from_secs(1),
             crash_retry: CrashRetry::Safe,
             output_limit: warden_policy::DEFAULT_OUTPUT_LIMIT,
         }
@@ -43,13 +48,12 @@ impl Default for ServerSettings {
 }
 
 impl ServerSettings {
-    /// The delay before restart number `attempt` (1-based): 1 s, 2 s, 4 s...
-    pub fn restart_delay(&self, attempt: u32) -> Duration {
-        self.restart_delay.saturating_mul(1 << attempt.saturating_sub(1).min(20))
+    /// The backoff before restart number `attempt` (1-based): the first
+    /// restart's delay, doubled each time (1 s, 2 s, 4 s... by default).
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        self.first_restart_delay.saturating_mul(1 << attempt.saturating_sub(1).min(20))
     }
-}
 
-impl ServerSettings {
     /// A configured server's limits, timeouts and restart schedule.
     pub fn of(server: &ServerConfig, config: &WardenConfig) -> ServerSettings {
         let defaults = ServerSettings::default();
@@ -59,7 +63,10 @@ impl ServerSettings {
             call_timeout: config.call_timeout(),
             startup_timeout: server.startup_timeout(),
             max_restarts,
-            restart_delay: server.restart_delay_secs.map(Duration::from_secs_f64).unwrap_or(defaults.restart_delay),
+            first_restart_delay: server
+                .restart_delay_secs
+                .map(Duration::from_secs_f64)
+                .unwrap_or(defaults.first_restart_delay),
             crash_retry: server.retry_after_crash.as_deref().and_then(CrashRetry::parse).unwrap_or_default(),
             output_limit: config.output_limit_bytes,
             ..defaults

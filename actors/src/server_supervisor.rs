@@ -228,7 +228,7 @@ impl SupervisorState {
         }
         self.restarts += 1;
         let attempt = self.restarts;
-        let delay = self.args.settings.restart_delay(attempt);
+        let delay = self.args.settings.backoff(attempt);
         tracing::warn!(server = %self.name(), attempt, ?delay, "MCP '{}': down ({reason}); restart {attempt} of {max} in {delay:?}", self.name());
         let registry_msg = RegistryMsg::ServerRestarting {
             server: self.name().to_string(),

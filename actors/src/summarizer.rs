@@ -250,7 +250,7 @@ impl SummarizerState {
         self.jobs = snapshot
             .tools
             .values()
-            .filter(|entry| entry.wrapper.is_none())
+            .filter(|entry| entry.primitive_tool.is_none())
             .filter_map(|entry| {
                 let description = entry.tool.description.as_deref().map(str::trim).filter(|text| !text.is_empty())?;
                 let hash = tool_hash(description, &entry.tool.input_schema);

@@ -183,7 +183,7 @@ async fn a_call_made_while_the_server_restarts_waits_and_runs_on_the_restarted_s
 
 #[tokio::test(start_paused = true)]
 async fn a_call_whose_time_runs_out_while_the_server_restarts_is_never_sent() {
-    let settings = ServerSettings { call_timeout: secs(3.0), restart_delay: secs(5.0), ..settings() };
+    let settings = ServerSettings { call_timeout: secs(3.0), first_restart_delay: secs(5.0), ..settings() };
     let (warden, mut connections, peer) = running_restartable(settings, tools(&["echo"])).await;
     peer.die(EXIT);
     until_state(&warden, SRV, "waiting for restart 1", is_restarting(1)).await;
@@ -293,7 +293,7 @@ async fn a_call_waiting_for_a_restart_that_never_comes_says_the_server_failed() 
 /// the crash. Real time (a 5 ms restart delay): the race needs threads.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn calls_racing_a_crash_run_on_the_restarted_server_on_any_thread() {
-    let settings = ServerSettings { restart_delay: Duration::from_millis(5), ..settings() };
+    let settings = ServerSettings { first_restart_delay: Duration::from_millis(5), ..settings() };
     let listed = json!([annotated("get", json!({"readOnlyHint": true}))]);
     for round in 0..50 {
         let (warden, mut connections, mut peer) = running_restartable(settings.clone(), listed.clone()).await;

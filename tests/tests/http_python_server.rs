@@ -62,7 +62,7 @@ impl PythonServer {
 }
 
 fn tool_names(warden: &Warden) -> Vec<String> {
-    warden.tools().into_iter().filter(|entry| entry.wrapper.is_none()).map(|entry| entry.name).collect()
+    warden.tools().into_iter().filter(|entry| entry.primitive_tool.is_none()).map(|entry| entry.name).collect()
 }
 
 #[tokio::test]

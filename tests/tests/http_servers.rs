@@ -34,7 +34,8 @@ async fn server_everything_over_http_lists_and_calls_tools() {
     assert_eq!(status.protocol_version.as_deref(), Some("2025-11-25"));
     assert_eq!(status.server_info.as_ref().unwrap().name, "mcp-servers/everything");
 
-    let (wrappers, own): (Vec<_>, Vec<_>) = warden.tools().into_iter().partition(|entry| entry.wrapper.is_some());
+    let (wrappers, own): (Vec<_>, Vec<_>) =
+        warden.tools().into_iter().partition(|entry| entry.primitive_tool.is_some());
     let names =
         |entries: Vec<warden_actors::ToolEntry>| entries.into_iter().map(|entry| entry.name).collect::<Vec<_>>();
     assert_eq!(

@@ -12,7 +12,7 @@ async fn server_everything_tools_are_namespaced_and_callable() {
     // The server's own tools (Warden's wrappers of its resources and
     // prompts are checked in real_server_wrappers.rs).
     let names: Vec<String> =
-        warden.tools().into_iter().filter(|entry| entry.wrapper.is_none()).map(|entry| entry.name).collect();
+        warden.tools().into_iter().filter(|entry| entry.primitive_tool.is_none()).map(|entry| entry.name).collect();
     assert_eq!(
         names,
         [

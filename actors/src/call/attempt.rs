@@ -32,10 +32,10 @@ use warden_protocol::CallToolResult;
 
 use super::CallOptions;
 use crate::error::CallError;
+use crate::primitive_tools::{self, PrimitiveTool};
 use crate::registry::{ServerState, Snapshot};
 use crate::server_actor::{fresh_ticket, ServerMsg, ToolCall};
 use crate::server_settings::ServerSettings;
-use crate::wrappers::{self, Wrapper};
 
 /// What to do with a call given one snapshot.
 enum Route {
@@ -53,7 +53,7 @@ struct Target {
     /// The server's own tool name.
     tool: String,
     /// Set when the tool is one of Warden's resource or prompt wrappers.
-    wrapper: Option<Wrapper>,
+    primitive_tool: Option<PrimitiveTool>,
     /// Whether the call may be repeated if the server crashes running it.
     repeatable: bool,
 }
@@ -81,7 +81,7 @@ pub(super) async fn run(
     loop {
         let wait = Wait { name, server, failed_actor, deadline, settings };
         let target = wait_for_route(snapshots.clone(), wait).await?;
-        let outcome = match target.wrapper {
+        let outcome = match target.primitive_tool {
             Some(wrapper) => {
                 let request = |method, params: Value| {
                     let call = ToolCall::request(name, method, &params, deadline, settings.call_timeout);
@@ -97,7 +97,7 @@ pub(super) async fn run(
                         })
                     }
                 };
-                wrappers::run(wrapper, &arguments, settings.output_limit, request).await
+                primitive_tools::run(wrapper, &arguments, settings.output_limit, request).await
             }
             None => {
                 let call = tool_call(name, &target.tool, &arguments, options, deadline, settings.call_timeout);
@@ -238,9 +238,9 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
             (Some(actor), Some(tool)) => Route::Go(Target {
                 actor: actor.clone(),
                 tool: tool.tool.name.clone(),
-                wrapper: tool.wrapper,
+                primitive_tool: tool.primitive_tool,
                 // Wrappers only read; the server's tools as configured.
-                repeatable: tool.wrapper.is_some()
+                repeatable: tool.primitive_tool.is_some()
                     || crate::server_settings::repeatable(settings.crash_retry, &tool.tool),
             }),
             // The restarted server no longer lists the tool.

@@ -98,7 +98,7 @@ impl Hasher for IdHasher {
     }
 }
 
-impl ServerState {
+impl ServerActorState {
     pub(super) fn start_call(
         &mut self,
         myself: &ActorRef<ServerMsg>,
@@ -190,11 +190,7 @@ impl ServerState {
         if let Some((_, timer)) = self.deadline_timer.take() {
             timer.abort();
         }
-        let actor = myself.clone();
-        let timer = tokio::spawn(async move {
-            tokio::time::sleep_until(deadline).await;
-            let _ = actor.cast(ServerMsg::DeadlineReached);
-        });
+        let timer = spawn_timer(myself, deadline, || ServerMsg::DeadlineReached);
         self.deadline_timer = Some((deadline, timer));
     }
 

@@ -4,7 +4,7 @@
 
 use super::*;
 
-impl ServerState {
+impl ServerActorState {
     pub(super) fn initialized(&mut self, myself: &ActorRef<ServerMsg>, outcome: Result<Box<RawValue>, ErrorObject>) {
         let info = match outcome {
             Ok(result) => match decode::<InitializeResult>(&result) {

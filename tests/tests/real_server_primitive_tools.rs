@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use warden_actors::{CallError, Warden, Wrapper};
+use warden_actors::{CallError, PrimitiveTool, Warden};
 use warden_protocol::ContentBlock;
 use warden_tests::real_servers::{install, EVERYTHING, FILESYSTEM};
 use warden_tests::{bins, scratch_dir, server_table, start_running};
@@ -102,14 +102,14 @@ async fn a_server_with_resources_and_prompts_gets_four_read_only_wrappers() {
     let warden = everything("").await;
     // The server's own 13 names are pinned in real_servers.rs; here, that
     // the wrappers come on top of them, and exactly which (below).
-    let own = warden.tools().iter().filter(|entry| entry.wrapper.is_none()).count();
+    let own = warden.tools().iter().filter(|entry| entry.primitive_tool.is_none()).count();
     assert_eq!(own, 13);
     assert_eq!(warden.status()[0].tools, 17, "13 of the server's tools and 4 wrappers");
 
-    let wrappers: Vec<(String, Wrapper, String, Value)> = warden
+    let wrappers: Vec<(String, PrimitiveTool, String, Value)> = warden
         .tools()
         .into_iter()
-        .filter_map(|entry| Some((entry.name, entry.wrapper?, entry.tool.name, entry.tool.input_schema)))
+        .filter_map(|entry| Some((entry.name, entry.primitive_tool?, entry.tool.name, entry.tool.input_schema)))
         .collect();
     let object = |properties: Value, required: &[&str]| {
         let mut schema = json!({"type": "object", "properties": properties});
@@ -123,7 +123,7 @@ async fn a_server_with_resources_and_prompts_gets_four_read_only_wrappers() {
         [
             (
                 "everything__get_prompt".to_string(),
-                Wrapper::GetPrompt,
+                PrimitiveTool::GetPrompt,
                 "get_prompt".to_string(),
                 object(
                     json!({
@@ -139,26 +139,26 @@ async fn a_server_with_resources_and_prompts_gets_four_read_only_wrappers() {
             ),
             (
                 "everything__list_prompts".to_string(),
-                Wrapper::ListPrompts,
+                PrimitiveTool::ListPrompts,
                 "list_prompts".to_string(),
                 object(json!({}), &[])
             ),
             (
                 "everything__list_resources".to_string(),
-                Wrapper::ListResources,
+                PrimitiveTool::ListResources,
                 "list_resources".to_string(),
                 object(json!({}), &[]),
             ),
             (
                 "everything__read_resource".to_string(),
-                Wrapper::ReadResource,
+                PrimitiveTool::ReadResource,
                 "read_resource".to_string(),
                 object(json!({"uri": {"type": "string", "description": "The resource's URI."}}), &["uri"]),
             ),
         ]
     );
 
-    for entry in warden.tools().into_iter().filter(|entry| entry.wrapper.is_some()) {
+    for entry in warden.tools().into_iter().filter(|entry| entry.primitive_tool.is_some()) {
         assert_eq!(entry.server, "everything");
         let annotations =
             entry.tool.annotations.as_ref().unwrap_or_else(|| panic!("{} has no annotations", entry.name));
@@ -177,7 +177,7 @@ async fn a_server_with_resources_and_prompts_gets_four_read_only_wrappers() {
         assert!(!description.is_empty(), "{} has no description", entry.name);
     }
     // The server's own tools are not wrappers.
-    let own = warden.tools().into_iter().filter(|entry| entry.wrapper.is_none()).count();
+    let own = warden.tools().into_iter().filter(|entry| entry.primitive_tool.is_none()).count();
     assert_eq!(own, 13);
     warden.shutdown().await;
 }
@@ -385,7 +385,7 @@ async fn servers_that_claim_only_tools_get_no_wrappers() {
     assert_eq!(counts, [("files".to_string(), 14), ("test".to_string(), 14)]);
     let tools = warden.tools();
     assert!(
-        tools.iter().all(|entry| entry.wrapper.is_none()),
+        tools.iter().all(|entry| entry.primitive_tool.is_none()),
         "{:?}",
         tools.iter().map(|e| &e.name).collect::<Vec<_>>()
     );

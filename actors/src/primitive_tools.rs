@@ -1,4 +1,5 @@
-//! Wrapper tools: a server's resources and prompts, as tools a model can use.
+//! Primitive tools: a server's resources and prompts (MCP's other two
+//! primitives), as tools a model can use.
 //!
 //! Models call tools; MCP servers also offer resources and prompts. A
 //! server whose `initialize` answer claims `resources` gets
@@ -19,13 +20,12 @@ use serde_json::{json, Map, Value};
 use warden_protocol::{CallToolResult, Tool, ToolAnnotations};
 
 use crate::error::CallError;
+use crate::server_settings::MAX_LIST_PAGES;
 
-/// How many pages of a list a wrapper follows before it stops and says so.
-const MAX_PAGES: usize = 50;
-
-/// Which wrapper a tool is.
+/// Which of the four tools Warden makes of a server's resources and
+/// prompts a tool is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wrapper {
+pub enum PrimitiveTool {
     /// `resources/list` and `resources/templates/list`.
     ListResources,
     /// `resources/read`.
@@ -36,23 +36,23 @@ pub enum Wrapper {
     GetPrompt,
 }
 
-/// The wrapper tools for a server with these capabilities.
-pub(crate) fn wrapper_tools(resources: bool, prompts: bool) -> Vec<(Wrapper, Tool)> {
+/// The primitive tools for a server with these capabilities.
+pub(crate) fn primitive_tools(resources: bool, prompts: bool) -> Vec<(PrimitiveTool, Tool)> {
     let mut tools = Vec::new();
     if resources {
         tools.push((
-            Wrapper::ListResources,
+            PrimitiveTool::ListResources,
             tool(
-                Wrapper::ListResources.tool_name(),
+                PrimitiveTool::ListResources.tool_name(),
                 "List the resources this server offers (URIs with name, description, MIME type and size) and its \
                  resource templates. Read one with read_resource.",
                 json!({"type": "object", "properties": {}}),
             ),
         ));
         tools.push((
-            Wrapper::ReadResource,
+            PrimitiveTool::ReadResource,
             tool(
-                Wrapper::ReadResource.tool_name(),
+                PrimitiveTool::ReadResource.tool_name(),
                 "Read one resource of this server by its URI (as list_resources shows it). Text comes back as it \
                  is; binary contents are summarised, not included.",
                 json!({
@@ -65,18 +65,18 @@ pub(crate) fn wrapper_tools(resources: bool, prompts: bool) -> Vec<(Wrapper, Too
     }
     if prompts {
         tools.push((
-            Wrapper::ListPrompts,
+            PrimitiveTool::ListPrompts,
             tool(
-                Wrapper::ListPrompts.tool_name(),
+                PrimitiveTool::ListPrompts.tool_name(),
                 "List the prompt templates this server offers, with their arguments (required ones marked *). \
                  Render one with get_prompt.",
                 json!({"type": "object", "properties": {}}),
             ),
         ));
         tools.push((
-            Wrapper::GetPrompt,
+            PrimitiveTool::GetPrompt,
             tool(
-                Wrapper::GetPrompt.tool_name(),
+                PrimitiveTool::GetPrompt.tool_name(),
                 "Render one of this server's prompt templates with arguments; each message comes back as \
                  [role] body.",
                 json!({
@@ -124,7 +124,7 @@ fn tool(name: &str, description: &str, input_schema: Value) -> Tool {
 /// tool error the model can read and act on, like a tool's own failure, not
 /// an error for the host: the wrapper did its job and the server said no.
 pub(crate) async fn run<F, Fut>(
-    wrapper: Wrapper,
+    wrapper: PrimitiveTool,
     arguments: &Map<String, Value>,
     limit: usize,
     request: F,
@@ -146,7 +146,7 @@ where
 
 /// The wrapper's text, or (inner `Err`) why its arguments are unusable.
 async fn render<F, Fut>(
-    wrapper: Wrapper,
+    wrapper: PrimitiveTool,
     arguments: &Map<String, Value>,
     request: F,
 ) -> Result<Result<String, &'static str>, CallError>
@@ -155,29 +155,29 @@ where
     Fut: Future<Output = Result<Value, CallError>>,
 {
     let text = match wrapper {
-        Wrapper::ListResources => {
+        PrimitiveTool::ListResources => {
             let (resources, capped) = list_all(&request, "resources/list", "resources").await?;
             let (templates, templates_capped) =
                 list_all(&request, "resources/templates/list", "resourceTemplates").await.unwrap_or_default();
-            let note = (capped || templates_capped).then(|| format!("listing stopped after {MAX_PAGES} pages"));
+            let note = (capped || templates_capped).then(|| format!("listing stopped after {MAX_LIST_PAGES} pages"));
             warden_policy::render_resource_list(&resources, &templates, note.as_deref())
         }
-        Wrapper::ReadResource => {
+        PrimitiveTool::ReadResource => {
             let Some(uri) = arguments.get("uri").and_then(Value::as_str) else {
                 return Ok(Err("read_resource needs `uri`, the resource's URI as a string"));
             };
             let result = request("resources/read", json!({ "uri": uri })).await?;
             warden_policy::render_resource_read(&result)
         }
-        Wrapper::ListPrompts => {
+        PrimitiveTool::ListPrompts => {
             let (prompts, capped) = list_all(&request, "prompts/list", "prompts").await?;
             let mut text = warden_policy::render_prompt_list(&prompts);
             if capped {
-                text.push_str(&format!("\nlisting stopped after {MAX_PAGES} pages"));
+                text.push_str(&format!("\nlisting stopped after {MAX_LIST_PAGES} pages"));
             }
             text
         }
-        Wrapper::GetPrompt => {
+        PrimitiveTool::GetPrompt => {
             let Some(name) = arguments.get("name").and_then(Value::as_str) else {
                 return Ok(Err("get_prompt needs `name`, the prompt's name as a string"));
             };
@@ -204,7 +204,7 @@ where
     Ok(Ok(text))
 }
 
-/// Follows `nextCursor` to the end (or `MAX_PAGES`), collecting `field`.
+/// Follows `nextCursor` to the end (or `MAX_LIST_PAGES`), collecting `field`.
 async fn list_all<F, Fut>(request: &F, method: &'static str, field: &str) -> Result<(Vec<Value>, bool), CallError>
 where
     F: Fn(&'static str, Value) -> Fut,
@@ -212,7 +212,7 @@ where
 {
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
-    for _ in 0..MAX_PAGES {
+    for _ in 0..MAX_LIST_PAGES {
         let params = match &cursor {
             Some(cursor) => json!({ "cursor": cursor }),
             None => json!({}),
@@ -229,14 +229,14 @@ where
     Ok((items, true))
 }
 
-impl Wrapper {
+impl PrimitiveTool {
     /// The tool's name within its server's namespace.
     pub fn tool_name(self) -> &'static str {
         match self {
-            Wrapper::ListResources => "list_resources",
-            Wrapper::ReadResource => "read_resource",
-            Wrapper::ListPrompts => "list_prompts",
-            Wrapper::GetPrompt => "get_prompt",
+            PrimitiveTool::ListResources => "list_resources",
+            PrimitiveTool::ReadResource => "read_resource",
+            PrimitiveTool::ListPrompts => "list_prompts",
+            PrimitiveTool::GetPrompt => "get_prompt",
         }
     }
 }
