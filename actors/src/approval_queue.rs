@@ -33,7 +33,7 @@ struct Shared {
 #[non_exhaustive]
 pub enum QueueError {
     /// No request has that number (answered, timed out, or never asked).
-    #[error("no approval request {0} is waiting; `warden approvals` lists the ones that are")]
+    #[error("no approval request {0} is waiting (it was answered, timed out, or never asked)")]
     NoSuchRequest(u64),
 }
 

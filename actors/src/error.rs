@@ -15,7 +15,7 @@ use warden_config::CrashRetry;
 #[non_exhaustive]
 pub enum CallError {
     /// No tool has that name.
-    #[error("unknown tool '{name}'; `warden tools` lists the tools available")]
+    #[error("unknown tool '{name}': no running server lists it")]
     UnknownTool {
         /// The name asked for.
         name: String,
@@ -189,9 +189,8 @@ pub enum CallError {
     },
     /// The call needs approval and nobody can give it.
     #[error(
-        "'{name}' was not run: it needs approval ({reason}) and no approver is attached. Approve it from the daemon \
-         (`warden approvals`, `warden approve ID`), attach an approver, or set its approval to \"never\" in \
-         security.tool_policies"
+        "'{name}' was not run: it needs approval ({reason}) and no approver is attached; attach an approver, or set \
+         its approval to \"never\" in security.tool_policies"
     )]
     NoApprover {
         /// The tool.

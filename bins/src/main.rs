@@ -9,6 +9,7 @@
 //! Exit codes: 0 success; 1 the call or a server failed (a tool result with
 //! `isError` included); 2 bad usage or a bad config.
 
+mod advice;
 mod cli;
 mod client;
 mod commands;

@@ -111,8 +111,8 @@ fn a_call_that_needs_approval_is_refused_when_nobody_can_give_it() {
         stderr(&output),
         "error: 'test__echo' was not run: it needs approval ('test__echo' is medium risk (Warden default); its \
          approval is 'unless_auto_approved' (Warden default), auto-approval is off and no grant covers it) and no \
-         approver is attached. Approve it from the daemon (`warden approvals`, `warden approve ID`), attach an \
-         approver, or set its approval to \"never\" in security.tool_policies\n"
+         approver is attached; attach an approver, or set its approval to \"never\" in security.tool_policies; the \
+         daemon (any `warden` command without --no-daemon) queues such calls for `warden approve ID`\n"
     );
 }
 
@@ -129,7 +129,10 @@ fn an_unknown_tool_exits_1_and_says_how_to_find_tools() {
     let output = warden(&["call", "nope__tool"], &config_file(""));
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout(&output), "");
-    assert_eq!(stderr(&output), "error: unknown tool 'nope__tool'; `warden tools` lists the tools available\n");
+    assert_eq!(
+        stderr(&output),
+        "error: unknown tool 'nope__tool': no running server lists it; `warden tools` lists the tools available\n"
+    );
 }
 
 #[test]

@@ -88,7 +88,10 @@ fn errors_through_the_daemon_read_as_they_do_in_process() {
     let home = Home::with_test_server("daemon-errors", "");
     let output = home.warden(&["call", "nope__tool"]);
     assert_eq!(output.status.code(), Some(1));
-    assert_eq!(stderr(&output), "error: unknown tool 'nope__tool'; `warden tools` lists the tools available\n");
+    assert_eq!(
+        stderr(&output),
+        "error: unknown tool 'nope__tool': no running server lists it; `warden tools` lists the tools available\n"
+    );
 
     let output = home.warden(&["call", "test__fail", r#"{"message":"disk full"}"#]);
     assert_eq!(output.status.code(), Some(1));
@@ -212,7 +215,8 @@ fn a_call_waits_for_approval_and_another_process_approves_or_denies_it() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stderr(&output),
-        "error: no approval request 999 is waiting; `warden approvals` lists the ones that are\n"
+        "error: no approval request 999 is waiting (it was answered, timed out, or never asked); `warden approvals` \
+         lists the ones that are\n"
     );
 }
 

@@ -76,7 +76,7 @@ async fn the_approval_queue_lists_a_waiting_call_and_answering_it_by_number_rele
     assert_eq!(error, QueueError::NoSuchRequest(id));
     assert_eq!(
         error.to_string(),
-        format!("no approval request {id} is waiting; `warden approvals` lists the ones that are")
+        format!("no approval request {id} is waiting (it was answered, timed out, or never asked)")
     );
     warden.shutdown().await;
 }

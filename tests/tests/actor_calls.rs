@@ -289,7 +289,7 @@ async fn bad_names_and_arguments_from_the_host_never_reach_the_server() {
     for name in ["nope", "srv__missing", "ghost__echo", "srv_echo"] {
         let error = warden.call_tool(name, json!({})).await.unwrap_err();
         assert_eq!(error, CallError::UnknownTool { name: name.into() });
-        assert_eq!(error.to_string(), format!("unknown tool '{name}'; `warden tools` lists the tools available"));
+        assert_eq!(error.to_string(), format!("unknown tool '{name}': no running server lists it"));
     }
     assert_silent(&mut peer).await;
 

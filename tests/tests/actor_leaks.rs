@@ -297,7 +297,7 @@ async fn describe_tool_refuses_a_tool_outside_the_agents_allowlist_and_explains_
 
     let result = warden.call_tool(DESCRIBE_TOOL, json!({"tool": "srv__nope"})).await.unwrap();
     assert!(result.is_error());
-    assert_eq!(result.text(), "unknown tool 'srv__nope'; `warden tools` lists the tools available");
+    assert_eq!(result.text(), "unknown tool 'srv__nope': no running server lists it");
     assert_silent(&mut peer).await;
     warden.shutdown().await;
 }

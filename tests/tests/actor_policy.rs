@@ -37,8 +37,7 @@ async fn annotations_decide_when_nothing_else_does_destructive_asks_and_read_onl
         error.to_string(),
         "'srv__plain' was not run: it needs approval ('srv__plain' is medium risk (Warden default); its approval is \
          'unless_auto_approved' (Warden default), auto-approval is off and no grant covers it) and no approver is \
-         attached. Approve it from the daemon (`warden approvals`, `warden approve ID`), attach an approver, or set \
-         its approval to \"never\" in security.tool_policies"
+         attached; attach an approver, or set its approval to \"never\" in security.tool_policies"
     );
     assert!(matches!(error, CallError::NoApprover { .. }));
     assert_silent(&mut peer).await;

@@ -95,7 +95,7 @@ async fn a_removed_server_finishes_its_call_in_flight_then_stops_and_its_tools_a
     assert_eq!(listed, ["a__one"]);
     assert_eq!(warden.status().iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["a"]);
     let error = warden.call_tool("b__two", json!({})).await.unwrap_err();
-    assert_eq!(error.to_string(), "unknown tool 'b__two'; `warden tools` lists the tools available");
+    assert_eq!(error.to_string(), "unknown tool 'b__two': no running server lists it");
 }
 
 #[tokio::test(start_paused = true)]

@@ -68,7 +68,7 @@ pub enum ReloadError {
     /// `[naming]` changed.
     #[error(
         "the new config changes `[naming]`, which cannot change while Warden runs (every tool name was built with \
-         it); restart Warden to apply it (`warden stop`), or put `[naming]` back"
+         it); restart Warden to apply it, or put `[naming]` back"
     )]
     NamingChanged,
     /// Two servers share a name.

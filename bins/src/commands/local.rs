@@ -99,7 +99,7 @@ pub(super) async fn call(common: &Common, name: &str, arguments: Value) -> anyho
         warden.call_tool_text(name, arguments).await.map(|rendered| (rendered.text, rendered.is_error))
     };
     warden.shutdown().await;
-    let (text, is_error) = printed.map_err(|error| anyhow!(error))?;
+    let (text, is_error) = printed.map_err(|error| anyhow!(crate::advice::call_error(&error)))?;
     println!("{text}");
     Ok(if is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

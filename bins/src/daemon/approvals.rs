@@ -56,7 +56,9 @@ pub(crate) fn deny(queue: &ApprovalQueue, id: &str, reason: Option<String>) -> R
 }
 
 fn answer(queue: &ApprovalQueue, id: u64, decision: ApprovalDecision) -> Result<(), BridgeError> {
-    queue.answer(id, decision, DECIDED_BY).map_err(|error| BridgeError::new(Code::UNKNOWN_APPROVAL, error.to_string()))
+    queue
+        .answer(id, decision, DECIDED_BY)
+        .map_err(|error| BridgeError::new(Code::UNKNOWN_APPROVAL, crate::advice::queue_error(&error)))
 }
 
 fn parse_id(id: &str) -> Result<u64, BridgeError> {

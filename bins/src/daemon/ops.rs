@@ -254,5 +254,5 @@ fn call_error(error: CallError) -> BridgeError {
         CallError::SecretInArguments { .. } => Code::SECRET_IN_ARGUMENTS,
         _ => Code::CALL_FAILED,
     };
-    BridgeError::new(code, error.to_string())
+    BridgeError::new(code, crate::advice::call_error(&error))
 }

@@ -32,7 +32,10 @@ pub(crate) async fn reload(warden: &Warden, path: &Path) -> Result<Value, Bridge
     let report = warden.reload(&config).await.map_err(|error| {
         BridgeError::new(
             Code::RELOAD_REFUSED,
-            format!("the config was not reloaded; the running one stays in place: {error}"),
+            format!(
+                "the config was not reloaded; the running one stays in place: {}",
+                crate::advice::reload_error(&error)
+            ),
         )
     })?;
     let mut answer = serde_json::to_value(&report).expect("a report serialises");
