@@ -215,10 +215,7 @@ impl WardenConfig {
     pub fn load(path: &Path) -> Result<WardenConfig, ConfigError> {
         let file = path.display().to_string();
         if !path.is_file() {
-            return Err(ConfigError::Unreadable {
-                file,
-                problem: "no such file; pass --config with the path of a warden.toml".into(),
-            });
+            return Err(ConfigError::Unreadable { file, problem: "no such file".into() });
         }
         let format = file_format(path).unwrap_or(config::FileFormat::Toml);
         Self::from_source(config::File::from(path).format(format), &file, &|name| std::env::var(name).ok())
