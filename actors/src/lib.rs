@@ -78,7 +78,8 @@ pub use server_settings::ServerSettings;
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 pub use summarizer::{SummarySettings, SummaryView};
 pub use warden::{
-    AgentScope, ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden, WardenBuilder,
+    AgentScope, Changes, ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden,
+    WardenBuilder,
 };
 pub use warden_config::{ConfigError, CrashRetry, Discovered, WardenConfig};
 // What a host needs to use the handle, so that it depends on this crate only.

@@ -140,6 +140,8 @@ pub struct Snapshot {
     pub(crate) tools: BTreeMap<String, ToolEntry>,
     /// Goes up by one whenever the tool table changes.
     pub(crate) tools_version: u64,
+    /// Goes up by one whenever any server's status changes.
+    pub(crate) status_version: u64,
     /// How tool names are built (separator, length limit); fixed at start.
     pub(crate) names: warden_policy::NameRules,
 }
@@ -168,7 +170,7 @@ impl Snapshot {
                 (name.clone(), ServerEntry { status, actor: None, ran: false, offers: Offers::default() })
             })
             .collect();
-        Snapshot { servers, tools: BTreeMap::new(), tools_version: 0, names: name_rules }
+        Snapshot { servers, tools: BTreeMap::new(), tools_version: 0, status_version: 0, names: name_rules }
     }
 
     /// True when no server is still on its way up: each is running,
@@ -451,7 +453,21 @@ impl RegistryState {
         self.snapshot.servers.remove(server);
     }
 
-    fn publish(&self) {
+    /// Publishes the snapshot, counting a status change when any server's
+    /// status differs from the last one published.
+    fn publish(&mut self) {
+        let changed = {
+            let published = self.publish.borrow();
+            published.servers.len() != self.snapshot.servers.len()
+                || published
+                    .servers
+                    .iter()
+                    .zip(&self.snapshot.servers)
+                    .any(|((a_name, a), (b_name, b))| a_name != b_name || a.status != b.status)
+        };
+        if changed {
+            self.snapshot.status_version += 1;
+        }
         self.publish.send_replace(Arc::new(self.snapshot.clone()));
     }
 }

@@ -13,8 +13,9 @@
 //!   cancels the call;
 //! - [`Warden::agent`]: the same for one configured agent, whose allowlist
 //!   and profile apply ([`AgentScope`]);
-//! - [`Warden::status`], [`Warden::settled`], [`Warden::tool_changes`]:
-//!   servers' states and changes;
+//! - [`Warden::status`], [`Warden::settled`]: servers' states;
+//!   [`Warden::tool_changes`], [`Warden::status_changes`],
+//!   [`Warden::summary_changes`]: subscriptions of one shape ([`Changes`]);
 //! - [`Warden::reload`]: a new config, applied live (`warden/reload.rs`);
 //! - [`Warden::shutdown`]: stops everything and waits for the processes;
 //!   idempotent, and awaitable from every clone. The last clone dropped
@@ -43,12 +44,14 @@ use crate::summarizer::{SummarizerMsg, SummaryView};
 
 mod agent;
 mod builder;
+mod changes;
 mod plans;
 mod policy_api;
 mod reload;
 
 pub use agent::AgentScope;
 pub use builder::WardenBuilder;
+pub use changes::{Changes, ToolChanges};
 pub use policy_api::ToolPolicyRow;
 pub use reload::{ReloadError, ReloadReport};
 
@@ -146,11 +149,17 @@ impl Warden {
         }
     }
 
-    /// What the Summarizer last published, and every later version: its
-    /// summaries, what is outstanding, whether the endpoint is reachable.
+    /// The Summarizer's view — its summaries, what is outstanding, whether
+    /// the endpoint is reachable — now (`current()`) and at every change.
     /// Never changes when summaries are off.
-    pub fn summary_changes(&self) -> watch::Receiver<Arc<SummaryView>> {
-        self.core.summary_view.clone()
+    pub fn summary_changes(&self) -> Changes<Arc<SummaryView>> {
+        changes::summaries(self.core.summary_view.clone())
+    }
+
+    /// Every server's status, now (`current()`) and whenever one changes:
+    /// started, restarting, failed, reconnected.
+    pub fn status_changes(&self) -> Changes<Vec<ServerStatus>> {
+        changes::statuses(self.core.path.snapshot.clone())
     }
 
     /// The model-written summary of a tool (by its server and its own
@@ -159,12 +168,10 @@ impl Warden {
         self.core.summary_view.borrow().summaries.get(&(server.to_string(), tool.to_string())).cloned()
     }
 
-    /// A subscription to changes of the tool table: a host that advertises
-    /// tools to a model re-reads [`Warden::tools`] when it fires.
+    /// The tool table, now (`current()`) and whenever it changes: a host
+    /// that advertises tools to a model re-reads it when it fires.
     pub fn tool_changes(&self) -> ToolChanges {
-        let mut snapshots = self.core.path.snapshot.clone();
-        let seen = snapshots.borrow_and_update().tools_version;
-        ToolChanges { snapshots, seen }
+        changes::tools(self.core.path.snapshot.clone())
     }
 
     /// Waits until `condition` holds for the latest snapshot (checked now
@@ -240,23 +247,5 @@ impl Drop for Core {
         if self.hub_task.get_mut().is_some() {
             self.stop_actors();
         }
-    }
-}
-
-/// Fires when the tool table changes: a server came up, restarted with a
-/// different list, announced `tools/list_changed`, or failed.
-pub struct ToolChanges {
-    snapshots: watch::Receiver<Arc<Snapshot>>,
-    seen: u64,
-}
-
-impl ToolChanges {
-    /// Waits for the next change and returns the new tools; `None` once
-    /// Warden has shut down. Changes that land together are reported once.
-    pub async fn changed(&mut self) -> Option<Vec<ToolEntry>> {
-        let seen = self.seen;
-        let snapshot = self.snapshots.wait_for(|snapshot| snapshot.tools_version != seen).await.ok()?;
-        self.seen = snapshot.tools_version;
-        Some(snapshot.tools())
     }
 }

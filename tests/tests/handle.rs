@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 use warden_actors::{
     ApprovalAnswer, ApprovalDecision, ApprovalRequest, CallError, CallOptions, PolicyRules, Progress, ServerSettings,
-    ServerSpec, Warden,
+    ServerSpec, ServerState, Warden,
 };
 use warden_protocol::{StdioConnector, StdioSpec};
 use warden_tests::{bins, process_alive, wait_until_gone};
@@ -152,5 +152,35 @@ async fn meta_reaches_the_server_and_progress_reaches_the_caller() {
     }
     let step = |n: f64| Progress { progress: n, total: Some(3.0), message: Some(format!("step {n} of 3")) };
     assert_eq!(seen, [step(1.0), step(2.0), step(3.0)]);
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn status_changes_follow_a_crash_through_the_restart() {
+    let warden = started("echo,crash,pid", 4).await;
+    let mut states = warden.status_changes();
+    let tools = warden.tool_changes();
+    assert_eq!(states.current()[0].state, ServerState::Running);
+    let before = text(&warden, "test__pid", json!({})).await;
+
+    let crashed = warden.call_tool("test__crash", json!({})).await.unwrap_err();
+    assert!(matches!(crashed, CallError::CrashedMidCall { .. }), "{crashed}");
+    let mut seen = Vec::new();
+    let back = async {
+        loop {
+            let statuses = states.changed().await.expect("Warden runs");
+            seen.push(statuses[0].state.clone());
+            if statuses[0].state == ServerState::Running {
+                return statuses;
+            }
+        }
+    };
+    let statuses = tokio::time::timeout(Duration::from_secs(20), back).await.expect("the server comes back");
+    assert!(matches!(seen[0], ServerState::Restarting { attempt: 1, .. }), "{seen:?}");
+    assert_eq!(statuses[0].restarts, 1);
+    assert_ne!(text(&warden, "test__pid", json!({})).await, before, "a new process");
+    // The restarted server lists the same tools.
+    let current: Vec<String> = tools.current().into_iter().map(|entry| entry.name).collect();
+    assert_eq!(current, ["test__crash", "test__echo", "test__pid"]);
     warden.shutdown().await;
 }

@@ -235,8 +235,14 @@ async fn an_unreachable_endpoint_is_logged_once_and_summaries_arrive_when_it_com
     let warden =
         fs_with(default_tools(), Some(settings_for(format!("http://{address}/v1/chat/completions"), &dir))).await;
     let mut view = warden.summary_changes();
-    soon("three refused attempts", view.wait_for(|view| view.unreachable_count >= 3)).await.unwrap();
-    assert!(view.borrow().endpoint_error.as_deref().unwrap().contains("refused"), "{:?}", view.borrow());
+    let refused_thrice = async {
+        while view.current().unreachable_count < 3 {
+            view.changed().await.expect("the Summarizer runs");
+        }
+    };
+    soon("three refused attempts", refused_thrice).await;
+    let now = view.current();
+    assert!(now.endpoint_error.as_deref().unwrap().contains("refused"), "{now:?}");
     assert_eq!(descriptions(&warden), ["Reads a file from disk.", "Writes a file."]);
 
     let listener = TcpListener::bind(address).await.expect("the port is free again");
@@ -244,7 +250,7 @@ async fn an_unreachable_endpoint_is_logged_once_and_summaries_arrive_when_it_com
     soon("summaries arrive", warden.summaries_settled()).await;
     assert_eq!(descriptions(&warden), ["Summary of read_file.", "Summary of write_file."]);
     assert_eq!(asked.lock().unwrap().len(), 2);
-    assert_eq!(warden.summary_changes().borrow().endpoint_error, None);
+    assert_eq!(warden.summary_changes().current().endpoint_error, None);
     warden.shutdown().await;
     let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
     assert_eq!(text.matches("endpoint is unreachable").count(), 1, "{text}");
@@ -263,7 +269,7 @@ async fn a_tool_the_endpoint_refuses_keeps_its_first_sentence_and_is_not_asked_a
     assert_eq!(descriptions(&warden), ["Summary of read_file.", "Writes a file."]);
     assert_eq!(asked.lock().unwrap().len(), 2);
     assert_eq!(cache_lines(&dir).len(), 1);
-    assert_eq!(warden.summary_changes().borrow().endpoint_error, None);
+    assert_eq!(warden.summary_changes().current().endpoint_error, None);
     warden.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
