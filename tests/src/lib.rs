@@ -74,6 +74,13 @@ pub fn test_config(toml: &str) -> Result<warden_actors::WardenConfig, warden_act
     warden_actors::WardenConfig::from_toml(&text, "test config")
 }
 
+/// What a model reads from a call that must succeed (`call_tool_text`).
+pub async fn model_text(warden: &warden_actors::Warden, name: &str, arguments: serde_json::Value) -> String {
+    let rendered = warden.call_tool_text(name, arguments.clone()).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(!rendered.is_error, "{name} {arguments}: {}", rendered.text);
+    rendered.text
+}
+
 /// Starts Warden with `toml` (auto-approval on) and waits (up to 90 s) until
 /// every server is running; panics naming any that is not.
 pub async fn start_running(toml: &str) -> warden_actors::Warden {

@@ -399,3 +399,24 @@ fn run_pip_install(prefix: &Path) {
         prefix,
     );
 }
+
+/// Warden with server-everything as `everything` (after the TOML lines
+/// `top_level`), its tool list complete: one tool is registered only after
+/// `initialized`, announced by `list_changed`.
+pub async fn start_everything(top_level: &str) -> warden_actors::Warden {
+    let table = crate::server_table("everything", EVERYTHING.command(&[]), "");
+    let warden = crate::start_running(&format!("{top_level}{table}")).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !warden.tools().iter().any(|entry| entry.name == "everything__simulate-research-query") {
+        assert!(std::time::Instant::now() < deadline, "server-everything never listed simulate-research-query");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    warden
+}
+
+/// A file of server-everything's `dist/docs/` folder, which its static
+/// resources serve.
+pub fn everything_doc(file: &str) -> String {
+    let path = install().join("node_modules/@modelcontextprotocol/server-everything/dist/docs").join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

@@ -18,42 +18,11 @@
 //! * `gzip-file-as-resource` with a `data:` URL makes a session resource
 //!   whose blob is the same bytes every time (31 bytes for `hello world`).
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
 use serde_json::{json, Value};
 use warden_actors::{CallError, PrimitiveTool, Warden};
 use warden_protocol::ContentBlock;
-use warden_tests::real_servers::{install, EVERYTHING, FILESYSTEM};
-use warden_tests::{bins, scratch_dir, server_table, start_running};
-
-/// Warden with server-everything as `everything`, its tool list complete
-/// (one tool is registered only after `initialized`, announced by
-/// `list_changed`).
-async fn everything(top_level: &str) -> Warden {
-    let warden =
-        start_running(&format!("{top_level}{}", server_table("everything", EVERYTHING.command(&[]), ""))).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !warden.tools().iter().any(|entry| entry.name == "everything__simulate-research-query") {
-        assert!(Instant::now() < deadline, "server-everything never listed simulate-research-query");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    warden
-}
-
-/// What a model reads from a call that must succeed.
-async fn text(warden: &Warden, name: &str, arguments: Value) -> String {
-    let rendered = warden.call_tool_text(name, arguments.clone()).await.unwrap_or_else(|e| panic!("{name}: {e}"));
-    assert!(!rendered.is_error, "{name} {arguments}: {}", rendered.text);
-    rendered.text
-}
-
-/// A file of server-everything's `dist/docs/` folder, which its static
-/// resources serve.
-fn everything_doc(file: &str) -> String {
-    let path: PathBuf = install().join("node_modules/@modelcontextprotocol/server-everything/dist/docs").join(file);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+use warden_tests::real_servers::{everything_doc, start_everything, FILESYSTEM};
+use warden_tests::{bins, model_text as text, scratch_dir, server_table, start_running};
 
 /// The time a dynamic resource was made at: what follows `created at `.
 fn created_at(text: &str) -> &str {
@@ -81,25 +50,9 @@ async fn with_clock_len(warden: &Warden, name: &str, arguments: Value) -> (Strin
     panic!("the server's clock kept changing length");
 }
 
-/// The marker `truncate` ends a cut text with.
-fn marker(cut: usize, total: usize) -> String {
-    format!("\n[truncated: {cut} of {total} bytes not shown]")
-}
-
-/// What a model must see of `full` with an output limit of `limit` bytes,
-/// worked out here rather than by calling Warden's own `truncate`.
-fn cut_to(full: &str, limit: usize) -> String {
-    let total = full.len();
-    let mut keep = limit - marker(total, total).len();
-    while !full.is_char_boundary(keep) {
-        keep -= 1;
-    }
-    format!("{}{}", &full[..keep], marker(total - keep, total))
-}
-
 #[tokio::test]
 async fn a_server_with_resources_and_prompts_gets_four_read_only_wrappers() {
-    let warden = everything("").await;
+    let warden = start_everything("").await;
     // The server's own 13 names are pinned in real_servers.rs; here, that
     // the wrappers come on top of them, and exactly which (below).
     let own = warden.tools().iter().filter(|entry| entry.primitive_tool.is_none()).count();
@@ -184,7 +137,7 @@ async fn a_server_with_resources_and_prompts_gets_four_read_only_wrappers() {
 
 #[tokio::test]
 async fn list_resources_shows_every_document_and_both_templates() {
-    let warden = everything("").await;
+    let warden = start_everything("").await;
     let listing = text(&warden, "everything__list_resources", json!({})).await;
     let documents = [
         "architecture.md",
@@ -228,7 +181,7 @@ async fn list_resources_shows_every_document_and_both_templates() {
 
 #[tokio::test]
 async fn read_resource_returns_text_as_the_server_sent_it() {
-    let warden = everything("").await;
+    let warden = start_everything("").await;
     let instructions =
         text(&warden, "everything__read_resource", json!({"uri": "demo://resource/static/document/instructions.md"}))
             .await;
@@ -244,7 +197,7 @@ async fn read_resource_returns_text_as_the_server_sent_it() {
 
 #[tokio::test]
 async fn read_resource_summarises_a_blob_with_its_decoded_size() {
-    let warden = everything("").await;
+    let warden = start_everything("").await;
     // The template's blob: base64 of `Resource 1: This is a base64 blob
     // created at <time>`, 45 bytes and the time. The contents say
     // text/plain (the template's listing says application/octet-stream).
@@ -275,7 +228,7 @@ async fn read_resource_summarises_a_blob_with_its_decoded_size() {
 
 #[tokio::test]
 async fn list_prompts_marks_required_arguments_and_shows_empty_ones() {
-    let warden = everything("").await;
+    let warden = start_everything("").await;
     let listing = text(&warden, "everything__list_prompts", json!({})).await;
     // `state` has no description line: the server lists none for it (its
     // zod `.describe()` sits inside `.optional()`).
@@ -296,7 +249,7 @@ async fn list_prompts_marks_required_arguments_and_shows_empty_ones() {
 
 #[tokio::test]
 async fn get_prompt_substitutes_arguments_and_keeps_embedded_resources() {
-    let warden = everything("").await;
+    let warden = start_everything("").await;
     let get = |name: &str, arguments: Value| json!({"name": name, "arguments": arguments});
     assert_eq!(
         text(&warden, "everything__get_prompt", get("args-prompt", json!({"city": "Paris", "state": "Texas"}))).await,
@@ -356,26 +309,6 @@ async fn get_prompt_substitutes_arguments_and_keeps_embedded_resources() {
 }
 
 #[tokio::test]
-async fn a_tool_image_is_summarised_for_the_model_and_kept_for_the_host() {
-    let warden = everything("").await;
-    let rendered = text(&warden, "everything__get-tiny-image", json!({})).await;
-    assert_eq!(
-        rendered,
-        "Here's the image you requested:\n[image image/png: ~4033 bytes]\nThe image above is the MCP logo."
-    );
-    // The raw result still carries the image: 5380 base64 characters, two of
-    // them padding, which decode to 5380 / 4 * 3 - 2 = 4033 bytes (Node's
-    // own decoder agrees).
-    let raw = warden.call_tool("everything__get-tiny-image", json!({})).await.unwrap();
-    let ContentBlock::Other(image) = &raw.content[1] else { panic!("an image block: {raw:?}") };
-    assert_eq!((image["type"].as_str(), image["mimeType"].as_str()), (Some("image"), Some("image/png")));
-    let data = image["data"].as_str().unwrap();
-    assert_eq!(data.len(), 5380);
-    assert_eq!(data.trim_end_matches('=').len() * 3 / 4, 4033);
-    warden.shutdown().await;
-}
-
-#[tokio::test]
 async fn servers_that_claim_only_tools_get_no_wrappers() {
     let root = scratch_dir("wrappers-fs");
     let mut toml = server_table("files", FILESYSTEM.command(&[root.to_str().unwrap()]), "");
@@ -398,50 +331,8 @@ async fn servers_that_claim_only_tools_get_no_wrappers() {
 }
 
 #[tokio::test]
-async fn output_is_cut_at_the_configured_limit_with_a_marker() {
-    // Padding makes get-env's answer long on any machine.
-    // Leak detection is off: an `env` value counts as a secret, and this one
-    // is meant to come back.
-    let padding =
-        format!("env = {{ WARDEN_PADDING = {:?} }}\ndefault_policy = {{ leaks = \"off\" }}\n", "x".repeat(3000));
-    let toml = format!("output_limit_bytes = 1024\n{}", server_table("everything", EVERYTHING.command(&[]), &padding));
-    let warden = start_running(&toml).await;
-
-    // A tool: the model's text is cut, the host's raw result is not.
-    let raw = warden.call_tool("everything__get-env", json!({})).await.unwrap().text();
-    assert!(raw.len() > 3000 && raw.contains(&"x".repeat(3000)), "raw get-env is whole: {} bytes", raw.len());
-    let rendered = warden.call_tool_text("everything__get-env", json!({})).await.unwrap();
-    assert!(!rendered.is_error);
-    assert!(rendered.text.len() <= 1024, "{} bytes", rendered.text.len());
-    assert_eq!(rendered.text, cut_to(&raw, 1024));
-    assert!(rendered.text.ends_with(&format!(" of {} bytes not shown]", raw.len())), "{}", rendered.text);
-
-    // A wrapper: the text it answers is bounded even for `call_tool`.
-    let uri = json!({"uri": "demo://resource/static/document/structure.md"});
-    let structure = everything_doc("structure.md");
-    assert_eq!(structure.len(), 12324);
-    let read = text(&warden, "everything__read_resource", uri.clone()).await;
-    assert_eq!(read.len(), 1024);
-    assert!(read.ends_with("\n[truncated: 11344 of 12324 bytes not shown]"), "{read}");
-    assert_eq!(read, format!("{}\n[truncated: 11344 of 12324 bytes not shown]", &structure[..980]));
-    let raw_read = warden.call_tool("everything__read_resource", uri.clone()).await.unwrap();
-    assert_eq!(raw_read.text(), read);
-    warden.shutdown().await;
-
-    // A limit that falls inside a `│` (3 bytes, 968..971): the cut keeps
-    // whole characters, so the text is 2 bytes short of the limit.
-    let toml = format!("output_limit_bytes = 1014\n{}", server_table("everything", EVERYTHING.command(&[]), ""));
-    let warden = start_running(&toml).await;
-    let read = text(&warden, "everything__read_resource", uri).await;
-    assert_eq!(read, format!("{}\n[truncated: 11356 of 12324 bytes not shown]", &structure[..968]));
-    assert_eq!(read.len(), 1012);
-    assert_eq!(read, cut_to(&structure, 1014));
-    warden.shutdown().await;
-}
-
-#[tokio::test]
 async fn wrapper_misuse_and_unknown_names_are_explained() {
-    let warden = everything("").await;
+    let warden = start_everything("").await;
 
     // Missing or mistyped arguments: a failed tool result the model reads.
     for arguments in [json!({}), json!({"uri": 42})] {

@@ -70,7 +70,7 @@ use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-use super::{ConnectFuture, Connector, EventSink};
+use super::{ConnectFuture, Connection, Connector, EventSink, StderrTail};
 use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::jsonrpc::ErrorCode;
 
@@ -88,8 +88,7 @@ mod tls;
 
 // What the submodules share, named once here for all of them.
 use body::{answers, content_type, error_chain, lock, parse_message};
-use outbound::Kind;
-use session::{Answer, Failure, Session};
+use session::{Answer, Failure, Kind, Session};
 
 /// A hyper client that speaks TLS (rustls, the system's roots) to
 /// `https://` URLs and plain TCP to `http://` ones: the one this transport
@@ -219,6 +218,9 @@ impl HttpConnector {
 impl Connector for HttpConnector {
     fn connect(&self, sink: EventSink) -> ConnectFuture {
         let spec = self.spec.clone();
-        Box::pin(async move { session::open(&spec, sink) })
+        Box::pin(async move {
+            let (session, closer) = session::open(&spec, sink)?;
+            Ok(Connection::new(Box::new(outbound::HttpOutbound::new(session)), closer, StderrTail::default()))
+        })
     }
 }

@@ -1,87 +1,13 @@
-//! Reading what a server answers: JSON bodies, error bodies, media types,
-//! and errors told with their causes.
+//! Small readers shared by the transport's modules: a message from its
+//! text, a response's media type, errors told with their causes.
 
 use std::sync::Mutex;
 
-use http_body_util::{BodyExt, Limited};
-use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
-use serde::Deserialize;
+use hyper::header::{HeaderMap, CONTENT_TYPE};
 
-use super::session::{Answer, Failure, Session};
-use super::{tls, BODY_EXCERPT_CHARS};
+use super::tls;
 use crate::jsonrpc::{Message, RawResponse, RequestId};
 use crate::transport::{excerpt, TransportEvent};
-
-impl Session {
-    pub(super) async fn read_json(
-        &self,
-        body: hyper::body::Incoming,
-        id: &RequestId,
-        initialize: bool,
-        answer: Answer,
-    ) -> Result<Option<TransportEvent>, Failure> {
-        let bytes = Limited::new(body, self.spec.max_message_bytes).collect().await.map_err(|error| {
-            Failure::Plain(format!("reading the answer from {} failed: {}", self.spec.url, error_chain(&*error)))
-        })?;
-        let bytes = bytes.to_bytes();
-        let text = std::str::from_utf8(&bytes)
-            .map_err(|_| Failure::Plain(format!("the answer from {} is not UTF-8", self.spec.url)))?;
-        let event = parse_message(text).map_err(|problem| {
-            Failure::Plain(format!("the answer from {} is not a JSON-RPC message: {problem}", self.spec.url))
-        })?;
-        if initialize {
-            self.note_protocol_version(&event, id);
-        }
-        if answer == Answer::Keep {
-            return Ok(Some(event));
-        }
-        self.deliver(event);
-        Ok(None)
-    }
-
-    /// Remembers the protocol version the initialize result names.
-    pub(super) fn note_protocol_version(&self, event: &TransportEvent, id: &RequestId) {
-        #[derive(Deserialize)]
-        struct Negotiated {
-            #[serde(rename = "protocolVersion")]
-            protocol_version: String,
-        }
-        let negotiated = match event {
-            TransportEvent::Response(RawResponse { id: answered, result }) if answered == id => {
-                serde_json::from_str::<Negotiated>(result.get()).ok()
-            }
-            _ => None,
-        };
-        if let Some(version) = negotiated.and_then(|n| HeaderValue::from_str(&n.protocol_version).ok()) {
-            *lock(&self.protocol_version) = Some(version);
-        }
-    }
-
-    /// At most [`BODY_EXCERPT_CHARS`] of an error body, as text. Only the
-    /// start is read: a proxy's error page can be large.
-    pub(super) async fn error_body(&self, mut body: hyper::body::Incoming) -> String {
-        // Enough bytes for the excerpt even in four-byte characters.
-        const ENOUGH: usize = 4 * BODY_EXCERPT_CHARS + 4;
-        let mut bytes = Vec::new();
-        while bytes.len() < ENOUGH {
-            match body.frame().await {
-                Some(Ok(frame)) => {
-                    if let Ok(chunk) = frame.into_data() {
-                        bytes.extend_from_slice(&chunk);
-                    }
-                }
-                Some(Err(_)) if bytes.is_empty() => return "(the body could not be read)".into(),
-                Some(Err(_)) | None => break,
-            }
-        }
-        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(ENOUGH)]).trim().to_string();
-        if text.is_empty() {
-            "(no body)".into()
-        } else {
-            excerpt(&text, BODY_EXCERPT_CHARS)
-        }
-    }
-}
 
 /// Reads one message as a transport event, successful responses raw.
 pub(super) fn parse_message(text: &str) -> Result<TransportEvent, String> {

@@ -11,12 +11,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use serde::Deserialize;
 use tokio::sync::watch;
 
 use super::body::lock;
-use super::session::Session;
-use crate::jsonrpc::{Message, RequestId};
+use super::session::{Kind, Session};
+use crate::jsonrpc::Message;
 use crate::transport::{Outbound, TransportError};
 
 /// Starts one POST task per message.
@@ -108,35 +107,5 @@ impl Outbound for HttpOutbound {
             drop(accepted);
         });
         Ok(())
-    }
-}
-
-/// What was POSTed, as far as the transport cares.
-#[derive(Debug)]
-pub(super) enum Kind {
-    /// A request: someone waits for the answer with this id.
-    Request { id: RequestId, initialize: bool },
-    /// A notification or a response: expects 202. `initialized` marks
-    /// `notifications/initialized`, after which the GET stream is opened.
-    Other { initialized: bool },
-}
-
-impl Kind {
-    pub(super) fn of(json: &[u8]) -> Kind {
-        #[derive(Deserialize)]
-        struct Envelope<'a> {
-            id: Option<RequestId>,
-            #[serde(borrow)]
-            method: Option<&'a str>,
-        }
-        match serde_json::from_slice::<Envelope<'_>>(json) {
-            Ok(Envelope { id: Some(id), method: Some(method) }) => {
-                Kind::Request { id, initialize: method == "initialize" }
-            }
-            Ok(Envelope { id: None, method }) => {
-                Kind::Other { initialized: method == Some("notifications/initialized") }
-            }
-            _ => Kind::Other { initialized: false },
-        }
     }
 }

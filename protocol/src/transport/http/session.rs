@@ -1,24 +1,27 @@
 //! One Streamable HTTP session: what every POST task of a connection
 //! shares (the session id, the negotiated version, the acknowledgement
-//! barrier, the re-initialisation lock), opening it, and one POST's
-//! exchange with the server.
+//! barrier, the re-initialisation lock), opening it, one POST's exchange
+//! with the server, and reading what it answers; `Kind` says what a POST
+//! carries.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use hyper::{Method, StatusCode, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use serde::Deserialize;
 use tokio::sync::watch;
 
-use super::body::{content_type, error_chain, lock};
-use super::outbound::{self, Kind};
-use super::{abandon, tls, HttpSpec, DELETE_TIMEOUT, HTTP_TRANSPORT_ERROR, SESSION_HEADER, VERSION_HEADER};
-use crate::jsonrpc::{ErrorObject, Message};
-use crate::transport::{Connection, EventSink, StderrTail, TransportError, TransportEvent};
+use super::body::{content_type, error_chain, lock, parse_message};
+use super::{
+    abandon, tls, HttpSpec, BODY_EXCERPT_CHARS, DELETE_TIMEOUT, HTTP_TRANSPORT_ERROR, SESSION_HEADER, VERSION_HEADER,
+};
+use crate::jsonrpc::{ErrorObject, Message, RawResponse, RequestId};
+use crate::transport::{excerpt, Closer, EventSink, TransportError, TransportEvent};
 
 /// Everything the POST tasks of one connection share.
 pub(super) struct Session {
@@ -59,7 +62,7 @@ pub(super) struct Session {
     pub(super) legacy: OnceLock<Uri>,
 }
 
-pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<Connection, TransportError> {
+pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<(Arc<Session>, Closer), TransportError> {
     let unusable = |problem: String| TransportError::Url { url: spec.url.clone(), problem };
     let uri: Uri = spec.url.parse().map_err(|error| unusable(format!("not a valid URL: {error}")))?;
     let https = match uri.scheme_str() {
@@ -106,7 +109,7 @@ pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<Connection, 
             (closer_session.sink)(TransportEvent::Closed { reason: "closed by Warden".into() });
         }
     });
-    Ok(Connection::new(Box::new(outbound::HttpOutbound::new(session)), closer, StderrTail::default()))
+    Ok((session, closer))
 }
 
 /// Why a POST did not produce an answer.
@@ -313,6 +316,108 @@ impl Session {
     pub(super) fn deliver(&self, event: TransportEvent) {
         if !self.closed.load(Ordering::SeqCst) {
             (self.sink)(event);
+        }
+    }
+}
+
+/// Reading what the server answered.
+impl Session {
+    pub(super) async fn read_json(
+        &self,
+        body: hyper::body::Incoming,
+        id: &RequestId,
+        initialize: bool,
+        answer: Answer,
+    ) -> Result<Option<TransportEvent>, Failure> {
+        let bytes = Limited::new(body, self.spec.max_message_bytes).collect().await.map_err(|error| {
+            Failure::Plain(format!("reading the answer from {} failed: {}", self.spec.url, error_chain(&*error)))
+        })?;
+        let bytes = bytes.to_bytes();
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| Failure::Plain(format!("the answer from {} is not UTF-8", self.spec.url)))?;
+        let event = parse_message(text).map_err(|problem| {
+            Failure::Plain(format!("the answer from {} is not a JSON-RPC message: {problem}", self.spec.url))
+        })?;
+        if initialize {
+            self.note_protocol_version(&event, id);
+        }
+        if answer == Answer::Keep {
+            return Ok(Some(event));
+        }
+        self.deliver(event);
+        Ok(None)
+    }
+
+    /// Remembers the protocol version the initialize result names.
+    pub(super) fn note_protocol_version(&self, event: &TransportEvent, id: &RequestId) {
+        #[derive(Deserialize)]
+        struct Negotiated {
+            #[serde(rename = "protocolVersion")]
+            protocol_version: String,
+        }
+        let negotiated = match event {
+            TransportEvent::Response(RawResponse { id: answered, result }) if answered == id => {
+                serde_json::from_str::<Negotiated>(result.get()).ok()
+            }
+            _ => None,
+        };
+        if let Some(version) = negotiated.and_then(|n| HeaderValue::from_str(&n.protocol_version).ok()) {
+            *lock(&self.protocol_version) = Some(version);
+        }
+    }
+
+    /// At most [`BODY_EXCERPT_CHARS`] of an error body, as text. Only the
+    /// start is read: a proxy's error page can be large.
+    pub(super) async fn error_body(&self, mut body: hyper::body::Incoming) -> String {
+        // Enough bytes for the excerpt even in four-byte characters.
+        const ENOUGH: usize = 4 * BODY_EXCERPT_CHARS + 4;
+        let mut bytes = Vec::new();
+        while bytes.len() < ENOUGH {
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(chunk) = frame.into_data() {
+                        bytes.extend_from_slice(&chunk);
+                    }
+                }
+                Some(Err(_)) if bytes.is_empty() => return "(the body could not be read)".into(),
+                Some(Err(_)) | None => break,
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes[..bytes.len().min(ENOUGH)]).trim().to_string();
+        if text.is_empty() {
+            "(no body)".into()
+        } else {
+            excerpt(&text, BODY_EXCERPT_CHARS)
+        }
+    }
+}
+
+/// What was POSTed, as far as the transport cares.
+#[derive(Debug)]
+pub(super) enum Kind {
+    /// A request: someone waits for the answer with this id.
+    Request { id: RequestId, initialize: bool },
+    /// A notification or a response: expects 202. `initialized` marks
+    /// `notifications/initialized`, after which the GET stream is opened.
+    Other { initialized: bool },
+}
+
+impl Kind {
+    pub(super) fn of(json: &[u8]) -> Kind {
+        #[derive(Deserialize)]
+        struct Envelope<'a> {
+            id: Option<RequestId>,
+            #[serde(borrow)]
+            method: Option<&'a str>,
+        }
+        match serde_json::from_slice::<Envelope<'_>>(json) {
+            Ok(Envelope { id: Some(id), method: Some(method) }) => {
+                Kind::Request { id, initialize: method == "initialize" }
+            }
+            Ok(Envelope { id: None, method }) => {
+                Kind::Other { initialized: method == Some("notifications/initialized") }
+            }
+            _ => Kind::Other { initialized: false },
         }
     }
 }
