@@ -70,6 +70,7 @@ fn read_one(path: &Path) -> Result<DropIn, ConfigError> {
         None => stem,
     };
     let table = typed(table, &file, &name)?;
+    crate::kinds::check_server(&table, &file, &name)?;
     let server: ServerConfig = config::Value::new(None, table)
         .try_deserialize()
         .map_err(|error| server_error(&file, &name, super::with_expected_values(error.to_string())))?;

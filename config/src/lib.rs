@@ -67,6 +67,7 @@ mod crash_retry;
 mod daemon;
 mod discovery;
 mod drop_ins;
+mod kinds;
 mod masked;
 mod naming;
 mod profiles;
@@ -259,6 +260,7 @@ impl WardenConfig {
         let built = config::Config::builder().add_source(source).build();
         let mut root = built.and_then(|built| config::Source::collect(&built)).map_err(unreadable)?;
         shapes::normalise(&mut root, file)?;
+        kinds::check_root(&root, file)?;
         let drop_ins = match root.remove("mcp_server_dir").map(|dir| dir.kind) {
             Some(config::ValueKind::String(dir)) => drop_ins::read_dir(Path::new(&dir), file)?,
             Some(other) => {

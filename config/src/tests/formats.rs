@@ -286,3 +286,70 @@ fn type_sse_is_the_legacy_transport() {
     assert_eq!(servers["old"].transport.as_deref(), Some("sse"));
     assert_eq!(servers["old"].url.as_deref(), Some("http://h/sse"));
 }
+
+#[test]
+fn a_value_of_the_wrong_kind_is_an_error_naming_the_field_in_every_shape() {
+    let dir = scratch("kinds");
+    let cases = [
+        (
+            "warden.json",
+            r#"{"mcpServers": {"a": {"command": 5}}}"#,
+            "server 'a': `command` must be a string, not an integer",
+        ),
+        (
+            "warden.json",
+            r#"{"mcpServers": {"a": {"command": "x", "args": ["-v", 2]}}}"#,
+            "server 'a': `args` must be a list of strings, but item 1 is an integer",
+        ),
+        (
+            "warden.json",
+            r#"{"servers": {"a": {"command": "x", "env": {"TOKEN": 12}}}}"#,
+            "server 'a': `env` `TOKEN` must be a string, not an integer",
+        ),
+        (
+            "warden.yaml",
+            "mcp_servers:\n  - name: a\n    command: x\n    inherit_env: \"no\"\n",
+            "server 'a': `inherit_env` must be true or false, not a string",
+        ),
+        (
+            "warden.toml",
+            "[servers.a]\ncommand = \"x\"\nstartup_timeout_secs = \"30\"\n",
+            "server 'a': `startup_timeout_secs` must be a number, not a string",
+        ),
+        (
+            "warden.toml",
+            "[servers.a]\ncommand = \"x\"\nmax_restarts = 2.5\n",
+            "server 'a': `max_restarts` must be a whole number, not a number",
+        ),
+        (
+            "warden.toml",
+            "call_timeout_secs = \"60\"\n[servers.a]\ncommand = \"x\"\n",
+            "`call_timeout_secs` must be a number, not a string",
+        ),
+        (
+            "warden.json",
+            r#"{"daemon": {"log_files": "3"}, "servers": {}}"#,
+            "`daemon.log_files` must be a whole number, not a string",
+        ),
+        (
+            "warden.yaml",
+            "security:\n  auto_approve: 1\n",
+            "`security.auto_approve` must be true or false, not an integer",
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let path = write(&dir, name, text);
+        let error = error_of(&path);
+        assert!(error.starts_with(&format!("config file '{}'", path.display())), "{error}");
+        assert!(error.ends_with(expected), "{name} {text}\n  got: {error}\n  expected the end: {expected}");
+    }
+    // A drop-in is checked the same way, and names itself.
+    let main = write(&dir, "main.toml", "mcp_server_dir = \"servers.d\"\n");
+    let drop_in = write(&dir, "servers.d/b.json", r#"{"command": ["npx"]}"#);
+    let error = error_of(&main);
+    assert_eq!(
+        error,
+        format!("config file '{}', server 'b': `command` must be a string, not a list", drop_in.display())
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
