@@ -6,6 +6,13 @@
 //! instead. The binary stays thin: parse arguments, set up logging, hand
 //! over to [`commands`].
 //!
+//! The modules: [`cli`] (the arguments), [`commands`] (each command, in
+//! process or through the daemon), [`client`] (finding, starting and
+//! talking to the daemon), [`daemon`] (`warden serve`: admission and the
+//! **token check**, connections, ops, the log), [`render`] (what a command
+//! prints), [`advice`] (the `warden` commands that help after a library
+//! error), [`usage`] (mistakes that exit 2).
+//!
 //! Exit codes: 0 success; 1 the call or a server failed (a tool result with
 //! `isError` included); 2 bad usage or a bad config.
 

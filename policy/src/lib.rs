@@ -1,8 +1,8 @@
 //! Warden's rules, as pure functions: no I/O, no async, no actors.
 //!
 //! Everything here can be tested with plain `#[test]`s and reused by any
-//! face of Warden (embedded, daemon, CLI). Today it holds tool naming, what
-//! the model sees, and leak detection:
+//! face of Warden (embedded, daemon, CLI): tool naming, policy precedence,
+//! approval decisions, what the model sees, and leak detection:
 //!
 //! - [`validate_server_name`]: which server names are allowed, and why.
 //! - [`namespaced_tool_name`]: how a server's tool becomes `server__tool`, a
@@ -15,9 +15,18 @@
 //!   [`render_prompt_list`], [`render_prompt`] and [`truncate`]: what the model
 //!   sees of a server's answers — text kept, binary summarised, output bounded.
 //! - [`LeakScanner`]: finds and redacts the secrets Warden handed to servers
-//!   ([`KnownSecret`]) and well-known token shapes in text and JSON.
+//!   ([`KnownSecret`]) and well-known token shapes in text and JSON
+//!   (`leaks.rs`: **the leak scan**).
+//! - [`resolve_policy`] (`tool_policy.rs`): **policy resolution** — a tool's
+//!   risk, approval, timeout and leak action, field by field from the
+//!   layers (tool override, server default, annotations, Warden's default),
+//!   each remembering where it came from.
+//! - [`approval_need`] and [`Grant`] (`approval.rs`): whether a call needs a
+//!   person, given auto-approval and the grants in force.
+//! - [`ToolPatterns`] (`patterns.rs`): `*`, `?` and `[..]` over tool names,
+//!   for allowlists, grants and profiles.
 //!
-//! Tool policies, approval rules and allowlists join it.
+//! The call path that applies them is `warden_actors`' `call.rs`.
 
 mod approval;
 mod leaks;

@@ -17,7 +17,9 @@
 //!   I/O. [`StdioConnector`] spawns a child process; [`HttpConnector`]
 //!   POSTs each message to a Streamable HTTP endpoint (or speaks the
 //!   legacy HTTP+SSE transport to a server that predates it);
-//!   [`memory_pair`] gives tests a scripted peer.
+//!   [`memory_pair`] gives tests a scripted peer. A stdio server's stderr
+//!   reaches the log within a per-server budget (`stderr_budget.rs`); the
+//!   HTTP transport's files are listed in `transport/http.rs`.
 //! - [`sse`](SseParser): an incremental `text/event-stream` parser for
 //!   Streamable HTTP, keeping the last event id and `retry` interval a
 //!   resuming client needs. An oversized event is reported and skipped.
