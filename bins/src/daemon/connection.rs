@@ -68,7 +68,7 @@ impl Answer {
     }
 }
 
-/// Where a connection stands with [`Admission`].
+/// Where a connection stands with [`Admission`](super::admission::Admission).
 enum Standing {
     /// No request with the token yet: it must send one before `by`.
     Unproven { arrival: Arrival, by: Instant },
