@@ -71,6 +71,8 @@ mod kinds;
 mod masked;
 mod naming;
 mod profiles;
+#[cfg(test)]
+mod properties;
 mod security;
 mod server;
 mod shapes;

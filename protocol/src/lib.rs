@@ -31,6 +31,8 @@ mod bridge;
 mod framing;
 mod jsonrpc;
 mod mcp;
+#[cfg(test)]
+mod properties;
 mod sse;
 mod transport;
 
