@@ -417,3 +417,33 @@ fn sigterm_and_sigint_shut_the_daemon_down_gracefully() {
     let log = std::fs::read_to_string(home.dir.join("daemon.log")).unwrap();
     assert!(log.contains("shutting down: SIGINT received"), "{log}");
 }
+
+#[test]
+fn a_daemon_killed_with_calls_in_flight_fails_them_at_once_and_leaves_no_server_behind() {
+    let home = Home::with_test_server("daemon-sigkill", "");
+    let daemon = home.start_daemon();
+    let server = home.pid_of("test");
+    // Three calls in flight on their own connections.
+    let mut waiting = Vec::new();
+    for _ in 0..3 {
+        let (mut connection, _) = home.connect();
+        connection.send_request(json!({"op": "call_tool", "name": "test__sleep", "args": {"ms": 30_000}}));
+        waiting.push(connection);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let killed = Instant::now();
+    unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
+    for connection in &mut waiting {
+        assert_eq!(connection.answer(), None, "the connection ends with the daemon, not after the call's 30 s");
+    }
+    assert!(killed.elapsed() < Duration::from_secs(5), "callers learned at once: {:?}", killed.elapsed());
+    // The server dies with its daemon (it is told by the kernel, not by the
+    // daemon, which had no chance to say anything).
+    assert!(wait_until_gone(server, Duration::from_secs(10)), "server {server} outlived its daemon");
+    assert!(home.daemon_processes().is_empty());
+
+    // The next command starts a new daemon, with a new server.
+    assert_eq!(home.call("test__echo", r#"{"message":"after"}"#), "after");
+    assert_ne!(home.daemon_pid(), daemon);
+    assert_ne!(home.pid_of("test"), server);
+}
