@@ -209,3 +209,32 @@ async fn a_refresh_the_server_refuses_keeps_the_tools_it_had() {
     assert_eq!(names(&warden), ["srv__add", "srv__echo"]);
     warden.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_duplicate_answer_is_ignored_and_never_reaches_another_caller() {
+    let (warden, mut peer) = running(settings(), tools(&["echo"])).await;
+    let first = warden.call_tool("srv__echo", json!({"message": "first"}));
+    let second = warden.call_tool("srv__echo", json!({"message": "second"}));
+    let serve = async {
+        let a = next_request(&mut peer, "tools/call").await;
+        let b = next_request(&mut peer, "tools/call").await;
+        let (a, b) = if arguments(&a)["message"] == "first" { (a, b) } else { (b, a) };
+        reply(&peer, &a, text_result("answer to first"));
+        // The same id again, and an answer shaped for the other call: both
+        // are late, neither may be taken for the second call.
+        reply(&peer, &a, text_result("duplicate of first"));
+        peer.send(Message::result(a.id.clone(), text_result("answer to second?")));
+        reply(&peer, &b, text_result("answer to second"));
+    };
+    let (first, second, ()) = tokio::join!(first, second, serve);
+    assert_eq!(first.unwrap().text(), "answer to first");
+    assert_eq!(second.unwrap().text(), "answer to second");
+    // The server is fine and the next call gets its own answer.
+    let (third, ()) = tokio::join!(warden.call_tool("srv__echo", json!({"message": "third"})), async {
+        let c = next_request(&mut peer, "tools/call").await;
+        reply(&peer, &c, text_result("answer to third"));
+    });
+    assert_eq!(third.unwrap().text(), "answer to third");
+    assert_eq!(status(&warden, SRV).state, ServerState::Running);
+    warden.shutdown().await;
+}
