@@ -21,7 +21,8 @@
 //! 2. **Admit** ([`admit`]) — the agent's allowlist, leak detection on the
 //!    arguments (a secret about to leave stops the call), then approval:
 //!    decided here from the PolicyGate's published view when no person is
-//!    needed; otherwise one request to the gate, which asks the approver.
+//!    needed; otherwise one request to the gate, which asks the approver
+//!    (dropping the call while it waits withdraws the request).
 //! 3. **Attempt** ([`attempt`]) — send to the server's actor and wait,
 //!    within the call's deadline: through restarts (the snapshot says
 //!    `restarting`: wait for the next one), repeating a call that never

@@ -84,8 +84,17 @@ pub enum GateMsg {
     RequestApproval {
         /// The call.
         call: ApprovalRequest,
+        /// The caller's own number for it, to withdraw it by.
+        ticket: u64,
         /// Gets the outcome.
         reply: RpcReplyPort<ApprovalOutcome>,
+    },
+    /// The caller of the request with this ticket stopped waiting (its call
+    /// was dropped): the request is withdrawn, so no approver is left
+    /// holding it and no queue lists it.
+    Withdraw {
+        /// The caller's number for the request.
+        ticket: u64,
     },
     /// An approver answered request `id` (or it timed out: `None`).
     Answered {
@@ -127,7 +136,19 @@ pub struct GateState {
     view: GateView,
     next_id: u64,
     /// Requests waiting for an answer.
-    waiting: HashMap<u64, (ApprovalRequest, RpcReplyPort<ApprovalOutcome>)>,
+    waiting: HashMap<u64, Waiting>,
+    /// Caller's ticket → request id, for [`GateMsg::Withdraw`].
+    tickets: HashMap<u64, u64>,
+}
+
+/// One request waiting for its answer.
+struct Waiting {
+    call: ApprovalRequest,
+    ticket: u64,
+    reply: RpcReplyPort<ApprovalOutcome>,
+    /// Holds the answer's receiving end until the approval timeout; aborted
+    /// on withdrawal, which shows the approver the request is abandoned.
+    timer: tokio::task::JoinHandle<()>,
 }
 
 impl Actor for PolicyGate {
@@ -143,6 +164,7 @@ impl Actor for PolicyGate {
             view: GateView::default(),
             next_id: 1,
             waiting: HashMap::new(),
+            tickets: HashMap::new(),
         })
     }
 
@@ -153,7 +175,8 @@ impl Actor for PolicyGate {
         state: &mut GateState,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            GateMsg::RequestApproval { call, reply } => state.request(&myself, call, reply),
+            GateMsg::RequestApproval { call, ticket, reply } => state.request(&myself, call, ticket, reply),
+            GateMsg::Withdraw { ticket } => state.withdraw(ticket),
             GateMsg::Answered { id, answer } => state.answered(id, answer),
             GateMsg::AttachApprover(approver) => state.approver = approver,
             GateMsg::SetSessionAutoApprove(on) => {
@@ -180,7 +203,13 @@ impl Actor for PolicyGate {
 }
 
 impl GateState {
-    fn request(&mut self, myself: &ActorRef<GateMsg>, mut call: ApprovalRequest, reply: RpcReplyPort<ApprovalOutcome>) {
+    fn request(
+        &mut self,
+        myself: &ActorRef<GateMsg>,
+        mut call: ApprovalRequest,
+        ticket: u64,
+        reply: RpcReplyPort<ApprovalOutcome>,
+    ) {
         let Some(approver) = self.approver.clone() else {
             tracing::warn!(tool = %call.tool, agent = ?call.agent, "approval needed, no approver attached: denied");
             let _ = reply.send(ApprovalOutcome::NoApprover);
@@ -193,10 +222,9 @@ impl GateState {
         let request = call.clone();
         tracing::info!(id, tool = %call.tool, agent = ?call.agent, reason = %call.reason, "approval requested");
         let (answer, receiver) = ApprovalAnswer::new();
-        self.waiting.insert(id, (call, reply));
         let timeout = self.approval_timeout;
         let gate = myself.clone();
-        tokio::spawn(async move {
+        let timer = tokio::spawn(async move {
             let answer = match tokio::time::timeout(timeout, receiver).await {
                 Ok(Ok(answer)) => Some(answer),
                 // Dropped without a word: a denial now, not a timeout later
@@ -209,13 +237,24 @@ impl GateState {
             };
             let _ = gate.cast(GateMsg::Answered { id, answer });
         });
+        self.waiting.insert(id, Waiting { call, ticket, reply, timer });
+        self.tickets.insert(ticket, id);
         // The approver may answer from inside this call; the answer goes
         // through the task above and comes back as a message.
         approver.request(request, answer);
     }
 
+    fn withdraw(&mut self, ticket: u64) {
+        let Some(id) = self.tickets.remove(&ticket) else { return };
+        if let Some(waiting) = self.waiting.remove(&id) {
+            tracing::info!(id, tool = %waiting.call.tool, "approval request withdrawn: its caller stopped waiting");
+            waiting.timer.abort();
+        }
+    }
+
     fn answered(&mut self, id: u64, answer: Option<(ApprovalDecision, String)>) {
-        let Some((call, reply)) = self.waiting.remove(&id) else { return };
+        let Some(Waiting { call, ticket, reply, .. }) = self.waiting.remove(&id) else { return };
+        self.tickets.remove(&ticket);
         let outcome = match answer {
             None => {
                 tracing::warn!(id, tool = %call.tool, "approval not answered in time: denied");

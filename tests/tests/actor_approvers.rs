@@ -236,3 +236,26 @@ async fn a_hosts_own_actor_can_be_the_approver() {
     assert!(matches!(error, CallError::ApprovalDenied { .. }), "{error}");
     warden.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_while_it_waits_for_approval_leaves_the_queue_and_never_runs() {
+    let (warden, mut peer) = policed(PolicyRules::default(), settings(), tools(&["write"])).await;
+    let queue = ApprovalQueue::new();
+    warden.attach_approver(Arc::new(queue.clone()));
+    let call = warden.call_tool("srv__write", json!({"file": "a.txt"}));
+    let (dropped, pending) = tokio::join!(tokio::time::timeout(Duration::from_secs(5), call), waiting(&queue, 1));
+    assert!(dropped.is_err(), "the call was still waiting for a person when it was dropped");
+    let id = pending[0].id;
+    // Withdrawn at once, long before the approval timeout (300 s).
+    let dropped_at = tokio::time::Instant::now();
+    within("the request leaves the queue", async {
+        while !queue.is_empty() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    assert!(dropped_at.elapsed() < Duration::from_secs(1), "withdrawn after {:?}", dropped_at.elapsed());
+    assert_eq!(queue.answer(id, ApprovalDecision::Approve, "bob").unwrap_err(), QueueError::NoSuchRequest(id));
+    assert_silent(&mut peer).await;
+    warden.shutdown().await;
+}

@@ -17,6 +17,22 @@ use crate::approver::ApprovalRequest;
 use crate::error::CallError;
 use crate::policy_gate::{ApprovalOutcome, GateMsg, GateView};
 use crate::policy_rules::{AgentRules, PolicyRules};
+use crate::server_actor::fresh_ticket;
+
+/// Withdraws the approval request with `ticket` unless disarmed.
+struct WithdrawOnDrop<'a> {
+    gate: &'a ActorRef<GateMsg>,
+    ticket: u64,
+    armed: bool,
+}
+
+impl Drop for WithdrawOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self.gate.cast(GateMsg::Withdraw { ticket: self.ticket });
+        }
+    }
+}
 
 /// Refuses a tool outside `agent`'s allowlist (no agent: the host itself,
 /// which may use every tool).
@@ -106,7 +122,12 @@ pub(crate) async fn admit(
         reason: reason.clone(),
         requested_at: std::time::SystemTime::now(),
     };
-    let outcome = gate.call(|reply| GateMsg::RequestApproval { call, reply }, None).await;
+    // Dropped while waiting (the caller gave up), the guard withdraws the
+    // request, so no queue goes on listing a call nobody waits for.
+    let ticket = fresh_ticket();
+    let mut withdraw = WithdrawOnDrop { gate, ticket, armed: true };
+    let outcome = gate.call(|reply| GateMsg::RequestApproval { call, ticket, reply }, None).await;
+    withdraw.armed = false;
     match outcome {
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Approved { .. })) => Ok(()),
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Denied { by, reason })) => {
