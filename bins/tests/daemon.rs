@@ -447,3 +447,24 @@ fn a_daemon_killed_with_calls_in_flight_fails_them_at_once_and_leaves_no_server_
     assert_ne!(home.daemon_pid(), daemon);
     assert_ne!(home.pid_of("test"), server);
 }
+
+#[test]
+fn a_command_waiting_on_a_stopped_daemon_says_what_it_waits_for() {
+    let home = Home::with_test_server("daemon-sigstop", "");
+    let daemon = home.start_daemon();
+    unsafe { libc::kill(daemon as i32, libc::SIGSTOP) };
+    let mut status = home.command(&["status", "--config"]);
+    let child = status.arg(&home.config).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let child = child.spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(11));
+    unsafe { libc::kill(daemon as i32, libc::SIGCONT) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!("still waiting for the warden daemon (pid {daemon}) to answer")),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("Ctrl-C stops waiting"));
+    assert!(stdout(&output).contains("test"), "{}", stdout(&output));
+}

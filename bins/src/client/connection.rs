@@ -21,6 +21,12 @@ pub(crate) struct Client {
     proven: bool,
 }
 
+/// How long an answer is waited for before the CLI says it is waiting.
+const WAIT_NOTICE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How often it says so again while the wait goes on.
+const WAIT_NOTICE_AGAIN: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The longest first line the daemon reads from a connection that has not
 /// sent its token yet (`daemon::admission`).
 const MAX_FIRST_LINE_BYTES: usize = 1024 * 1024;
@@ -59,7 +65,7 @@ impl Client {
         }
         self.writer.write_all(line.as_bytes()).await?;
         let mut answer = String::new();
-        if self.reader.read_line(&mut answer).await? == 0 {
+        if self.read_answer(&mut answer).await? == 0 {
             return Err(ClientError::Io(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
                 "it closed the connection without answering",
@@ -68,6 +74,24 @@ impl Client {
         let answer = BridgeResponse::parse(&answer).map_err(|error| ClientError::BadAnswer(error.to_string()))?;
         self.proven = true;
         answer.into_result().map_err(ClientError::Bridge)
+    }
+
+    /// Reads one answer line. Nothing waits silently: a wait past
+    /// [`WAIT_NOTICE`] says, on stderr, what is awaited and how to stop.
+    async fn read_answer(&mut self, answer: &mut String) -> std::io::Result<usize> {
+        let read = self.reader.read_line(answer);
+        tokio::pin!(read);
+        let mut notice = tokio::time::interval_at(tokio::time::Instant::now() + WAIT_NOTICE, WAIT_NOTICE_AGAIN);
+        loop {
+            tokio::select! {
+                read = &mut read => return read,
+                _ = notice.tick() => eprintln!(
+                    "still waiting for the warden daemon (pid {}) to answer: the call may be running or waiting for \
+                     approval (`warden approvals` lists those); Ctrl-C stops waiting, and the daemon finishes the call",
+                    self.lockfile.pid
+                ),
+            }
+        }
     }
 
     /// Like [`Client::request`], decoding the result as `T`.
