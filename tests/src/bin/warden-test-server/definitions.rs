@@ -29,6 +29,17 @@ pub(crate) fn builtin_tool_definition(name: &str) -> Option<Value> {
             object_schema(json!({"steps": {"type": "integer"}, "ms": {"type": "integer"}}), &["steps"]),
         ),
         "meta" => tool("meta", "Answers with the request's `_meta` as JSON.", no_arguments()),
+        "record" | "record_safe" => {
+            let schema = object_schema(
+                json!({"file": {"type": "string"}, "id": {"type": "string"}, "ms": {"type": "integer"}}),
+                &["file", "id"],
+            );
+            let mut record = tool(name, "Appends `id` to `file`, waits `ms`, answers `recorded <id>`.", schema);
+            if name == "record_safe" {
+                record["annotations"] = json!({"idempotentHint": true});
+            }
+            record
+        }
         "sleep" => {
             let mut sleep = tool(
                 "sleep",

@@ -85,6 +85,9 @@
 //!   <steps>"}` for i = 1..steps, `ms` apart (default 10) — only when the
 //!   request's `_meta` has a `progressToken` — then text `<steps> steps`.
 //! * `meta {}`: text: the request's `_meta` as JSON (`null` without one).
+//! * `record {file, id, ms?}` and `record_safe` (annotated idempotent):
+//!   append `id` to `file` in one write, wait `ms`, answer `recorded <id>`,
+//!   so a test counts executions on the server's side across crashes.
 //!
 //! Not served until `notify` runs (or `--list-changed-after-initialized`):
 //!

@@ -70,6 +70,7 @@ pub(crate) async fn call_tool(server: &Server, call: &Call) -> Value {
         "cancellations" => Ok(tool_cancellations(server)),
         "progress" => tool_progress(server, args, meta).await,
         "meta" => Ok(text_result(&meta.to_string())),
+        "record" | "record_safe" => tool_record(args).await,
         LATE_TOOL => Ok(text_result("late")),
         // `start_tool_call` checked that the name is served: it is an extra tool.
         extra => Ok(text_result(&format!("extra {extra}"))),
@@ -268,4 +269,21 @@ pub(crate) fn required_number<'a>(args: &'a Args, name: &str) -> Result<&'a Numb
 
 pub(crate) fn required_u64(args: &Args, name: &str) -> Result<u64, String> {
     required(args, name)?.as_u64().ok_or_else(|| format!("argument `{name}` must be a non-negative integer"))
+}
+
+/// Appends `id` to `file` (one line, in one write, so executions are counted
+/// on the server's side across crashes and restarts), waits `ms`, then
+/// answers `recorded <id>`.
+pub(crate) async fn tool_record(args: &Args) -> Result<Value, String> {
+    let file = required_str(args, "file")?;
+    let id = required_str(args, "id")?;
+    let ms = optional(args, "ms").map_or(Some(0), Value::as_u64).ok_or("argument `ms` must be an integer")?;
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .map_err(|error| format!("cannot open {file}: {error}"))?;
+    log.write_all(format!("{id}\n").as_bytes()).map_err(|error| format!("cannot write {file}: {error}"))?;
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok(text_result(&format!("recorded {id}")))
 }

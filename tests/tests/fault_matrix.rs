@@ -1,0 +1,276 @@
+//! The fault matrix (issue 19), its first rows: each fault is done to a
+//! real test-server process while calls are in flight through the embedded
+//! handle, and every call is accounted for — answered ok, answered with an
+//! error, lost (no answer within its deadline + 1 s), duplicated (a call
+//! to a tool that is not safe to repeat, executed twice: counted on the
+//! server's side, in a file the server appends each execution to), or
+//! mixed (an answer that belongs to another call). The goal in every row:
+//! 0 lost, 0 duplicated, 0 mixed, and every error saying what happened.
+//!
+//! `cargo test -p warden-tests --test fault_matrix -- --nocapture` prints
+//! the table.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use warden_actors::{CallOptions, PolicyRules, ServerSettings, ServerSpec, Warden};
+use warden_protocol::{StdioConnector, StdioSpec};
+use warden_tests::{bins, scratch_dir};
+
+/// Each call's own timeout.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One row of the table.
+#[derive(Debug, Default)]
+struct Row {
+    fault: &'static str,
+    made: usize,
+    ok: usize,
+    errors: usize,
+    lost: usize,
+    duplicated: usize,
+    mixed: usize,
+    /// From the fault to the next successful call.
+    recovery: Option<Duration>,
+    /// What the errors said, each once.
+    said: Vec<String>,
+}
+
+/// Warden with the test server as `test`, started with `args`.
+async fn warden_with(args: &[&str]) -> Warden {
+    let mut server_args = vec!["--tools".to_string(), "record,record_safe,sleep,garbage,stderr,pid".to_string()];
+    server_args.extend(args.iter().map(|arg| arg.to_string()));
+    let spec = StdioSpec::new("test", bins::test_server().display().to_string(), server_args);
+    let settings = ServerSettings {
+        call_timeout: CALL_TIMEOUT,
+        first_restart_delay: Duration::from_millis(200),
+        ..ServerSettings::default()
+    };
+    let connector = Arc::new(StdioConnector::new(spec));
+    let server = ServerSpec { name: "test".into(), connector, settings };
+    let rules = PolicyRules::default().with_auto_approve(true);
+    let warden = Warden::builder().servers(vec![server]).rules(rules).start().await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(20), warden.settled()).await.expect("the server settles");
+    warden
+}
+
+/// One call to make, and the text of its own answer.
+struct Planned {
+    tool: &'static str,
+    arguments: Value,
+    expected: String,
+    options: CallOptions,
+}
+
+/// `record` (not safe to repeat) or `record_safe` (idempotent) of `id`.
+fn record(tool: &'static str, file: &Path, id: &str, ms: u64) -> Planned {
+    let arguments = json!({"file": file, "id": id, "ms": ms});
+    Planned { tool, arguments, expected: format!("recorded {id}"), options: CallOptions::default() }
+}
+
+/// Makes every call at once and counts what came back.
+async fn run(warden: &Warden, row: &mut Row, calls: Vec<Planned>) {
+    row.made += calls.len();
+    let tasks: Vec<_> = calls
+        .into_iter()
+        .map(|call| {
+            let warden = warden.clone();
+            tokio::spawn(async move {
+                let name = format!("test__{}", call.tool);
+                let limit = CALL_TIMEOUT + Duration::from_secs(1);
+                let outcome = tokio::time::timeout(limit, warden.call(&name, call.arguments, call.options)).await;
+                (outcome, call.expected)
+            })
+        })
+        .collect();
+    for task in tasks {
+        let (outcome, expected) = task.await.expect("a call task ran");
+        let said = match outcome {
+            Err(_) => {
+                row.lost += 1;
+                continue;
+            }
+            Ok(Err(error)) => error.to_string(),
+            Ok(Ok(result)) if result.is_error() => result.text(),
+            Ok(Ok(result)) if result.text() == expected => {
+                row.ok += 1;
+                continue;
+            }
+            Ok(Ok(result)) => {
+                row.mixed += 1;
+                format!("answered {:?} where {expected:?} was due", result.text())
+            }
+        };
+        row.errors += usize::from(!said.starts_with("answered "));
+        // Errors name their call; strip the tool so alike errors group.
+        let said = said.replace("'test__record_safe'", "'…'").replace("'test__record'", "'…'");
+        if !row.said.contains(&said) {
+            row.said.push(said);
+        }
+    }
+}
+
+/// How many of `ids` the server executed more than once.
+fn executed_twice(file: &Path, ids: &[String]) -> usize {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for line in text.lines() {
+        *counts.entry(line).or_default() += 1;
+    }
+    ids.iter().filter(|id| counts.get(id.as_str()).copied().unwrap_or(0) > 1).count()
+}
+
+/// Waits for the next successful call; how long after `since` it came.
+async fn recovered(warden: &Warden, since: Instant) -> Option<Duration> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if warden.call_tool("test__pid", json!({})).await.is_ok_and(|result| !result.is_error()) {
+            return Some(since.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    None
+}
+
+fn server_pid(warden: &Warden) -> i32 {
+    warden.status()[0].pid.expect("a stdio server has a pid") as i32
+}
+
+async fn sigkill_mid_call(file: &Path) -> Row {
+    let mut row = Row { fault: "server SIGKILL mid-call", ..Row::default() };
+    let warden = warden_with(&[]).await;
+    let plain: Vec<String> = (0..20).map(|n| format!("kill-plain-{n}")).collect();
+    let safe: Vec<String> = (0..20).map(|n| format!("kill-safe-{n}")).collect();
+    let mut calls: Vec<Planned> = plain.iter().map(|id| record("record", file, id, 500)).collect();
+    calls.extend(safe.iter().map(|id| record("record_safe", file, id, 500)));
+    let pid = server_pid(&warden);
+    let killer = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        Instant::now()
+    });
+    run(&warden, &mut row, calls).await;
+    let killed_at = killer.await.unwrap();
+    row.recovery = recovered(&warden, killed_at).await;
+    row.duplicated = executed_twice(file, &plain);
+    warden.shutdown().await;
+    row
+}
+
+async fn garbage_between_answers(file: &Path) -> Row {
+    let mut row = Row { fault: "garbage lines between answers", ..Row::default() };
+    let warden = warden_with(&["--garbage-at-start"]).await;
+    let ids: Vec<String> = (0..30).map(|n| format!("garbage-{n}")).collect();
+    let mut calls: Vec<Planned> = ids.iter().map(|id| record("record", file, id, 20)).collect();
+    for _ in 0..10 {
+        let options = CallOptions::default();
+        calls.push(Planned { tool: "garbage", arguments: json!({}), expected: "after garbage".into(), options });
+    }
+    run(&warden, &mut row, calls).await;
+    row.duplicated = executed_twice(file, &ids);
+    warden.shutdown().await;
+    row
+}
+
+async fn hang_mid_call(file: &Path) -> Row {
+    let mut row = Row { fault: "server hangs mid-call (timeout 0.5 s)", ..Row::default() };
+    let warden = warden_with(&[]).await;
+    let ids: Vec<String> = (0..20).map(|n| format!("hang-{n}")).collect();
+    let mut calls: Vec<Planned> = ids.iter().map(|id| record("record", file, id, 20)).collect();
+    for _ in 0..5 {
+        let options = CallOptions::default().timeout(Duration::from_millis(500));
+        calls.push(Planned { tool: "sleep", arguments: json!({"ms": 60_000}), expected: String::new(), options });
+    }
+    let started = Instant::now();
+    run(&warden, &mut row, calls).await;
+    row.recovery = recovered(&warden, started).await;
+    row.duplicated = executed_twice(file, &ids);
+    warden.shutdown().await;
+    row
+}
+
+async fn sigstop_then_sigcont(file: &Path) -> Row {
+    let mut row = Row { fault: "server SIGSTOP, SIGCONT after 1 s", ..Row::default() };
+    let warden = warden_with(&[]).await;
+    let ids: Vec<String> = (0..20).map(|n| format!("stop-{n}")).collect();
+    let calls: Vec<Planned> = ids.iter().map(|id| record("record", file, id, 50)).collect();
+    let pid = server_pid(&warden);
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let waker = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        Instant::now()
+    });
+    run(&warden, &mut row, calls).await;
+    let continued_at = waker.await.unwrap();
+    row.recovery = recovered(&warden, continued_at).await;
+    row.duplicated = executed_twice(file, &ids);
+    warden.shutdown().await;
+    row
+}
+
+async fn stderr_flood(file: &Path) -> Row {
+    let mut row = Row { fault: "stderr flood (200,000 lines)", ..Row::default() };
+    let warden = warden_with(&[]).await;
+    let ids: Vec<String> = (0..20).map(|n| format!("flood-{n}")).collect();
+    let mut calls: Vec<Planned> = ids.iter().map(|id| record("record", file, id, 50)).collect();
+    let options = CallOptions::default();
+    calls.push(Planned {
+        tool: "stderr",
+        arguments: json!({"lines": 200_000}),
+        expected: "wrote 200000 lines".into(),
+        options,
+    });
+    run(&warden, &mut row, calls).await;
+    row.duplicated = executed_twice(file, &ids);
+    warden.shutdown().await;
+    row
+}
+
+fn print(rows: &[Row]) {
+    println!(
+        "\n{:<40} {:>6} {:>6} {:>6} {:>5} {:>11} {:>6} {:>10}",
+        "fault", "calls", "ok", "error", "lost", "duplicated", "mixed", "recovery"
+    );
+    for row in rows {
+        let recovery = row.recovery.map_or("-".to_string(), |time| format!("{:.0} ms", time.as_secs_f64() * 1e3));
+        println!(
+            "{:<40} {:>6} {:>6} {:>6} {:>5} {:>11} {:>6} {:>10}",
+            row.fault, row.made, row.ok, row.errors, row.lost, row.duplicated, row.mixed, recovery
+        );
+        for said in &row.said {
+            println!("    error: {said}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_fault_loses_duplicates_or_mixes_up_a_call() {
+    let dir = scratch_dir("fault-matrix");
+    let rows = vec![
+        sigkill_mid_call(&dir.join("sigkill.log")).await,
+        garbage_between_answers(&dir.join("garbage.log")).await,
+        hang_mid_call(&dir.join("hang.log")).await,
+        sigstop_then_sigcont(&dir.join("sigstop.log")).await,
+        stderr_flood(&dir.join("flood.log")).await,
+    ];
+    print(&rows);
+    for row in &rows {
+        assert_eq!((row.lost, row.duplicated, row.mixed), (0, 0, 0), "{}: {row:?}", row.fault);
+        assert_eq!(row.ok + row.errors, row.made, "{}: every call answered once", row.fault);
+    }
+    // What each fault must look like to the callers.
+    let [kill, garbage, hang, stop, flood] = &rows[..] else { unreachable!() };
+    assert_eq!(kill.ok, 20, "the 20 calls safe to repeat were repeated on the restarted server: {kill:?}");
+    assert_eq!(kill.errors, 20, "the 20 others were not, and say so: {kill:?}");
+    assert!(kill.said.iter().all(|said| said.contains("crashed while running '…'")), "{:?}", kill.said);
+    assert!(kill.recovery.is_some_and(|time| time < Duration::from_secs(3)), "{kill:?}");
+    assert_eq!((garbage.ok, garbage.errors), (40, 0), "{garbage:?}");
+    assert_eq!((hang.ok, hang.errors), (20, 5), "{hang:?}");
+    assert!(hang.said.iter().all(|said| said.starts_with("'test__sleep' timed out after 0.5 s")), "{:?}", hang.said);
+    assert_eq!((stop.ok, stop.errors), (20, 0), "{stop:?}");
+    assert_eq!((flood.ok, flood.errors), (21, 0), "{flood:?}");
+}
