@@ -4,7 +4,9 @@
 //! error, lost (no answer within its deadline + 1 s), duplicated (a call
 //! to a tool that is not safe to repeat, executed twice: counted on the
 //! server's side, in a file the server appends each execution to), or
-//! mixed (an answer that belongs to another call). The goal in every row:
+//! mixed (an answer that belongs to another call). A server that never
+//! comes up has no recovery time: its row shows what the calls were told.
+//! The goal in every row:
 //! 0 lost, 0 duplicated, 0 mixed, and every error saying what happened.
 //!
 //! `cargo test -p warden-tests --test fault_matrix -- --nocapture` prints
@@ -46,6 +48,7 @@ async fn warden_with(args: &[&str]) -> Warden {
     let spec = StdioSpec::new("test", bins::test_server().display().to_string(), server_args);
     let settings = ServerSettings {
         call_timeout: CALL_TIMEOUT,
+        startup_timeout: Duration::from_secs(2),
         first_restart_delay: Duration::from_millis(200),
         ..ServerSettings::default()
     };
@@ -230,6 +233,18 @@ async fn stderr_flood(file: &Path) -> Row {
     row
 }
 
+/// A server that never comes up: calls made meanwhile and after it failed
+/// are each answered with why, none waits for its timeout.
+async fn never_up(fault: &'static str, args: &[&str], file: &Path) -> Row {
+    let mut row = Row { fault, ..Row::default() };
+    let warden = warden_with(args).await;
+    let ids: Vec<String> = (0..10).map(|n| format!("{fault}-{n}")).collect();
+    run(&warden, &mut row, ids.iter().map(|id| record("record", file, id, 0)).collect()).await;
+    row.duplicated = executed_twice(file, &ids);
+    warden.shutdown().await;
+    row
+}
+
 fn print(rows: &[Row]) {
     println!(
         "\n{:<40} {:>6} {:>6} {:>6} {:>5} {:>11} {:>6} {:>10}",
@@ -256,6 +271,8 @@ async fn no_fault_loses_duplicates_or_mixes_up_a_call() {
         hang_mid_call(&dir.join("hang.log")).await,
         sigstop_then_sigcont(&dir.join("sigstop.log")).await,
         stderr_flood(&dir.join("flood.log")).await,
+        never_up("server exits at every start", &["--exit-at-start", "3"], &dir.join("exits.log")).await,
+        never_up("server hangs in initialize", &["--hang-initialize"], &dir.join("hangs.log")).await,
     ];
     print(&rows);
     for row in &rows {
@@ -263,7 +280,7 @@ async fn no_fault_loses_duplicates_or_mixes_up_a_call() {
         assert_eq!(row.ok + row.errors, row.made, "{}: every call answered once", row.fault);
     }
     // What each fault must look like to the callers.
-    let [kill, garbage, hang, stop, flood] = &rows[..] else { unreachable!() };
+    let [kill, garbage, hang, stop, flood, exits, hangs] = &rows[..] else { unreachable!() };
     assert_eq!(kill.ok, 20, "the 20 calls safe to repeat were repeated on the restarted server: {kill:?}");
     assert_eq!(kill.errors, 20, "the 20 others were not, and say so: {kill:?}");
     assert!(kill.said.iter().all(|said| said.contains("crashed while running '…'")), "{:?}", kill.said);
@@ -273,4 +290,8 @@ async fn no_fault_loses_duplicates_or_mixes_up_a_call() {
     assert!(hang.said.iter().all(|said| said.starts_with("'test__sleep' timed out after 0.5 s")), "{:?}", hang.said);
     assert_eq!((stop.ok, stop.errors), (20, 0), "{stop:?}");
     assert_eq!((flood.ok, flood.errors), (21, 0), "{flood:?}");
+    assert_eq!((exits.ok, exits.errors), (0, 10), "{exits:?}");
+    assert!(exits.said.iter().all(|said| said.contains("fatal: exiting at start as asked")), "{:?}", exits.said);
+    assert_eq!((hangs.ok, hangs.errors), (0, 10), "{hangs:?}");
+    assert!(hangs.said.iter().all(|said| said.contains("did not finish its handshake")), "{:?}", hangs.said);
 }
