@@ -97,6 +97,33 @@ impl CallOptions {
     }
 }
 
+/// Casts `message` to `actor` when dropped, unless disarmed first: what a
+/// call tells an actor when its caller stops waiting (the server actor to
+/// cancel the request, the policy gate to withdraw an approval request).
+pub(crate) struct CastOnDrop<'a, M: ractor::Message> {
+    actor: &'a ActorRef<M>,
+    message: Option<M>,
+}
+
+impl<'a, M: ractor::Message> CastOnDrop<'a, M> {
+    pub(crate) fn new(actor: &'a ActorRef<M>, message: M) -> Self {
+        CastOnDrop { actor, message: Some(message) }
+    }
+
+    /// The caller got its answer: nothing to say.
+    pub(crate) fn disarm(mut self) {
+        self.message = None;
+    }
+}
+
+impl<M: ractor::Message> Drop for CastOnDrop<'_, M> {
+    fn drop(&mut self) {
+        if let Some(message) = self.message.take() {
+            let _ = self.actor.cast(message);
+        }
+    }
+}
+
 /// Who a call is made for: the host itself (every tool) or one agent
 /// (its allowlist and auto-approval apply).
 pub(crate) type Caller<'a> = Option<&'a str>;

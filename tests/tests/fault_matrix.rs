@@ -96,8 +96,14 @@ async fn run(warden: &Warden, row: &mut Row, calls: Vec<Planned>) {
                 row.lost += 1;
                 continue;
             }
-            Ok(Err(error)) => error.to_string(),
-            Ok(Ok(result)) if result.is_error() => result.text(),
+            Ok(Err(error)) => {
+                row.errors += 1;
+                error.to_string()
+            }
+            Ok(Ok(result)) if result.is_error() => {
+                row.errors += 1;
+                result.text()
+            }
             Ok(Ok(result)) if result.text() == expected => {
                 row.ok += 1;
                 continue;
@@ -107,7 +113,6 @@ async fn run(warden: &Warden, row: &mut Row, calls: Vec<Planned>) {
                 format!("answered {:?} where {expected:?} was due", result.text())
             }
         };
-        row.errors += usize::from(!said.starts_with("answered "));
         // Errors name their call; strip the tool so alike errors group.
         let said = said.replace("'test__record_safe'", "'…'").replace("'test__record'", "'…'");
         if !row.said.contains(&said) {

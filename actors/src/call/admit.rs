@@ -13,26 +13,12 @@ use ractor::ActorRef;
 use serde_json::Value;
 use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, ResolvedPolicy};
 
+use super::CastOnDrop;
 use crate::approver::ApprovalRequest;
 use crate::error::CallError;
 use crate::policy_gate::{ApprovalOutcome, GateMsg, GateView};
 use crate::policy_rules::{AgentRules, PolicyRules};
 use crate::server_actor::fresh_ticket;
-
-/// Withdraws the approval request with `ticket` unless disarmed.
-struct WithdrawOnDrop<'a> {
-    gate: &'a ActorRef<GateMsg>,
-    ticket: u64,
-    armed: bool,
-}
-
-impl Drop for WithdrawOnDrop<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = self.gate.cast(GateMsg::Withdraw { ticket: self.ticket });
-        }
-    }
-}
 
 /// Refuses a tool outside `agent`'s allowlist (no agent: the host itself,
 /// which may use every tool).
@@ -125,9 +111,9 @@ pub(crate) async fn admit(
     // Dropped while waiting (the caller gave up), the guard withdraws the
     // request, so no queue goes on listing a call nobody waits for.
     let ticket = fresh_ticket();
-    let mut withdraw = WithdrawOnDrop { gate, ticket, armed: true };
+    let withdraw = CastOnDrop::new(gate, GateMsg::Withdraw { ticket });
     let outcome = gate.call(|reply| GateMsg::RequestApproval { call, ticket, reply }, None).await;
-    withdraw.armed = false;
+    withdraw.disarm();
     match outcome {
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Approved { .. })) => Ok(()),
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Denied { by, reason })) => {

@@ -30,7 +30,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use warden_protocol::CallToolResult;
 
-use super::CallOptions;
+use super::{CallOptions, CastOnDrop};
 use crate::error::CallError;
 use crate::primitive_tools::{self, PrimitiveTool};
 use crate::registry::{ServerState, Snapshot};
@@ -137,32 +137,15 @@ fn tool_call(
     deadline: Instant,
     timeout: std::time::Duration,
 ) -> ToolCall {
-    let ticket = fresh_ticket();
-    let progress = options.progress.clone();
-    let call = if progress.is_some() {
-        let mut meta = options.meta.clone();
-        meta.insert("progressToken".into(), ticket.into());
-        ToolCall::new(name, tool, arguments, &meta, deadline, timeout)
-    } else {
-        ToolCall::new(name, tool, arguments, &options.meta, deadline, timeout)
+    let Some(progress) = &options.progress else {
+        return ToolCall::new(name, tool, arguments, &options.meta, deadline, timeout);
     };
-    ToolCall { ticket, progress, ..call }
-}
-
-/// Cancels the call with `ticket` on its actor unless disarmed: dropped
-/// with the caller's future, it tells the server the caller has gone.
-struct CancelOnDrop<'a> {
-    actor: &'a ActorRef<ServerMsg>,
-    ticket: u64,
-    armed: bool,
-}
-
-impl Drop for CancelOnDrop<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = self.actor.cast(ServerMsg::CancelCall { ticket: self.ticket });
-        }
-    }
+    // The ticket is known before the params are written: it is the token.
+    let ticket = fresh_ticket();
+    let mut meta = options.meta.clone();
+    meta.insert("progressToken".into(), ticket.into());
+    let call = ToolCall::new(name, tool, arguments, &meta, deadline, timeout);
+    ToolCall { ticket, progress: Some(progress.clone()), ..call }
 }
 
 /// Sends one request to the actor and waits for its answer. An actor that
@@ -170,11 +153,12 @@ impl Drop for CancelOnDrop<'_> {
 /// delivered", and the caller may repeat it.
 async fn send(actor: &ActorRef<ServerMsg>, server: &str, call: ToolCall) -> Result<Box<RawValue>, CallError> {
     let name = call.name.clone();
-    let mut cancel = CancelOnDrop { actor, ticket: call.ticket, armed: true };
+    // Dropped with the caller's future, it tells the server the caller left.
+    let cancel = CastOnDrop::new(actor, ServerMsg::CancelCall { ticket: call.ticket });
     let outcome =
         actor.call(|reply: RpcReplyPort<Result<Box<RawValue>, CallError>>| ServerMsg::CallTool { call, reply }, None);
     let outcome = outcome.await;
-    cancel.armed = false;
+    cancel.disarm();
     match outcome {
         Ok(CallResult::Success(result)) => result,
         _ => {

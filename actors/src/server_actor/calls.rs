@@ -306,31 +306,31 @@ impl ServerActorState {
     /// Fails every pending call because Warden stopped this server on
     /// purpose: nothing is repeated on a next actor (there is none).
     pub(super) fn fail_pending_stopped(&mut self) {
-        self.queued.clear();
-        self.progress_routes.clear();
-        self.calls_in_flight = 0;
-        for (_, pending) in self.pending.drain() {
-            if let Pending::Call(PendingCall { call, reply, .. }) = pending {
-                let _ = reply.send(Err(CallError::ServerStopped { server: self.name.clone(), name: call.name }));
-            }
-        }
+        let server = self.name.clone();
+        self.drain_pending(|call, _| CallError::ServerStopped { server: server.clone(), name: call.name });
     }
 
+    /// Fails every pending call because the server went down.
     pub(super) fn fail_pending(&mut self, reason: &str) {
+        let server = self.name.clone();
+        // `sent` means queued for the transport: it may or may not have
+        // reached the process, so it counts as delivered.
+        self.drain_pending(|call, sent| CallError::ServerGone {
+            server: server.clone(),
+            name: call.name,
+            reason: reason.to_string(),
+            delivered: sent,
+        });
+    }
+
+    /// Empties the pending calls, answering each with `error(call, sent)`.
+    fn drain_pending(&mut self, error: impl Fn(ToolCall, bool) -> CallError) {
         self.queued.clear();
         self.progress_routes.clear();
         self.calls_in_flight = 0;
         for (_, pending) in self.pending.drain() {
             if let Pending::Call(PendingCall { call, reply, sent, .. }) = pending {
-                // `sent` means queued for the transport: it may or may not
-                // have reached the process, so it counts as delivered.
-                let error = CallError::ServerGone {
-                    server: self.name.clone(),
-                    name: call.name,
-                    reason: reason.to_string(),
-                    delivered: sent,
-                };
-                let _ = reply.send(Err(error));
+                let _ = reply.send(Err(error(call, sent)));
             }
         }
     }

@@ -68,6 +68,9 @@ pub(crate) fn shift(path: &Path, keep: u32) {
 impl Inner {
     fn rotate(&mut self) {
         shift(&self.path, self.keep);
+        // Counted from zero either way: a file that cannot be opened must not
+        // shift the kept logs again at every line.
+        self.written = 0;
         let Ok(file) = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(&self.path) else {
             // Keep writing where we were: a log too big beats no log.
             return;
@@ -78,7 +81,6 @@ impl Inner {
             libc::dup2(file.as_raw_fd(), libc::STDOUT_FILENO);
             libc::dup2(file.as_raw_fd(), libc::STDERR_FILENO);
         }
-        self.written = 0;
     }
 }
 
