@@ -54,6 +54,7 @@ use crate::registry::Snapshot;
 pub(crate) mod admit;
 mod attempt;
 pub(crate) mod describe;
+pub(crate) mod forward;
 mod police;
 pub(crate) mod slots;
 

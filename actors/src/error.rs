@@ -139,6 +139,25 @@ pub enum CallError {
         /// The server's `retry_after_crash`, which said no.
         policy: CrashRetry,
     },
+    /// A request named a server that is not configured.
+    #[error("unknown server '{server}'{}", known_servers(.known))]
+    UnknownServer {
+        /// The server asked for.
+        server: String,
+        /// The servers that are configured.
+        known: Vec<String>,
+    },
+    /// A server's answer held secrets and its policy says `leaks = "block"`.
+    #[error(
+        "Warden withheld the answer to '{name}': it contained {} (leaks = \"block\" for this server)",
+        kinds.join(", ")
+    )]
+    Withheld {
+        /// What was asked.
+        name: String,
+        /// What was found.
+        kinds: Vec<String>,
+    },
     /// The agent named with the call is not configured.
     #[error("unknown agent '{agent}'; agents are configured as [[agents]] entries in the config{}", known_agents(.known))]
     UnknownAgent {
@@ -220,6 +239,14 @@ fn known_agents(known: &[String]) -> String {
         " (none are configured)".into()
     } else {
         format!(" (configured: {})", known.join(", "))
+    }
+}
+
+fn known_servers(known: &[String]) -> String {
+    if known.is_empty() {
+        "; no servers are configured".into()
+    } else {
+        format!("; the configured servers are {}", known.join(", "))
     }
 }
 

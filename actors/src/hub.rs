@@ -63,6 +63,8 @@ pub struct HubArgs {
     pub servers: Vec<ServerPlan>,
     /// Where the Registry publishes snapshots.
     pub publish: tokio::sync::watch::Sender<Arc<crate::registry::Snapshot>>,
+    /// Where servers publish their relayable notifications.
+    pub notices: crate::server_actor::NoticeSender,
 }
 
 /// Messages the Hub handles.
@@ -99,6 +101,7 @@ pub enum HubMsg {
 /// The Hub's state.
 pub struct HubState {
     registry: ActorRef<RegistryMsg>,
+    notices: crate::server_actor::NoticeSender,
     /// Server actors by actor id, for supervision events.
     servers: HashMap<ActorId, (String, ActorCell)>,
 }
@@ -110,7 +113,7 @@ impl Actor for Hub {
 
     async fn pre_start(&self, myself: ActorRef<HubMsg>, args: HubArgs) -> Result<HubState, ActorProcessingErr> {
         let (registry, _) = Actor::spawn_linked(None, Registry, args.publish, myself.get_cell()).await?;
-        let mut state = HubState { registry, servers: HashMap::new() };
+        let mut state = HubState { registry, notices: args.notices, servers: HashMap::new() };
         for plan in args.servers {
             state.spawn_server(&myself, plan).await;
         }
@@ -190,6 +193,7 @@ impl HubState {
             connector,
             settings: plan.settings,
             registry: self.registry.clone(),
+            notices: self.notices.clone(),
         };
         // Unnamed: ractor's global names would collide between Wardens
         // (and between parallel tests).

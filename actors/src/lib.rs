@@ -65,6 +65,7 @@ pub use approver::{
     GrantRequest,
 };
 pub use call::describe::DESCRIBE_TOOL;
+pub use call::forward::ServerRequest;
 pub use call::CallOptions;
 // The config a host loads to start Warden (the whole schema is `warden_config`).
 pub use error::{CallError, GrantError};
@@ -72,8 +73,8 @@ pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
 pub use policy_gate::{ApprovalOutcome, GateArgs, GateMsg, GateView, PolicyGate};
 pub use policy_rules::{AgentRules, ConfiguredApprover, PolicyRules};
 pub use progress::{Progress, ProgressSink};
-pub use registry::{Registry, RegistryMsg, ServerState, ServerStatus, Snapshot, ToolEntry};
-pub use server_actor::{ServerActor, ServerArgs, ServerMsg, ToolCall};
+pub use registry::{Registry, RegistryMsg, ServerOffers, ServerState, ServerStatus, Snapshot, ToolEntry};
+pub use server_actor::{NoticeSender, ServerActor, ServerArgs, ServerMsg, ServerNotice, ToolCall};
 pub use server_settings::ServerSettings;
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 pub use summarizer::{SummarySettings, SummaryView};

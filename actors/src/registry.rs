@@ -11,196 +11,19 @@
 //! names and lists tools from the latest snapshot without a round trip, so a
 //! thousand concurrent calls do not queue behind one mailbox.
 
-use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::watch;
-use warden_protocol::{Implementation, InitializeResult, Tool};
+use warden_protocol::{InitializeResult, Tool};
 
-use crate::primitive_tools::{primitive_tools, PrimitiveTool};
+use crate::primitive_tools::primitive_tools;
 use crate::server_actor::ServerMsg;
 
-/// Where a server is in its life.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerState {
-    /// Connecting, handshaking or discovering tools.
-    Starting,
-    /// Serving calls.
-    Running,
-    /// Crashed; a restart is scheduled. Its tools stay listed and calls to
-    /// them wait for the restart (within their timeout).
-    Restarting {
-        /// Which consecutive restart this is (1 for the first).
-        attempt: u32,
-        /// How many consecutive restarts are allowed.
-        max_attempts: u32,
-        /// When the restart begins.
-        at: tokio::time::Instant,
-        /// Why the server went down.
-        reason: String,
-    },
-    /// Stopped for good; its tools are withdrawn.
-    Failed {
-        /// What went wrong, for people.
-        reason: String,
-    },
-}
+mod snapshot;
 
-impl ServerState {
-    /// True once the server is running or has failed for good.
-    pub fn is_settled(&self) -> bool {
-        matches!(self, ServerState::Running | ServerState::Failed { .. })
-    }
-}
-
-impl fmt::Display for ServerState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ServerState::Starting => write!(f, "starting"),
-            ServerState::Running => write!(f, "running"),
-            ServerState::Restarting { attempt, max_attempts, at, reason } => {
-                let wait = at.saturating_duration_since(tokio::time::Instant::now());
-                let next =
-                    if wait.is_zero() { "now".to_string() } else { format!("next in {:.1} s", wait.as_secs_f64()) };
-                write!(f, "restarting (attempt {attempt} of {max_attempts}, {next}) after: {reason}")
-            }
-            ServerState::Failed { reason } => write!(f, "failed: {reason}"),
-        }
-    }
-}
-
-/// One server as hosts see it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerStatus {
-    /// Its configured name.
-    pub name: String,
-    /// Its state.
-    pub state: ServerState,
-    /// How many of its tools are registered.
-    pub tools: usize,
-    /// The protocol version it agreed to.
-    pub protocol_version: Option<String>,
-    /// What it says it is.
-    pub server_info: Option<Implementation>,
-    /// Problems worth a person's attention (skipped duplicate tools, ...).
-    pub warnings: Vec<String>,
-    /// The most recent error of its connection that did not stop it (HTTP:
-    /// a request that failed, with what the server or TLS said), however
-    /// long ago; later successes do not clear it.
-    pub last_error: Option<String>,
-    /// Its process, while a stdio server is connected.
-    pub pid: Option<u32>,
-    /// When its current connection finished the handshake (uptime).
-    pub connected_at: Option<std::time::SystemTime>,
-    /// How many times it was restarted since Warden started it.
-    pub restarts: u32,
-}
-
-/// A registered tool.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolEntry {
-    /// The name hosts use: `server__tool`.
-    pub name: String,
-    /// The server that provides it.
-    pub server: String,
-    /// The tool as the server listed it (its own name, schema, annotations,
-    /// and every member Warden does not model), or as Warden defines a
-    /// wrapper tool.
-    pub tool: Tool,
-    /// Set for Warden's wrappers of the server's resources and prompts.
-    pub primitive_tool: Option<PrimitiveTool>,
-}
-
-/// A server's row in the snapshot.
-#[derive(Debug, Clone)]
-pub(crate) struct ServerEntry {
-    pub(crate) status: ServerStatus,
-    pub(crate) actor: Option<ActorRef<ServerMsg>>,
-    /// It has been running at least once.
-    pub(crate) ran: bool,
-    /// What its `initialize` answer claimed besides tools.
-    pub(crate) offers: Offers,
-}
-
-/// The primitives besides tools a server's `initialize` answer claims;
-/// each gets primitive tools.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Offers {
-    pub(crate) resources: bool,
-    pub(crate) prompts: bool,
-}
-
-/// Everything the Registry knows, frozen at one moment.
-#[derive(Debug, Clone, Default)]
-pub struct Snapshot {
-    pub(crate) servers: BTreeMap<String, ServerEntry>,
-    /// Tools of running (and restarting) servers, by namespaced name.
-    pub(crate) tools: BTreeMap<String, ToolEntry>,
-    /// Goes up by one whenever the tool table changes.
-    pub(crate) tools_version: u64,
-    /// Goes up by one whenever any server's status changes.
-    pub(crate) status_version: u64,
-    /// How tool names are built (separator, length limit); fixed at start.
-    pub(crate) names: warden_policy::NameRules,
-}
-
-impl Snapshot {
-    /// A snapshot in which every named server is starting.
-    pub(crate) fn starting<'a>(
-        names: impl IntoIterator<Item = &'a String>,
-        name_rules: warden_policy::NameRules,
-    ) -> Snapshot {
-        let servers = names
-            .into_iter()
-            .map(|name| {
-                let status = ServerStatus {
-                    name: name.clone(),
-                    state: ServerState::Starting,
-                    tools: 0,
-                    protocol_version: None,
-                    server_info: None,
-                    warnings: Vec::new(),
-                    last_error: None,
-                    pid: None,
-                    connected_at: None,
-                    restarts: 0,
-                };
-                (name.clone(), ServerEntry { status, actor: None, ran: false, offers: Offers::default() })
-            })
-            .collect();
-        Snapshot { servers, tools: BTreeMap::new(), tools_version: 0, status_version: 0, names: name_rules }
-    }
-
-    /// True when no server is still on its way up: each is running,
-    /// failed, or restarting after it ran (its tools are listed and calls
-    /// wait for it). A server whose first start crashed is still on its way.
-    pub fn is_settled(&self) -> bool {
-        self.servers.values().all(|entry| entry.status.state.is_settled() || entry.ran)
-    }
-
-    /// Every server's status, by name.
-    pub fn statuses(&self) -> Vec<ServerStatus> {
-        self.servers.values().map(|entry| entry.status.clone()).collect()
-    }
-
-    /// Every registered tool, by name.
-    pub fn tools(&self) -> Vec<ToolEntry> {
-        self.tools.values().cloned().collect()
-    }
-
-    /// Goes up by one whenever the tool table changes: compare two
-    /// snapshots' versions to know whether a host must re-read its tools.
-    pub fn tools_version(&self) -> u64 {
-        self.tools_version
-    }
-
-    /// One server's status.
-    pub fn status(&self, server: &str) -> Option<&ServerStatus> {
-        self.servers.get(server).map(|entry| &entry.status)
-    }
-}
+pub(crate) use snapshot::ServerEntry;
+pub use snapshot::{ServerOffers, ServerState, ServerStatus, Snapshot, ToolEntry};
 
 /// Messages: facts reported by server actors and the Hub.
 #[derive(Debug)]
@@ -340,10 +163,7 @@ impl RegistryState {
         if let Some(entry) = self.entry(server) {
             entry.status.pid = pid;
             entry.status.connected_at = Some(std::time::SystemTime::now());
-            entry.offers = Offers {
-                resources: info.capabilities.resources.is_some(),
-                prompts: info.capabilities.prompts.is_some(),
-            };
+            entry.offers = ServerOffers::from_capabilities(&info.capabilities);
             entry.status.protocol_version = Some(info.protocol_version);
             entry.status.server_info = Some(info.server_info);
         }
@@ -356,7 +176,7 @@ impl RegistryState {
             return;
         };
         let was = entry.status.state.clone();
-        let Offers { resources, prompts } = entry.offers;
+        let ServerOffers { resources, prompts, .. } = entry.offers;
         let before = self.tools_of(server);
         self.snapshot.tools.retain(|_, tool| tool.server != server);
         let mut warnings = Vec::new();

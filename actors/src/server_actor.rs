@@ -67,8 +67,11 @@ pub(crate) use calls::fresh_ticket;
 use calls::IdHasher;
 mod discovery;
 mod events;
+mod notices;
 
 pub(crate) use events::ServerEvent;
+pub(crate) use notices::NOTICE_BACKLOG;
+pub use notices::{NoticeSender, ServerNotice};
 
 /// A request made for a tool call: `tools/call` for a server's own tool,
 /// or one of the requests a wrapper tool makes (`resources/read`, ...).
@@ -109,6 +112,8 @@ pub struct ServerArgs {
     pub events: DerivedActorRef<ServerEvent>,
     /// 0 for the first start, N for the Nth restart in a row.
     pub restart_attempt: u32,
+    /// Where its relayable notifications are published.
+    pub notices: NoticeSender,
 }
 
 /// Messages a ServerActor handles.
@@ -172,6 +177,7 @@ pub struct ServerActorState {
     connector: Arc<dyn Connector>,
     settings: ServerSettings,
     events: DerivedActorRef<ServerEvent>,
+    notices: NoticeSender,
     connection: Option<Connection>,
     phase: Phase,
     next_id: i64,
@@ -207,6 +213,7 @@ impl Actor for ServerActor {
             connector: args.connector,
             settings: args.settings,
             events: args.events,
+            notices: args.notices,
             connection: None,
             phase: Phase::Initializing,
             next_id: 0,
@@ -376,43 +383,6 @@ impl ServerActorState {
                 self.tools_page(myself, generation, tools, pages, outcome)
             }
             Pending::Call(call) => self.finish_call(call, outcome),
-        }
-    }
-
-    /// Server → client requests. Warden declared no client capabilities, so
-    /// anything but `ping` is answered "method not found" — never left hanging.
-    fn answer_server_request(&self, request: Request) {
-        let reply = match request.method.as_str() {
-            "ping" => Message::result(request.id, json!({})),
-            method => {
-                tracing::debug!(server = %self.name, method, "server asked for something Warden does not offer");
-                let message = format!("Warden does not support `{method}`");
-                Message::error(request.id, ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, message))
-            }
-        };
-        self.send(reply);
-    }
-
-    fn receive_notification(&mut self, notification: Notification) {
-        match notification.method.as_str() {
-            "notifications/tools/list_changed" => self.refresh_tools(),
-            "notifications/message" => self.log_server_message(notification.params),
-            "notifications/progress" => self.forward_progress(notification.params),
-            method => tracing::trace!(server = %self.name, method, "notification ignored"),
-        }
-    }
-
-    fn log_server_message(&self, params: Option<Value>) {
-        let params = params.unwrap_or(Value::Null);
-        let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
-        let data = params.get("data").map(Value::to_string).unwrap_or_default();
-        match level {
-            "debug" => tracing::debug!(server = %self.name, "MCP '{}' says: {data}", self.name),
-            "info" | "notice" => {
-                tracing::info!(server = %self.name, "MCP '{}' says: {data}", self.name)
-            }
-            "warning" => tracing::warn!(server = %self.name, "MCP '{}' says: {data}", self.name),
-            _ => tracing::error!(server = %self.name, "MCP '{}' says ({level}): {data}", self.name),
         }
     }
 

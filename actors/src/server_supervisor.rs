@@ -37,7 +37,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use warden_protocol::Connector;
 
 use crate::registry::RegistryMsg;
-use crate::server_actor::{ServerActor, ServerArgs, ServerEvent, ServerMsg};
+use crate::server_actor::{NoticeSender, ServerActor, ServerArgs, ServerEvent, ServerMsg};
 use crate::server_settings::ServerSettings;
 
 /// How long stopping waits for the ServerActor to close its transport.
@@ -56,6 +56,8 @@ pub struct SupervisorArgs {
     pub settings: ServerSettings,
     /// Where state changes are reported.
     pub registry: ActorRef<RegistryMsg>,
+    /// Where its server's relayable notifications are published.
+    pub notices: NoticeSender,
 }
 
 /// Messages a ServerSupervisor handles.
@@ -165,6 +167,7 @@ impl SupervisorState {
             settings: self.args.settings.clone(),
             events: myself.get_derived(),
             restart_attempt: self.restarts,
+            notices: self.args.notices.clone(),
         };
         // Unnamed: ractor's global names would collide between Wardens.
         match Actor::spawn_linked(None, ServerActor, server_args, myself.get_cell()).await {

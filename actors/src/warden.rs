@@ -35,10 +35,12 @@ use tokio::sync::watch;
 use warden_policy::RenderedResult;
 use warden_protocol::{CallToolResult, Connector};
 
+use crate::call::forward::ServerRequest;
 use crate::call::{CallOptions, CallPath};
 use crate::error::CallError;
 use crate::hub::HubMsg;
 use crate::registry::{ServerStatus, Snapshot, ToolEntry};
+use crate::server_actor::{NoticeSender, ServerNotice};
 use crate::server_settings::ServerSettings;
 use crate::summarizer::{SummarizerMsg, SummaryView};
 
@@ -78,6 +80,8 @@ struct Core {
     summarizer: Option<ActorRef<SummarizerMsg>>,
     /// What it last published (an empty view when it is not running).
     summary_view: watch::Receiver<Arc<SummaryView>>,
+    /// Where servers publish the notifications a front relays.
+    notices: NoticeSender,
 }
 
 /// A server to run, for hosts and tests that bring their own transport.
@@ -168,6 +172,21 @@ impl Warden {
         self.core.summary_view.borrow().summaries.get(&(server.to_string(), tool.to_string())).cloned()
     }
 
+    /// Every snapshot the Registry publishes, now and at each change of
+    /// anything in it (tools, states, what servers offer): for a front that
+    /// derives several views from one subscription.
+    pub fn snapshot_changes(&self) -> Changes<Arc<Snapshot>> {
+        changes::snapshots(self.core.path.snapshot.clone())
+    }
+
+    /// The notifications servers send that a front relays to its clients
+    /// (log messages, resource updates, resource and prompt list changes),
+    /// from now on. A receiver that falls more than a thousand behind
+    /// loses the oldest (`RecvError::Lagged`); servers never wait for it.
+    pub fn notices(&self) -> tokio::sync::broadcast::Receiver<ServerNotice> {
+        self.core.notices.subscribe()
+    }
+
     /// The tool table, now (`current()`) and whenever it changes: a host
     /// that advertises tools to a model re-reads it when it fires.
     pub fn tool_changes(&self) -> ToolChanges {
@@ -199,6 +218,21 @@ impl Warden {
     /// the server, a progress sink.
     pub async fn call(&self, name: &str, arguments: Value, options: CallOptions) -> Result<CallToolResult, CallError> {
         self.core.path.call(None, name, arguments, options).await
+    }
+
+    /// Sends one of `server`'s own requests (a resource read, a prompt, a
+    /// completion, a subscription, a log level) on the host's behalf and
+    /// returns the server's result, secrets redacted. It waits through
+    /// restarts within `timeout` (else the server's call timeout) like a
+    /// call; see `call/forward.rs` for which policy applies.
+    pub async fn request(
+        &self,
+        server: &str,
+        request: ServerRequest,
+        params: Value,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<Value, CallError> {
+        self.core.path.forward(None, server, request, params, timeout).await
     }
 
     /// Runs a tool like [`Warden::call_tool`] and renders the result as the

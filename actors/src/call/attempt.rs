@@ -33,7 +33,7 @@ use warden_protocol::CallToolResult;
 use super::{CallOptions, CastOnDrop};
 use crate::error::CallError;
 use crate::primitive_tools::{self, PrimitiveTool};
-use crate::registry::{ServerState, Snapshot};
+use crate::registry::{ServerEntry, ServerState, Snapshot};
 use crate::server_actor::{fresh_ticket, ServerMsg, ToolCall};
 use crate::server_settings::ServerSettings;
 
@@ -79,7 +79,7 @@ pub(super) async fn run(
     let deadline = Instant::now() + settings.call_timeout;
     let mut failed_actor: Option<ActorId> = None;
     loop {
-        let wait = Wait { name, server, failed_actor, deadline, settings };
+        let wait = Wait { name, server, failed_actor, deadline, settings, tool: true };
         let target = wait_for_route(snapshots.clone(), wait).await?;
         let outcome = match target.primitive_tool {
             Some(wrapper) => {
@@ -177,10 +177,40 @@ fn decode_result(result: &RawValue) -> Result<CallToolResult, serde_json::Error>
         .or_else(|_| serde_json::from_str::<Value>(result.get()).and_then(serde_json::from_value))
 }
 
+/// Sends a request of the server's own (`resources/read`, ...), labelled
+/// `name` in errors, until it has an answer: through restarts like a tool
+/// call, and repeated after a crash (these requests only read or set
+/// per-connection state, so repeating one is safe).
+pub(super) async fn request(
+    snapshots: &watch::Receiver<Arc<Snapshot>>,
+    name: &str,
+    server: &str,
+    method: &'static str,
+    params: &Value,
+    settings: &ServerSettings,
+) -> Result<Box<RawValue>, CallError> {
+    let deadline = Instant::now() + settings.call_timeout;
+    let mut failed_actor: Option<ActorId> = None;
+    loop {
+        let wait = Wait { name, server, failed_actor, deadline, settings, tool: false };
+        let target = wait_for_route(snapshots.clone(), wait).await?;
+        let call = ToolCall::request(name, method, params, deadline, settings.call_timeout);
+        match send(&target.actor, server, call).await {
+            Err(CallError::ServerGone { delivered, server, .. }) => {
+                tracing::debug!(server = %server, delivered, "repeating '{name}' after the server went down");
+            }
+            other => return other,
+        }
+        failed_actor = Some(target.actor.get_id());
+    }
+}
+
 /// What one attempt waits for.
 struct Wait<'a> {
     name: &'a str,
     server: &'a str,
+    /// The attempt needs the tool `name` listed (false: the server will do).
+    tool: bool,
     /// The actor the previous attempt lost its call to.
     failed_actor: Option<ActorId>,
     deadline: Instant,
@@ -214,6 +244,9 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
     let Some(entry) = snapshot.servers.get(server) else {
         return Route::Fail(CallError::UnknownTool { name: name.to_string() });
     };
+    if !wait.tool {
+        return server_route(entry, wait);
+    }
     match &entry.status.state {
         ServerState::Running => match (&entry.actor, snapshot.tools.get(name)) {
             // The snapshot still names the actor that just failed: the
@@ -235,6 +268,22 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
         ServerState::Starting if failed_actor.is_none() => Route::Fail(unavailable(snapshot, name)),
         ServerState::Starting => Route::Wait,
         ServerState::Failed { .. } => Route::Fail(unavailable(snapshot, name)),
+    }
+}
+
+/// Where a request of the server's own goes: only its state matters.
+fn server_route(entry: &ServerEntry, wait: &Wait<'_>) -> Route {
+    let (server, name) = (wait.server.to_string(), wait.name.to_string());
+    match (&entry.status.state, &entry.actor) {
+        (ServerState::Running, Some(actor)) if Some(actor.get_id()) != wait.failed_actor => {
+            Route::Go(Target { actor: actor.clone(), tool: String::new(), primitive_tool: None, repeatable: true })
+        }
+        (ServerState::Running, _) | (ServerState::Restarting { .. }, _) => Route::Wait,
+        (ServerState::Starting, _) if wait.failed_actor.is_some() => Route::Wait,
+        (ServerState::Starting, _) => Route::Fail(CallError::ServerStarting { server, name }),
+        (ServerState::Failed { reason }, _) => {
+            Route::Fail(CallError::ServerFailed { server, name, reason: reason.clone() })
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use warden_protocol::CallToolResult;
 
 use super::Warden;
 use crate::approver::GrantRequest;
+use crate::call::forward::ServerRequest;
 use crate::call::{admit, CallOptions};
 use crate::error::{CallError, GrantError};
 use crate::registry::ToolEntry;
@@ -40,6 +41,11 @@ impl AgentScope {
     /// The agent's name.
     pub fn name(&self) -> &str {
         &self.agent
+    }
+
+    /// The tool profile the agent's `[[agents]]` entry names, if any.
+    pub fn profile(&self) -> Option<String> {
+        self.warden.core.path.rules.borrow().agent(&self.agent)?.profile.clone()
     }
 
     /// The tools the agent may see and call.
@@ -68,6 +74,18 @@ impl AgentScope {
     /// [`AgentScope::call_tool`] with per-call options.
     pub async fn call(&self, name: &str, arguments: Value, options: CallOptions) -> Result<CallToolResult, CallError> {
         self.warden.core.path.call(Some(&self.agent), name, arguments, options).await
+    }
+
+    /// [`Warden::request`] for the agent: refused unless its allowlist
+    /// covers the primitive tool that stands for the request.
+    pub async fn request(
+        &self,
+        server: &str,
+        request: ServerRequest,
+        params: Value,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<Value, CallError> {
+        self.warden.core.path.forward(Some(&self.agent), server, request, params, timeout).await
     }
 
     /// [`Warden::call_tool_text`] for the agent.

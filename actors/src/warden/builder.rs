@@ -21,6 +21,7 @@ use crate::hub::{Hub, HubArgs, ServerPlan};
 use crate::policy_gate::{GateArgs, GateView, PolicyGate};
 use crate::policy_rules::PolicyRules;
 use crate::registry::Snapshot;
+use crate::server_actor::NOTICE_BACKLOG;
 use crate::summarizer::{Summarizer, SummarizerArgs, SummarySettings, SummaryView};
 use warden_config::WardenConfig;
 
@@ -121,9 +122,10 @@ async fn spawn(
     let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.names.clone());
     let slots = servers.iter().map(|plan| (plan.name.clone(), Slot::new(plan.settings.clone()))).collect();
     let (publish, snapshot) = watch::channel(Arc::new(initial));
-    let (hub, hub_task) = Actor::spawn(None, Hub, HubArgs { servers, publish })
-        .await
-        .map_err(|error| StartError::Spawn(error.to_string()))?;
+    let (notices, _) = tokio::sync::broadcast::channel(NOTICE_BACKLOG);
+    let hub_args = HubArgs { servers, publish, notices: notices.clone() };
+    let (hub, hub_task) =
+        Actor::spawn(None, Hub, hub_args).await.map_err(|error| StartError::Spawn(error.to_string()))?;
     let hub_task = tokio::spawn(async move {
         let _ = hub_task.await;
     });
@@ -166,6 +168,7 @@ async fn spawn(
         identities: tokio::sync::Mutex::new(identities),
         summarizer,
         summary_view,
+        notices,
     };
     Ok(Warden { core: Arc::new(core) })
 }

@@ -93,6 +93,11 @@ pub(super) fn statuses(snapshots: watch::Receiver<Arc<Snapshot>>) -> Changes<Vec
     )
 }
 
+/// Every snapshot the Registry publishes.
+pub(super) fn snapshots(snapshots: watch::Receiver<Arc<Snapshot>>) -> Changes<Arc<Snapshot>> {
+    Changes::new(Source::Snapshots(snapshots), |_| None, snapshot)
+}
+
 /// The Summarizer's view, whenever it publishes.
 pub(super) fn summaries(view: watch::Receiver<Arc<SummaryView>>) -> Changes<Arc<SummaryView>> {
     Changes::new(

@@ -1,0 +1,88 @@
+//! What a server says that is not an answer: its notifications and its
+//! requests to Warden.
+//!
+//! `tools/list_changed` is the actor's own business (it re-lists), and
+//! progress goes to the call it belongs to. Log messages are logged, and —
+//! with resource updates and resource or prompt list changes — published
+//! as [`ServerNotice`]s on a broadcast channel every server of one Warden
+//! shares: the MCP front relays them to the sessions that asked for them.
+//! Nobody listening costs nothing but the send. A listener that falls
+//! behind loses the oldest notices (broadcast's lag), never blocks a
+//! server.
+//!
+//! Server → client requests: Warden declares no client capabilities, so
+//! anything but `ping` is answered "method not found", never left hanging.
+
+use super::*;
+
+/// How many notices wait for a slow listener before the oldest are lost.
+pub(crate) const NOTICE_BACKLOG: usize = 1024;
+
+/// A notification a server sent that listeners may relay.
+#[derive(Debug, Clone)]
+pub struct ServerNotice {
+    /// The server's configured name.
+    pub server: Arc<str>,
+    /// The method: `notifications/message`, `notifications/resources/updated`,
+    /// `notifications/resources/list_changed`, `notifications/prompts/list_changed`.
+    pub method: String,
+    /// Its params as the server wrote them.
+    pub params: Option<Value>,
+}
+
+/// Where a Warden's servers publish their notices.
+pub type NoticeSender = tokio::sync::broadcast::Sender<ServerNotice>;
+
+/// The notifications published for listeners.
+const RELAYED: [&str; 4] = [
+    "notifications/message",
+    "notifications/resources/updated",
+    "notifications/resources/list_changed",
+    "notifications/prompts/list_changed",
+];
+
+impl ServerActorState {
+    /// Server → client requests: only `ping` is served.
+    pub(super) fn answer_server_request(&self, request: Request) {
+        let reply = match request.method.as_str() {
+            "ping" => Message::result(request.id, json!({})),
+            method => {
+                tracing::debug!(server = %self.name, method, "server asked for something Warden does not offer");
+                let message = format!("Warden does not support `{method}`");
+                Message::error(request.id, ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, message))
+            }
+        };
+        self.send(reply);
+    }
+
+    pub(super) fn receive_notification(&mut self, notification: Notification) {
+        match notification.method.as_str() {
+            "notifications/tools/list_changed" => return self.refresh_tools(),
+            "notifications/progress" => return self.forward_progress(notification.params),
+            "notifications/message" => self.log_server_message(notification.params.as_ref()),
+            method if RELAYED.contains(&method) => {}
+            method => return tracing::trace!(server = %self.name, method, "notification ignored"),
+        }
+        if self.notices.receiver_count() > 0 {
+            let notice = ServerNotice {
+                server: self.name.as_str().into(),
+                method: notification.method,
+                params: notification.params,
+            };
+            let _ = self.notices.send(notice);
+        }
+    }
+
+    fn log_server_message(&self, params: Option<&Value>) {
+        let level = params.and_then(|params| params.get("level")).and_then(Value::as_str).unwrap_or("info");
+        let data = params.and_then(|params| params.get("data")).map(Value::to_string).unwrap_or_default();
+        match level {
+            "debug" => tracing::debug!(server = %self.name, "MCP '{}' says: {data}", self.name),
+            "info" | "notice" => {
+                tracing::info!(server = %self.name, "MCP '{}' says: {data}", self.name)
+            }
+            "warning" => tracing::warn!(server = %self.name, "MCP '{}' says: {data}", self.name),
+            _ => tracing::error!(server = %self.name, "MCP '{}' says ({level}): {data}", self.name),
+        }
+    }
+}
