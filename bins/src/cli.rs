@@ -94,6 +94,20 @@ pub(crate) enum Command {
     /// removed ones stop, changed ones restart, policy applies to the next
     /// call. A config that does not load leaves the running one in place.
     Reload,
+    /// Be an MCP server on stdin/stdout for an MCP client (a desktop app, an
+    /// editor, a coding agent): every configured server's tools, resources
+    /// and prompts, supervised and policed. Put `{"command": "warden",
+    /// "args": ["mcp"]}` in the client's config.
+    Mcp {
+        /// The agent (an [[agents]] entry) whose allowlist and tool profile apply.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+        /// Serve only this server, under its own tool names and URIs.
+        #[arg(long, value_name = "NAME")]
+        server: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Run the daemon in the foreground: the servers of the config, and the
     /// bridge listener the other commands talk to.
     Serve {

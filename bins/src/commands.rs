@@ -22,6 +22,7 @@ pub(crate) use crate::usage::UsageError;
 
 mod check;
 mod local;
+pub(crate) mod mcp;
 mod remote;
 
 pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -> anyhow::Result<ExitCode> {
@@ -45,6 +46,7 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
             crate::daemon::run(&path, log).await?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Mcp { agent, server, common } => mcp::run(mcp::McpArgs { common, agent, server }, verbose).await,
         Command::Stop => remote::stop().await,
         Command::Reload => remote::reload().await,
         Command::Config { command: ConfigCommand::Check { config, json } } => check::run(config.as_deref(), json),

@@ -9,7 +9,8 @@
 //! The modules: [`cli`] (the arguments), [`commands`] (each command, in
 //! process or through the daemon), [`client`] (finding, starting and
 //! talking to the daemon), [`daemon`] (`warden serve`: admission and the
-//! **token check**, connections, ops, the log), [`render`] (what a command
+//! **token check**, connections, ops, the log), [`front`] (Warden as an MCP
+//! server: `warden mcp` and the daemon's HTTP front), [`render`] (what a command
 //! prints), [`advice`] (the `warden` commands that help after a library
 //! error), [`usage`] (mistakes that exit 2).
 //!
@@ -21,6 +22,7 @@ mod cli;
 mod client;
 mod commands;
 mod daemon;
+mod front;
 mod render;
 mod usage;
 

@@ -45,7 +45,7 @@ const SERVER_FIELDS: [(&str, Kind); 14] = [
 ];
 
 /// Fields outside `servers`, by their full dotted name.
-const SETTINGS: [(&str, Kind); 14] = [
+const SETTINGS: [(&str, Kind); 22] = [
     ("call_timeout_secs", Kind::Number),
     ("max_message_bytes", Kind::Integer),
     ("output_limit_bytes", Kind::Integer),
@@ -55,6 +55,14 @@ const SETTINGS: [(&str, Kind); 14] = [
     ("daemon.connection_idle_secs", Kind::Number),
     ("daemon.log_max_mb", Kind::Number),
     ("daemon.log_files", Kind::Integer),
+    ("front.listen", Kind::Text),
+    ("front.allow_non_loopback", Kind::Boolean),
+    ("front.auth", Kind::Text),
+    ("front.allowed_origins", Kind::TextList),
+    ("front.allowed_hosts", Kind::TextList),
+    ("front.session_idle_secs", Kind::Number),
+    ("front.max_sessions", Kind::Integer),
+    ("front.resource_tools", Kind::Boolean),
     ("security.auto_approve", Kind::Boolean),
     ("security.approver", Kind::Text),
     ("security.approval_timeout_secs", Kind::Number),

@@ -67,6 +67,7 @@ mod crash_retry;
 mod daemon;
 mod discovery;
 mod drop_ins;
+mod front;
 mod kinds;
 mod masked;
 mod naming;
@@ -82,6 +83,7 @@ pub use ca_cert::{ca_roots, check_ca_cert};
 pub use crash_retry::CrashRetry;
 pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
 pub use discovery::Discovered;
+pub use front::{FrontConfig, FrontToken};
 pub use masked::Masked;
 pub use naming::NamingConfig;
 pub use profiles::ProfileConfig;
@@ -130,6 +132,9 @@ pub struct WardenConfig {
     /// Background one-sentence tool summaries: `[summary]`.
     #[serde(default)]
     pub summary: SummaryConfig,
+    /// The daemon's HTTP MCP front: `[front]`.
+    #[serde(default)]
+    pub front: FrontConfig,
 }
 
 fn default_output_limit_bytes() -> usize {
@@ -360,6 +365,9 @@ impl WardenConfig {
         }
         secrets.extend(self.security.secrets.iter().filter_map(|name| Some((name.clone(), lookup(name)?))));
         secrets.extend(summary_key);
+        // The front's error fields are indexed (`front.tokens[0].token`).
+        let front_tokens = self.front.check(lookup).map_err(policy_error)?;
+        secrets.extend(front_tokens);
         self.known_secrets = secrets;
         Ok(())
     }

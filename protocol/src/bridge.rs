@@ -277,6 +277,16 @@ pub enum Request {
     },
     /// Re-reads the config file.
     Reload {},
+    /// Turns the connection into an MCP session: after the answer, every
+    /// line both ways is one MCP message (what `warden mcp` speaks).
+    Mcp {
+        /// The agent whose allowlist and profile apply; absent: the host's view.
+        #[serde(default)]
+        agent: Option<String>,
+        /// Serve only this server, under its own names.
+        #[serde(default)]
+        server: Option<String>,
+    },
     /// Stops the daemon gracefully.
     Shutdown {},
 }

@@ -224,6 +224,12 @@ impl Snapshot {
         self.servers.get(server).map(|entry| entry.offers)
     }
 
+    /// The namespaced name of `server`'s primitive `own` (a tool, or a
+    /// prompt a front lists the same way), by the config's `[naming]`.
+    pub fn name_for(&self, server: &str, own: &str) -> String {
+        self.names.tool_name(server, own)
+    }
+
     /// The configured servers' names, in order.
     pub fn server_names(&self) -> impl Iterator<Item = &str> {
         self.servers.keys().map(String::as_str)

@@ -94,6 +94,17 @@ impl Client {
         }
     }
 
+    /// Turns the connection into an MCP session (the `mcp` op) and returns
+    /// its two halves: MCP messages, one per line, both ways.
+    pub(crate) async fn into_mcp(
+        mut self,
+        agent: Option<&str>,
+        server: Option<&str>,
+    ) -> Result<(BufReader<OwnedReadHalf>, OwnedWriteHalf), ClientError> {
+        self.request(serde_json::json!({"op": "mcp", "agent": agent, "server": server})).await?;
+        Ok((self.reader, self.writer))
+    }
+
     /// Like [`Client::request`], decoding the result as `T`.
     pub(crate) async fn request_as<T: DeserializeOwned>(&mut self, request: Value) -> Result<T, ClientError> {
         let result = self.request(request).await?;

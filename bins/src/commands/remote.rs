@@ -45,7 +45,7 @@ struct Tools {
 /// The daemon for this command's config, started if none runs. Without
 /// `--config` (or `$WARDEN_CONFIG`), whatever daemon runs, or else one for
 /// the config at the XDG location.
-async fn connect(common: &Common, verbose: bool) -> anyhow::Result<Client> {
+pub(super) async fn connect(common: &Common, verbose: bool) -> anyhow::Result<Client> {
     let state = StateDir::from_env()?;
     let config = if common.config.is_none() && client::running(&state).await.is_some() {
         None

@@ -163,6 +163,16 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
                             Box::pin(std::future::ready(answer))
                         }
                         Prepared::Run { request, id } => Box::pin(run(Arc::clone(&ops), request, id)),
+                        Prepared::Mcp { id, agent, server } if in_flight.is_empty() => {
+                            return upgrade(&ops, reader, write, id, agent, server).await;
+                        }
+                        Prepared::Mcp { id, .. } => {
+                            let error = BridgeError::new(
+                                Code::INVALID_REQUEST,
+                                "`mcp` must be sent when no other request is in flight on the connection",
+                            );
+                            Box::pin(std::future::ready(Answer::error(id.as_ref(), &error)))
+                        }
                     },
                     Ok(Line::TooLarge) => {
                         let message = match standing {
@@ -228,6 +238,37 @@ async fn deliver(write: &mut OwnedWriteHalf, answer: &Answer, ops: &Ops) -> bool
 enum Prepared {
     Answer(Answer),
     Run { request: warden_protocol::BridgeRequest, id: Option<Value> },
+    Mcp { id: Option<Value>, agent: Option<String>, server: Option<String> },
+}
+
+/// The `mcp` op: answers it, then serves the connection as an MCP session
+/// (`front::lines`) until the client closes it. The session counts as a
+/// call in flight, so the daemon does not exit idle under a connected client.
+async fn upgrade(
+    ops: &Arc<Ops>,
+    reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
+    mut write: OwnedWriteHalf,
+    id: Option<Value>,
+    agent: Option<String>,
+    server: Option<String>,
+) {
+    let view = crate::front::view::View::of(&ops.warden, agent.as_deref(), server.as_deref(), ops.resource_tools);
+    let view = match view {
+        Ok(view) => view,
+        Err(problem) => {
+            let error = BridgeError::new(Code::INVALID_REQUEST, problem.to_string());
+            let _ = deliver(&mut write, &Answer { close: true, ..Answer::error(id.as_ref(), &error) }, ops).await;
+            return;
+        }
+    };
+    let result = serde_json::value::to_raw_value(&serde_json::json!({"mcp": true})).expect("serialises");
+    let line = BridgeResponseLine { ok: true, id: id.as_ref(), result: Some(&result), error: None }.to_line();
+    if write.write_all(line.as_bytes()).await.is_err() {
+        return;
+    }
+    let _session = ops.activity.begin_call();
+    tracing::info!("a bridge connection became an MCP session ({})", view.who());
+    crate::front::lines::serve(Arc::clone(&ops.front), view, reader, write, ops.max_message_bytes).await;
 }
 
 /// Everything that can be answered without waiting: envelope, token, op.
@@ -254,6 +295,7 @@ fn prepare(ops: &Ops, line: &str, standing: &mut Standing) -> Prepared {
     ops.activity.touch();
     let id = envelope.id.clone();
     match envelope.into_request() {
+        Ok(warden_protocol::BridgeRequest::Mcp { agent, server }) => Prepared::Mcp { id, agent, server },
         Ok(request) => Prepared::Run { request, id },
         Err(error) => Prepared::Answer(Answer::error(id.as_ref(), &error)),
     }

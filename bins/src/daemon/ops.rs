@@ -44,6 +44,12 @@ pub(crate) struct Ops {
     pub(crate) names: Names,
     /// Calls waiting for a person.
     pub(crate) approvals: ApprovalQueue,
+    /// The MCP front's shared state, for connections upgraded with `mcp`.
+    pub(crate) front: Arc<crate::front::Front>,
+    /// `[front] resource_tools`.
+    pub(crate) resource_tools: bool,
+    /// The longest MCP message a front session reads.
+    pub(crate) max_message_bytes: usize,
 }
 
 /// An operation's answer: its result, and whether the daemon stops after

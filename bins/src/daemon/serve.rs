@@ -90,6 +90,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
         config.daemon.idle_timeout().as_secs_f64()
     );
 
+    let front = crate::front::Front::new(warden.clone());
     let ops = Arc::new(Ops {
         warden,
         lockfile,
@@ -101,6 +102,9 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
         connections: Arc::new(AtomicUsize::new(0)),
         names: Names::default(),
         approvals,
+        front,
+        resource_tools: config.front.resource_tools,
+        max_message_bytes: config.max_message_bytes,
     });
     let reloads = super::reload::on_hangup(hangups, ops.warden.clone(), ops.lockfile.config.clone());
     let connections = accept_until_shutdown(listener, &ops).await;

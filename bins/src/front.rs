@@ -1,0 +1,173 @@
+//! The MCP front: Warden as one MCP server to any MCP client.
+//!
+//! One implementation of the server side, two transports:
+//!
+//! - [`session`]: one client's MCP session — `initialize`, `tools/*`,
+//!   resources, prompts, completions, log levels, cancellations — over a
+//!   [`view::View`] of one shared `Warden` handle. Every request runs in its
+//!   own task; a `notifications/cancelled` (or the client going away)
+//!   aborts it, and dropping the call's future cancels it upstream.
+//!   [`notifier`] sends what changes on the session's own: list changes,
+//!   log messages at the level it set, updates of resources it subscribed.
+//! - [`lines`]: the session over newline-delimited JSON — `warden mcp`'s
+//!   stdin/stdout with `--no-daemon`, and a bridge connection upgraded with
+//!   the `mcp` op, which is how `warden mcp` reaches the daemon (it then
+//!   only copies bytes).
+//! - [`http`]: the Streamable HTTP face on the daemon (`[front]`): bearer
+//!   tokens, Origin and Host checks, sessions with ids, SSE streams.
+//!
+//! What is shared between sessions is here ([`Upstream`]): one server
+//! connection serves every client, so resource subscriptions are counted
+//! (the server is subscribed while any session is) and the log level sent
+//! upstream is the most verbose any session asked for, each session then
+//! filtering what it gets.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use warden_actors::{ServerRequest, Warden};
+
+pub(crate) mod lines;
+mod notifier;
+mod primitives;
+pub(crate) mod session;
+mod uris;
+pub(crate) mod view;
+
+/// The most tools in one `tools/list` page; the rest follow by cursor.
+pub(crate) const TOOLS_PAGE: usize = 500;
+
+/// What every session of one front shares.
+pub(crate) struct Front {
+    pub(crate) warden: Warden,
+    upstream: Mutex<Upstream>,
+}
+
+/// What Warden has asked of each upstream server on the sessions' behalf.
+#[derive(Default)]
+struct Upstream {
+    /// (server, the server's URI) → how many sessions are subscribed.
+    subscriptions: HashMap<(String, String), usize>,
+    /// The log level last sent to each server.
+    levels: HashMap<String, LogLevel>,
+}
+
+impl Front {
+    pub(crate) fn new(warden: Warden) -> Arc<Front> {
+        Arc::new(Front { warden, upstream: Mutex::new(Upstream::default()) })
+    }
+
+    /// Counts one more subscriber to `uri` of `server`, subscribing upstream
+    /// for the first.
+    async fn subscribe(&self, server: &str, uri: &str) -> Result<(), warden_actors::CallError> {
+        let key = (server.to_string(), uri.to_string());
+        let first = {
+            let mut upstream = self.upstream.lock().expect("front lock");
+            let count = upstream.subscriptions.entry(key.clone()).or_default();
+            *count += 1;
+            *count == 1
+        };
+        if !first {
+            return Ok(());
+        }
+        let outcome = self.warden.request(server, ServerRequest::Subscribe, json!({ "uri": uri }), None).await;
+        if outcome.is_err() {
+            self.upstream.lock().expect("front lock").subscriptions.remove(&key);
+        }
+        outcome.map(drop)
+    }
+
+    /// Counts one subscriber less, unsubscribing upstream after the last.
+    async fn unsubscribe(&self, server: &str, uri: &str) {
+        let key = (server.to_string(), uri.to_string());
+        let last = {
+            let mut upstream = self.upstream.lock().expect("front lock");
+            match upstream.subscriptions.get_mut(&key) {
+                Some(count) if *count > 1 => {
+                    *count -= 1;
+                    false
+                }
+                Some(_) => {
+                    upstream.subscriptions.remove(&key);
+                    true
+                }
+                None => false,
+            }
+        };
+        if last {
+            let params = json!({ "uri": uri });
+            if let Err(error) = self.warden.request(server, ServerRequest::Unsubscribe, params, None).await {
+                tracing::debug!(server, %error, "unsubscribing upstream failed");
+            }
+        }
+    }
+
+    /// Makes `server` send log messages at `level` or more verbose.
+    async fn want_level(&self, server: &str, level: LogLevel) {
+        {
+            let mut upstream = self.upstream.lock().expect("front lock");
+            match upstream.levels.get(server) {
+                Some(sent) if *sent <= level => return,
+                _ => upstream.levels.insert(server.to_string(), level),
+            };
+        }
+        let params = json!({ "level": level.name() });
+        if let Err(error) = self.warden.request(server, ServerRequest::SetLogLevel, params, None).await {
+            tracing::debug!(server, %error, "setting the log level upstream failed");
+            self.upstream.lock().expect("front lock").levels.remove(server);
+        }
+    }
+}
+
+/// MCP's log levels (RFC 5424's), least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    pub(crate) fn parse(name: &str) -> Option<LogLevel> {
+        LogLevel::ALL.into_iter().find(|level| level.name() == name)
+    }
+
+    /// The level of a `notifications/message`'s params (`info` if unsaid).
+    fn of(params: Option<&Value>) -> LogLevel {
+        params
+            .and_then(|params| params.get("level"))
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse)
+            .unwrap_or(LogLevel::Info)
+    }
+}

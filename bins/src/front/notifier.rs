@@ -1,0 +1,138 @@
+//! What a session is told without asking: list changes, log messages and
+//! resource updates.
+//!
+//! One task per session watches two things:
+//!
+//! - every snapshot Warden publishes: when the tools the session sees
+//!   change (a server came up, restarted with other tools, announced a
+//!   change, was added or removed by a reload, failed), it sends
+//!   `notifications/tools/list_changed`; when the set of running servers
+//!   offering resources or prompts changes, the matching `list_changed`.
+//!   A failed server takes only its own tools with it.
+//! - the servers' notices: `notifications/message` at or above the level
+//!   the session set (none before it sets one), tagged with the server's
+//!   name as `logger`; `notifications/resources/updated` for the resources
+//!   this session subscribed to, URI mapped; the servers' own resource and
+//!   prompt `list_changed`.
+//!
+//! The task ends when the session's outbox closes or Warden shuts down.
+
+use serde_json::{json, Value};
+use tokio::sync::broadcast::error::RecvError;
+use warden_actors::{ServerNotice, Snapshot};
+
+use super::session::{Outbox, Session};
+use super::{uris, LogLevel};
+
+/// What the session's lists looked like last time.
+#[derive(PartialEq)]
+struct Seen {
+    tools: Vec<Value>,
+    resources: Vec<String>,
+    prompts: Vec<String>,
+}
+
+impl Session {
+    /// Runs the session's notifier until `out` closes.
+    pub(crate) fn spawn_notifier(&self, out: Outbox) -> tokio::task::JoinHandle<()> {
+        let session = self.clone();
+        tokio::spawn(async move { session.notify(out).await })
+    }
+
+    async fn notify(self, out: Outbox) {
+        let warden = self.inner.front.warden.clone();
+        let mut snapshots = warden.snapshot_changes();
+        let mut notices = warden.notices();
+        let mut seen = self.seen(&snapshots.current());
+        loop {
+            let message = tokio::select! {
+                snapshot = snapshots.changed() => {
+                    let Some(snapshot) = snapshot else { return };
+                    let now = self.seen(&snapshot);
+                    let changed = lists_changed(&seen, &now);
+                    seen = now;
+                    if self.version().is_none() {
+                        continue;
+                    }
+                    for method in changed {
+                        if out.send(json!({"jsonrpc": "2.0", "method": method})).await.is_err() {
+                            return;
+                        }
+                    }
+                    continue;
+                }
+                notice = notices.recv() => match notice {
+                    Ok(notice) => self.relayed(notice),
+                    Err(RecvError::Lagged(lost)) => {
+                        tracing::warn!(session = %self.who(), "{lost} server notifications were not relayed: the client read too slowly");
+                        continue;
+                    }
+                    Err(RecvError::Closed) => return,
+                },
+                _ = out.closed() => return,
+            };
+            if let Some(message) = message {
+                if out.send(message).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn seen(&self, snapshot: &Snapshot) -> Seen {
+        let view = &self.inner.view;
+        Seen {
+            tools: view.tools().unwrap_or_default(),
+            resources: view.servers_offering(snapshot, |offers| offers.resources),
+            prompts: view.servers_offering(snapshot, |offers| offers.prompts),
+        }
+    }
+
+    /// The notification to pass on for `notice`, if this session wants it.
+    fn relayed(&self, notice: ServerNotice) -> Option<Value> {
+        let view = &self.inner.view;
+        if !view.sees_server(&notice.server) || self.version().is_none() {
+            return None;
+        }
+        let mut params = notice.params.unwrap_or_else(|| json!({}));
+        match notice.method.as_str() {
+            "notifications/message" => {
+                let wanted = self.state().level?;
+                if LogLevel::of(Some(&params)) < wanted {
+                    return None;
+                }
+                let logger = match params.get("logger").and_then(Value::as_str) {
+                    Some(logger) => format!("{}/{logger}", notice.server),
+                    None => notice.server.to_string(),
+                };
+                params["logger"] = json!(logger);
+            }
+            "notifications/resources/updated" => {
+                let uri = params.get("uri").and_then(Value::as_str)?.to_string();
+                if !self.state().subscriptions.contains(&(notice.server.to_string(), uri.clone())) {
+                    return None;
+                }
+                if view.server.is_none() {
+                    params["uri"] = json!(uris::to_client(&notice.server, &uri));
+                }
+            }
+            _ => {}
+        }
+        Some(json!({"jsonrpc": "2.0", "method": notice.method, "params": params}))
+    }
+}
+
+/// The `list_changed` notifications that tell a client what differs.
+fn lists_changed(before: &Seen, now: &Seen) -> Vec<&'static str> {
+    let mut methods = Vec::new();
+    if before.tools != now.tools {
+        methods.push("notifications/tools/list_changed");
+    }
+    if before.resources != now.resources {
+        methods.push("notifications/resources/list_changed");
+    }
+    if before.prompts != now.prompts {
+        methods.push("notifications/prompts/list_changed");
+    }
+    methods
+}

@@ -1,0 +1,389 @@
+//! One client's MCP session on the front, whatever carries it.
+//!
+//! [`Session::receive`] takes one message from the client. A request runs
+//! in a task of its own, so a slow call never holds up the next request;
+//! its answer, and any progress it reports, go to the `reply` outbox the
+//! transport gave with it (stdout for `warden mcp`, the POST's own stream
+//! on HTTP). The task is remembered under the request's id until it ends:
+//! `notifications/cancelled` aborts it, and so does [`Session::close`]
+//! (the client went away); aborting drops the call's future, which cancels
+//! the call upstream (`notifications/cancelled` to the server, the slot
+//! freed) and withdraws an approval it waits for. No answer is sent for a
+//! cancelled request, as the spec says.
+//!
+//! What the session keeps for itself — its protocol version, its log
+//! level, its resource subscriptions, the names of the prompts it was
+//! shown — is its own: one session's level or cancel never touches another
+//! session's traffic, though they share the servers.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use warden_actors::{CallError, CallOptions, CallToolResult, Progress, ServerState};
+use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
+
+use super::view::View;
+use super::{Front, LogLevel, TOOLS_PAGE};
+
+/// Where a session's messages to the client go.
+pub(crate) type Outbox = mpsc::Sender<Value>;
+
+/// How long `tools/list` waits for servers still starting, so a client that
+/// connects as the daemon starts sees their tools in its first list.
+const FIRST_LIST_WAIT: Duration = Duration::from_secs(10);
+
+/// How long a call waits for its server's first start before trying.
+const STARTING_WAIT: Duration = Duration::from_secs(30);
+
+/// JSON-RPC error codes the front answers with.
+pub(crate) mod code {
+    pub(crate) const PARSE_ERROR: i64 = -32700;
+    pub(crate) const INVALID_REQUEST: i64 = -32600;
+    pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+    pub(crate) const INVALID_PARAMS: i64 = -32602;
+    pub(crate) const INTERNAL_ERROR: i64 = -32603;
+    /// MCP's "resource not found".
+    pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
+}
+
+/// One client's session; clones share it.
+#[derive(Clone)]
+pub(crate) struct Session {
+    pub(super) inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    pub(super) front: Arc<Front>,
+    pub(super) view: View,
+    pub(super) state: Mutex<State>,
+}
+
+/// What a session keeps of its own.
+#[derive(Default)]
+pub(super) struct State {
+    /// The version agreed at `initialize`.
+    pub(super) version: Option<String>,
+    /// Set by `logging/setLevel`; no log messages until then.
+    pub(super) level: Option<LogLevel>,
+    /// (server, the server's URI) this session subscribed to.
+    pub(super) subscriptions: HashSet<(String, String)>,
+    /// Prompt names as shown → (server, the server's own name).
+    pub(super) prompts: HashMap<String, (String, String)>,
+    /// Requests running, by their id's JSON text.
+    running: HashMap<String, AbortHandle>,
+    closed: bool,
+}
+
+/// What became of one message.
+#[derive(Debug)]
+pub(crate) enum Received {
+    /// A request: its answer will go to the reply outbox.
+    Request,
+    /// A notification or a response: nothing will be answered.
+    Accepted,
+    /// Answered at once with this (a malformed message).
+    Answered(Value),
+}
+
+impl Session {
+    pub(crate) fn new(front: Arc<Front>, view: View) -> Session {
+        Session { inner: Arc::new(Inner { front, view, state: Mutex::new(State::default()) }) }
+    }
+
+    /// The view this session serves, for logs.
+    pub(crate) fn who(&self) -> String {
+        self.inner.view.who()
+    }
+
+    /// The protocol version agreed at `initialize`, once it was.
+    pub(crate) fn version(&self) -> Option<String> {
+        self.state().version.clone()
+    }
+
+    pub(super) fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.inner.state.lock().expect("session lock")
+    }
+
+    /// Takes one message from the client.
+    pub(crate) fn receive(&self, message: Value, reply: Outbox) -> Received {
+        let Value::Object(mut message) = message else {
+            let problem = if message.is_array() {
+                "batches are not supported (MCP removed them in 2025-06-18); send one message at a time"
+            } else {
+                "a JSON-RPC message must be a JSON object"
+            };
+            return Received::Answered(error(&Value::Null, code::INVALID_REQUEST, problem));
+        };
+        let method = message.get("method").and_then(Value::as_str).map(str::to_string);
+        let id = message.remove("id");
+        let params = message.remove("params");
+        match (method, id) {
+            (Some(method), Some(id)) => {
+                if !(id.is_string() || id.is_i64() || id.is_u64()) {
+                    let problem = "a request's id must be a string or an integer";
+                    return Received::Answered(error(&Value::Null, code::INVALID_REQUEST, problem));
+                }
+                // Answered here, not in a task: a request right behind
+                // `initialize` must find the session initialized.
+                if method == "initialize" {
+                    let result = self.initialize(params.as_ref().unwrap_or(&Value::Null));
+                    return Received::Answered(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+                }
+                self.start(id, method, params, reply);
+                Received::Request
+            }
+            (Some(method), None) => {
+                self.notification(&method, params);
+                Received::Accepted
+            }
+            // A response to a request Warden never makes (it asks clients nothing yet).
+            (None, Some(_)) => Received::Accepted,
+            (None, None) => Received::Answered(error(&Value::Null, code::INVALID_REQUEST, "no `method` and no `id`")),
+        }
+    }
+
+    fn start(&self, id: Value, method: String, params: Option<Value>, reply: Outbox) {
+        let key = id.to_string();
+        let session = self.clone();
+        let task_key = key.clone();
+        let mut state = self.state();
+        if state.closed {
+            return;
+        }
+        let task = tokio::spawn(async move {
+            let answer = session.answer(&id, &method, params, &reply).await;
+            session.state().running.remove(&task_key);
+            let _ = reply.send(answer).await;
+        });
+        if let Some(earlier) = state.running.insert(key, task.abort_handle()) {
+            // A client reusing an id in flight: both run, the newer is the one cancellable.
+            drop(earlier);
+        }
+    }
+
+    fn notification(&self, method: &str, params: Option<Value>) {
+        match method {
+            "notifications/cancelled" => {
+                let Some(id) = params.as_ref().and_then(|params| params.get("requestId")) else { return };
+                if let Some(task) = self.state().running.remove(&id.to_string()) {
+                    tracing::debug!(session = %self.who(), %id, "client cancelled a request");
+                    task.abort();
+                }
+            }
+            "notifications/initialized" | "notifications/roots/list_changed" => {}
+            other => tracing::debug!(method = other, "client notification ignored"),
+        }
+    }
+
+    /// Ends the session: requests running are aborted (cancelled upstream),
+    /// its subscriptions withdrawn.
+    pub(crate) async fn close(&self) {
+        let (running, subscriptions) = {
+            let mut state = self.state();
+            state.closed = true;
+            (std::mem::take(&mut state.running), std::mem::take(&mut state.subscriptions))
+        };
+        for task in running.into_values() {
+            task.abort();
+        }
+        for (server, uri) in subscriptions {
+            self.inner.front.unsubscribe(&server, &uri).await;
+        }
+    }
+
+    /// The answer to one request.
+    async fn answer(&self, id: &Value, method: &str, params: Option<Value>, reply: &Outbox) -> Value {
+        let params = params.unwrap_or_else(|| json!({}));
+        if method != "ping" && self.version().is_none() {
+            return error(id, code::INVALID_REQUEST, "the session is not initialized: send `initialize` first");
+        }
+        if matches!(method, "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list") {
+            self.first_list_wait().await;
+        }
+        let outcome = match method {
+            "ping" => Ok(json!({})),
+            "tools/list" => self.list_tools(&params).await,
+            "tools/call" => self.call_tool(&params, reply).await,
+            "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+            | "prompts/list"
+            | "prompts/get"
+            | "completion/complete"
+            | "logging/setLevel" => self.primitive(method, params).await,
+            _ => Err((code::METHOD_NOT_FOUND, format!("Warden's front does not serve `{method}`"))),
+        };
+        match outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err((code, message)) => error(id, code, &message),
+        }
+    }
+
+    fn initialize(&self, params: &Value) -> Value {
+        let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+        let version = if SUPPORTED_PROTOCOL_VERSIONS.contains(&asked) { asked } else { SUPPORTED_PROTOCOL_VERSIONS[0] };
+        self.state().version = Some(version.to_string());
+        let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("an unnamed client");
+        tracing::info!(session = %self.who(), client, version, "front session initialized");
+        let snapshot = self.inner.front.warden.snapshot();
+        let view = &self.inner.view;
+        let mut capabilities = json!({
+            "tools": {"listChanged": true},
+            "logging": {},
+        });
+        let any = |wants: fn(&warden_actors::ServerOffers) -> bool| {
+            view.server.is_none() || !view.servers_offering(&snapshot, wants).is_empty()
+        };
+        if any(|offers| offers.resources) {
+            capabilities["resources"] = json!({"subscribe": true, "listChanged": true});
+        }
+        if any(|offers| offers.prompts) {
+            capabilities["prompts"] = json!({"listChanged": true});
+        }
+        if any(|offers| offers.completions) {
+            capabilities["completions"] = json!({});
+        }
+        json!({
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "serverInfo": {"name": "warden", "title": "Warden", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": instructions(&snapshot, view),
+        })
+    }
+
+    /// A listing waits (bounded) for servers still starting, so a client
+    /// that connects as the daemon starts sees them in its first list.
+    pub(super) async fn first_list_wait(&self) {
+        let warden = &self.inner.front.warden;
+        if !warden.snapshot().is_settled() {
+            tracing::info!(session = %self.who(), "a listing waits (up to {} s) for servers still starting", FIRST_LIST_WAIT.as_secs());
+            let _ = tokio::time::timeout(FIRST_LIST_WAIT, warden.settled()).await;
+        }
+    }
+
+    async fn list_tools(&self, params: &Value) -> Result<Value, (i64, String)> {
+        let tools = self.inner.view.tools().map_err(|error| (code::INTERNAL_ERROR, error.to_string()))?;
+        let start = match params.get("cursor").and_then(Value::as_str) {
+            None => 0,
+            Some(cursor) => cursor.parse::<usize>().ok().filter(|start| *start <= tools.len()).ok_or_else(|| {
+                (code::INVALID_PARAMS, format!("`cursor` \"{cursor}\" is not one this front gave; list from the start"))
+            })?,
+        };
+        let end = (start + TOOLS_PAGE).min(tools.len());
+        let mut result = json!({ "tools": tools[start..end] });
+        if end < tools.len() {
+            result["nextCursor"] = json!(end.to_string());
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(&self, params: &Value, reply: &Outbox) -> Result<Value, (i64, String)> {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            return Err((code::INVALID_PARAMS, "tools/call needs `name`, the tool's name as a string".into()));
+        };
+        let view = &self.inner.view;
+        let Some(namespaced) = view.tool_name(name) else {
+            return Err((code::INVALID_PARAMS, format!("unknown tool '{name}': tools/list shows the tools")));
+        };
+        let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
+        let mut meta: Map<String, Value> = params.get("_meta").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut options = CallOptions::default();
+        let relay = meta.remove("progressToken").map(|token| {
+            let (sink, updates) = mpsc::channel(64);
+            options = CallOptions::default().progress(sink);
+            tokio::spawn(relay_progress(token, updates, reply.clone()))
+        });
+        // The options hold the progress sink: they are gone once the call
+        // is, which ends the relay.
+        let outcome = self.call_waiting_for_start(name, &namespaced, arguments, options.meta(meta)).await;
+        if let Some(relay) = relay {
+            // Progress sent before the answer arrives before it.
+            let _ = relay.await;
+        }
+        match outcome {
+            Ok(result) => Ok(serde_json::to_value(result).expect("a tool result serialises")),
+            Err(CallError::UnknownTool { .. }) => {
+                Err((code::INVALID_PARAMS, format!("unknown tool '{name}': tools/list shows the tools")))
+            }
+            Err(error @ CallError::InvalidArguments { .. }) => Err((code::INVALID_PARAMS, error.to_string())),
+            Err(error) => Ok(serde_json::to_value(CallToolResult::error(error.to_string())).expect("serialises")),
+        }
+    }
+}
+
+impl Session {
+    /// Runs the call; one that finds its server on its first start waits
+    /// for it (bounded) and tries once more, as the daemon's calls do.
+    async fn call_waiting_for_start(
+        &self,
+        name: &str,
+        namespaced: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, CallError> {
+        let view = &self.inner.view;
+        let outcome = view.call(namespaced, arguments.clone(), options.clone()).await;
+        let Err(CallError::ServerStarting { server, .. }) = &outcome else { return outcome };
+        self.wait_for_start(server, name).await;
+        view.call(namespaced, arguments, options).await
+    }
+
+    /// Waits (bounded) until `server` is past its first start.
+    pub(super) async fn wait_for_start(&self, server: &str, what: &str) {
+        tracing::info!(session = %self.who(), "'{what}' waits (up to {} s) for server '{server}' to start", STARTING_WAIT.as_secs());
+        let started = self.inner.front.warden.wait_for(|snapshot| {
+            snapshot.status(server).is_none_or(|status| !matches!(status.state, ServerState::Starting))
+        });
+        let _ = tokio::time::timeout(STARTING_WAIT, started).await;
+    }
+}
+
+/// Passes a call's progress to the client under the client's own token,
+/// until the call ends (its sink is dropped).
+async fn relay_progress(token: Value, mut updates: mpsc::Receiver<Progress>, reply: Outbox) {
+    while let Some(progress) = updates.recv().await {
+        let mut params = json!({"progressToken": token, "progress": progress.progress});
+        if let Some(total) = progress.total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = progress.message {
+            params["message"] = json!(message);
+        }
+        let notification = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params});
+        if reply.send(notification).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// What `initialize` tells the client about the servers behind the front.
+fn instructions(snapshot: &warden_actors::Snapshot, view: &View) -> String {
+    let servers: Vec<String> = snapshot
+        .statuses()
+        .into_iter()
+        .filter(|status| view.sees_server(&status.name))
+        .map(|status| match &status.state {
+            ServerState::Running => format!("{} ({} tools)", status.name, status.tools),
+            state => format!("{} ({})", status.name, state.to_string().split(':').next().unwrap_or_default()),
+        })
+        .collect();
+    match &view.server {
+        Some(server) => format!("Warden's supervised, policed front for the MCP server '{server}'."),
+        None => format!(
+            "Warden fronts these MCP servers, supervised and policed: {}. Tool and prompt names are \
+             `server__name`; resource URIs are `warden://server/<the server's URI>`.",
+            if servers.is_empty() { "none yet".to_string() } else { servers.join(", ") }
+        ),
+    }
+}
+
+/// A JSON-RPC error response.
+pub(crate) fn error(id: &Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}

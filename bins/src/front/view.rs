@@ -1,0 +1,159 @@
+//! What one front session sees: which Warden (the host's own view or an
+//! agent's), through which endpoint (every server, or one server under its
+//! own names), and the translation between the names the client uses and
+//! the names Warden's handle takes.
+//!
+//! - `/mcp` (and `warden mcp`): every server's tools under their namespaced
+//!   names (`srv__tool`), prompts named the same way, resources under
+//!   `warden://srv/<the server's own URI>` ([`super::uris`]).
+//! - `/mcp/servers/<name>`: one server's tools, prompts and resources under
+//!   the server's own names and URIs, still through the call pipeline.
+//!
+//! Warden's primitive tools (`srv__read_resource`, ...) are for models that
+//! only see tools; a front serves resources and prompts natively, so they
+//! are left out unless `[front] resource_tools = true`. `describe_tool` is
+//! listed only when a tool profile shortens the definitions.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use warden_actors::{
+    AgentScope, CallError, CallOptions, CallToolResult, ServerOffers, ServerRequest, Snapshot, ToolEntry, Warden,
+    DESCRIBE_TOOL,
+};
+
+/// Which part of Warden a session is bound to.
+#[derive(Clone)]
+pub(crate) struct View {
+    pub(crate) warden: Warden,
+    /// The agent whose allowlist and profile apply; `None` is the host's view.
+    pub(crate) agent: Option<AgentScope>,
+    /// `Some(server)` for `/mcp/servers/<server>`: that server only, under
+    /// its own names.
+    pub(crate) server: Option<Arc<str>>,
+    /// Whether the primitive tools are listed too.
+    pub(crate) resource_tools: bool,
+}
+
+impl View {
+    /// The view of `agent` (none: the host's) on `server` (none: every
+    /// server), both checked against the running config.
+    pub(crate) fn of(
+        warden: &Warden,
+        agent: Option<&str>,
+        server: Option<&str>,
+        resource_tools: bool,
+    ) -> Result<View, CallError> {
+        let agent = agent.map(|agent| warden.agent(agent)).transpose()?;
+        if let Some(server) = server {
+            let snapshot = warden.snapshot();
+            if !snapshot.server_names().any(|name| name == server) {
+                let known = snapshot.server_names().map(str::to_string).collect();
+                return Err(CallError::UnknownServer { server: server.to_string(), known });
+            }
+        }
+        Ok(View { warden: warden.clone(), agent, server: server.map(Into::into), resource_tools })
+    }
+
+    /// Who the session is and what it sees, for logs.
+    pub(crate) fn who(&self) -> String {
+        match (&self.agent, &self.server) {
+            (Some(agent), Some(server)) => format!("agent '{}' on server '{server}'", agent.name()),
+            (Some(agent), None) => format!("agent '{}'", agent.name()),
+            (None, Some(server)) => format!("server '{server}'"),
+            (None, None) => "every server".to_string(),
+        }
+    }
+
+    /// The tools this session lists, as `tools/list` shows them.
+    pub(crate) fn tools(&self) -> Result<Vec<Value>, CallError> {
+        let entries = self.entries()?;
+        let hidden = |entry: &ToolEntry| entry.primitive_tool.is_some() && !self.resource_tools;
+        if let Some(server) = &self.server {
+            let shown = entries.iter().filter(|entry| *entry.server == **server && !hidden(entry));
+            return Ok(shown.map(|entry| serde_json::to_value(&entry.tool).expect("a tool serialises")).collect());
+        }
+        let presented = match &self.agent {
+            Some(agent) => agent.presented_tools(None)?,
+            None => self.warden.presented_tools(None)?,
+        };
+        let hidden_names: Vec<&str> =
+            entries.iter().filter(|entry| hidden(entry)).map(|entry| entry.name.as_str()).collect();
+        let profiled = self.agent.as_ref().is_some_and(|agent| agent.profile().is_some());
+        Ok(presented
+            .into_iter()
+            .filter(|tool| {
+                let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+                !hidden_names.contains(&name) && (profiled || name != DESCRIBE_TOOL)
+            })
+            .collect())
+    }
+
+    /// The registered tools this session may call.
+    fn entries(&self) -> Result<Vec<ToolEntry>, CallError> {
+        match &self.agent {
+            Some(agent) => agent.tools(),
+            None => Ok(self.warden.tools()),
+        }
+    }
+
+    /// The namespaced name of the tool the client calls `name`; `None` when
+    /// this view has no such tool.
+    pub(crate) fn tool_name(&self, name: &str) -> Option<String> {
+        let snapshot = self.warden.snapshot();
+        match &self.server {
+            None if name == DESCRIBE_TOOL => Some(name.to_string()),
+            None => Some(name.to_string()),
+            Some(server) => snapshot
+                .tools()
+                .into_iter()
+                .find(|entry| *entry.server == **server && entry.tool.name == name)
+                .map(|entry| entry.name),
+        }
+    }
+
+    /// Runs a tool by its namespaced name.
+    pub(crate) async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, CallError> {
+        match &self.agent {
+            Some(agent) => agent.call(name, arguments, options).await,
+            None => self.warden.call(name, arguments, options).await,
+        }
+    }
+
+    /// Sends one of a server's own requests.
+    pub(crate) async fn request(
+        &self,
+        server: &str,
+        request: ServerRequest,
+        params: Value,
+    ) -> Result<Value, CallError> {
+        match &self.agent {
+            Some(agent) => agent.request(server, request, params, None).await,
+            None => self.warden.request(server, request, params, None).await,
+        }
+    }
+
+    /// The servers in this view that are running and offer what `wants`
+    /// picks, in name order.
+    pub(crate) fn servers_offering(&self, snapshot: &Snapshot, wants: fn(&ServerOffers) -> bool) -> Vec<String> {
+        snapshot
+            .server_names()
+            .filter(|name| self.server.as_deref().is_none_or(|only| only == *name))
+            .filter(|name| {
+                snapshot.status(name).is_some_and(|status| status.state == warden_actors::ServerState::Running)
+            })
+            .filter(|name| snapshot.offers(name).as_ref().is_some_and(wants))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Whether one server is in this view.
+    pub(crate) fn sees_server(&self, server: &str) -> bool {
+        self.server.as_deref().is_none_or(|only| only == server)
+    }
+}
