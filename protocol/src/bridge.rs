@@ -333,6 +333,7 @@ impl Request {
         "deny",
         "reload",
         "shutdown",
+        "mcp",
     ];
 
     /// For `call_tool`, the checks serde cannot make: exactly one way of

@@ -301,6 +301,27 @@ fn write_file(path: &Path, contents: &str) {
     fs::write(path, contents).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
 }
 
+/// The program and arguments that run the Node script `name` from
+/// `tests/node/` (an MCP client written with the TypeScript SDK) against
+/// the pinned SDK: the script is copied into the install prefix, so that
+/// Node resolves `@modelcontextprotocol/sdk` from the prefix's
+/// `node_modules` (the SDK is pinned there by the npm `overrides`).
+///
+/// # Panics
+///
+/// When [`install`] does, or the script cannot be copied.
+pub fn node_script(name: &str) -> (String, Vec<String>) {
+    let prefix = install();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("node").join(name);
+    let copy = prefix.join(name);
+    let text = fs::read_to_string(&source).unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
+    // Written to a temporary name and renamed: parallel tests may copy at once.
+    let partial = prefix.join(format!(".{name}.{}", std::process::id()));
+    write_file(&partial, &text);
+    fs::rename(&partial, &copy).unwrap_or_else(|e| panic!("cannot write {}: {e}", copy.display()));
+    ("node".to_string(), vec![copy.display().to_string()])
+}
+
 /// The pins for the Python SDK servers: `mcp` and everything it pulls in,
 /// each with `==` (regenerate with `pip freeze` from a working venv).
 const PYTHON_REQUIREMENTS: &str = include_str!("../python/requirements.txt");

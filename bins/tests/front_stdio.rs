@@ -1,0 +1,195 @@
+//! `warden mcp` against MCP clients other people wrote: the official
+//! TypeScript SDK client (over `--no-daemon`) and the official Python SDK
+//! client (through the daemon, the default), each running the same
+//! scenario against server-everything and the test server behind Warden;
+//! and a scripted line client for what the SDKs never send — bad lines, a
+//! request before `initialize` — and for `list_changed` after a reload.
+
+mod common;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{stderr, Home};
+use serde_json::{json, Value};
+use warden_tests::{bins, real_servers};
+
+/// A home whose config runs server-everything as `everything` and the test
+/// server as `test` (with the tools the scenarios use), calls auto-approved.
+fn home(label: &str) -> Home {
+    let home = Home::new(label);
+    let (node, args) = real_servers::EVERYTHING.command(&[]);
+    let text = format!(
+        "[security]\nauto_approve = true\n\n[servers.everything]\ncommand = {node:?}\nargs = {args:?}\n\n\
+         [servers.test]\ncommand = {:?}\nargs = [\"--tools\", \"echo,sleep,notify,cancellations\"]\n",
+        bins::test_server().display().to_string()
+    );
+    std::fs::write(&home.config, text).unwrap();
+    home
+}
+
+/// Runs a client script (program + args) that starts `warden ARGS` itself,
+/// and returns the JSON line it printed.
+fn run_client(home: &Home, (program, mut args): (String, Vec<String>), warden_args: &[&str]) -> Value {
+    let mut warden_args: Vec<String> = warden_args.iter().map(ToString::to_string).collect();
+    warden_args.extend(["--config".to_string(), home.config.display().to_string()]);
+    args.extend(["stdio".to_string(), env!("CARGO_BIN_EXE_warden").to_string(), json!(warden_args).to_string()]);
+    let output = Command::new(program)
+        .args(&args)
+        .env("WARDEN_HOME", &home.dir)
+        .env_remove("WARDEN_CONFIG")
+        .output()
+        .expect("the client runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "the client failed: {stdout}\n{}", stderr(&output));
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not the client's JSON ({e}): {stdout}\n{}", stderr(&output)))
+}
+
+/// What both SDK clients saw the same way.
+fn assert_common(seen: &Value) {
+    assert_eq!(seen["server"], "warden");
+    let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().map(|tool| tool.as_str().unwrap()).collect();
+    for name in ["everything__echo", "everything__trigger-long-running-operation", "test__echo", "test__notify"] {
+        assert!(tools.contains(&name), "{name} missing from {tools:?}");
+    }
+    // The primitive tools are for tool-only hosts, not for MCP clients.
+    assert!(!tools.iter().any(|tool| tool.ends_with("__read_resource")), "{tools:?}");
+    assert_eq!(seen["echo"], "Echo: hi");
+    let uri = seen["resource_uri"].as_str().unwrap();
+    assert!(uri.starts_with("warden://everything/demo://"), "{uri}");
+    assert_eq!(seen["read_uri"], uri, "a read answers under the URI the client used");
+    assert_eq!(seen["prompt_messages"], 1);
+    assert_eq!(seen["progress"], 3, "three steps of progress, relayed under the client's token");
+    assert_eq!(seen["notify"], "notified");
+    assert_eq!(seen["loggers"], json!(["test"]), "log messages tagged with their server");
+}
+
+#[test]
+fn the_typescript_sdk_client_uses_every_feature_through_warden_mcp() {
+    let home = home("front-ts");
+    let seen = run_client(&home, real_servers::node_script("front_client.mjs"), &["mcp", "--no-daemon"]);
+    assert_common(&seen);
+    let prompts = seen["prompts"].as_array().unwrap();
+    assert!(prompts.contains(&json!("everything__completable-prompt")), "{prompts:?}");
+    assert_eq!(seen["completion"], json!(["Engineering"]));
+    assert_eq!(seen["cancel"], "aborted");
+    assert!(seen["cancel_ms"].as_u64().unwrap() < 5_000, "{seen}");
+    // The test server heard the cancellation of the client's `sleep`.
+    let cancellations = seen["cancellations"].as_str().unwrap();
+    assert!(cancellations.starts_with("cancelled: ") && cancellations.len() > "cancelled: ".len(), "{cancellations}");
+    assert!(seen["tool_changes"].as_u64().unwrap() >= 1, "tools/list_changed after the server's change: {seen}");
+    assert_eq!(seen["late_tool_listed"], true);
+}
+
+#[test]
+fn the_python_sdk_client_uses_warden_mcp_through_the_daemon() {
+    let home = home("front-py");
+    let script = real_servers::python_script("front_client.py");
+    let seen = run_client(&home, real_servers::python_server_command(&script), &["mcp"]);
+    assert_common(&seen);
+    // The session ran in the daemon, which is still up with warm servers.
+    let status = home.warden(&["status", "--json"]);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+}
+
+/// A `warden mcp` child and its stdout lines.
+struct LineClient {
+    child: std::process::Child,
+    lines: mpsc::Receiver<Value>,
+}
+
+impl LineClient {
+    fn start(home: &Home, args: &[&str]) -> LineClient {
+        let mut child = home
+            .command(args)
+            .arg("--config")
+            .arg(&home.config)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout is not MCP ({e}): {line}"));
+                if sender.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        LineClient { child, lines }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message for which `wanted` holds (others are skipped).
+    fn until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let message = self.lines.recv_timeout(Duration::from_secs(30)).expect("an answer within 30 s");
+            if wanted(&message) {
+                return message;
+            }
+        }
+    }
+
+    fn answer(&mut self, id: i64) -> Value {
+        self.until(|message| message["id"] == id)
+    }
+}
+
+#[test]
+fn bad_lines_are_answered_and_the_session_goes_on_and_a_reload_announces_new_tools() {
+    let home = Home::with_test_server("front-lines", "");
+    let mut client = LineClient::start(&home, &["mcp"]);
+    client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let early = client.answer(1);
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    assert!(early["error"]["message"].as_str().unwrap().contains("send `initialize` first"), "{early}");
+    client.send("this is not json");
+    let garbage = client.until(|message| message["id"].is_null());
+    assert_eq!(garbage["error"]["code"], -32700, "{garbage}");
+    client.send(r#"[{"jsonrpc":"2.0","id":2,"method":"ping"}]"#);
+    let batch = client.until(|message| message["id"].is_null());
+    assert!(batch["error"]["message"].as_str().unwrap().contains("batches are not supported"), "{batch}");
+    client.send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"lines","version":"1"}}}"#,
+    );
+    let init = client.answer(3);
+    assert_eq!(init["result"]["protocolVersion"], "2025-03-26", "the client's version is kept when Warden speaks it");
+    client.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    client.send(r#"{"jsonrpc":"2.0","id":4,"method":"server/discover"}"#);
+    assert_eq!(client.answer(4)["error"]["code"], -32601);
+    client.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nope__x","arguments":{}}}"#);
+    let unknown = client.answer(5);
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert!(unknown["error"]["message"].as_str().unwrap().contains("nope__x"), "{unknown}");
+    client.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
+    let listed = client.answer(6);
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"test__echo") && !names.iter().any(|name| name.starts_with("extra__")), "{names:?}");
+
+    // A reload that adds a server: the session hears the list changed.
+    home.write(&["test", "extra"], "");
+    let reload = home.reload();
+    assert_eq!(reload.status.code(), Some(0), "{}", stderr(&reload));
+    client.until(|message| message["method"] == "notifications/tools/list_changed");
+    client.send(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"extra__echo","arguments":{"message":"new"}}}"#);
+    assert_eq!(client.answer(7)["result"]["content"][0]["text"], "new");
+
+    // Closing stdin ends `warden mcp`.
+    drop(client.child.stdin.take());
+    let status = client.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
