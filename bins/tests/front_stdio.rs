@@ -5,6 +5,8 @@
 //! and a scripted line client for what the SDKs never send — bad lines, a
 //! request before `initialize` — and for `list_changed` after a reload.
 
+#![allow(unused_crate_dependencies)]
+
 mod common;
 
 use std::io::{BufRead as _, BufReader, Write as _};

@@ -90,22 +90,7 @@ impl Default for DaemonConfig {
 impl DaemonConfig {
     /// The checked listen address.
     pub fn listen_addr(&self) -> Result<SocketAddr, (&'static str, String)> {
-        let addr: SocketAddr = self.listen.parse().map_err(|_| {
-            (
-                "daemon.listen",
-                format!("must be an IP address and port such as \"127.0.0.1:0\", not \"{}\"", self.listen),
-            )
-        })?;
-        if !addr.ip().is_loopback() && !self.allow_non_loopback {
-            return Err((
-                "daemon.listen",
-                format!(
-                    "is {addr}, which is not a loopback address: anyone who can reach it and has the token can run \
-                     every tool; set `allow_non_loopback = true` in [daemon] if you mean it"
-                ),
-            ));
-        }
-        Ok(addr)
+        checked_listen("daemon", &self.listen, "127.0.0.1:0", self.allow_non_loopback)
     }
 
     /// How long without requests before the daemon exits.
@@ -140,4 +125,30 @@ impl DaemonConfig {
         }
         Ok(())
     }
+}
+
+/// `listen` of table `[table]` as an address, refused when it is not
+/// loopback unless `allow_non_loopback` says the user means it: whoever
+/// reaches it with a token can run every tool. `example` is shown in the
+/// error for text that is no address.
+pub(crate) fn checked_listen(
+    table: &'static str,
+    listen: &str,
+    example: &str,
+    allow_non_loopback: bool,
+) -> Result<SocketAddr, (&'static str, String)> {
+    let field = if table == "daemon" { "daemon.listen" } else { "front.listen" };
+    let addr: SocketAddr = listen
+        .parse()
+        .map_err(|_| (field, format!("must be an IP address and port such as \"{example}\", not \"{listen}\"")))?;
+    if !addr.ip().is_loopback() && !allow_non_loopback {
+        return Err((
+            field,
+            format!(
+                "is {addr}, which is not a loopback address: anyone who can reach it and has the token can run \
+                 every tool; set `allow_non_loopback = true` in [{table}] if you mean it"
+            ),
+        ));
+    }
+    Ok(addr)
 }

@@ -100,19 +100,7 @@ impl FrontConfig {
     /// The checked listen address, when the front is on.
     pub fn listen_addr(&self) -> Result<Option<SocketAddr>, (&'static str, String)> {
         let Some(listen) = &self.listen else { return Ok(None) };
-        let addr: SocketAddr = listen.parse().map_err(|_| {
-            ("front.listen", format!("must be an IP address and port such as \"127.0.0.1:7300\", not \"{listen}\""))
-        })?;
-        if !addr.ip().is_loopback() && !self.allow_non_loopback {
-            return Err((
-                "front.listen",
-                format!(
-                    "is {addr}, which is not a loopback address: anyone who can reach it and has a token can run \
-                     every tool; set `allow_non_loopback = true` in [front] if you mean it"
-                ),
-            ));
-        }
-        Ok(Some(addr))
+        crate::daemon::checked_listen("front", listen, "127.0.0.1:7300", self.allow_non_loopback).map(Some)
     }
 
     /// Whether requests go without a token.
@@ -175,5 +163,54 @@ impl FrontConfig {
             secrets.push((format!("front token {index}"), entry.token.clone()));
         }
         Ok(secrets)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::WardenConfig;
+
+    fn load(text: &str) -> Result<WardenConfig, String> {
+        let lookup = |name: &str| (name == "FRONT_TOKEN").then(|| "0123456789abcdef0123".to_string());
+        WardenConfig::from_toml_with(text, "warden.toml", &lookup).map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn a_front_without_tokens_or_on_the_network_is_refused_saying_how_to_fix_it() {
+        let cases = [
+            ("[front]\nlisten = \"127.0.0.1:7300\"", "`front.tokens` is empty, so no client could use the front"),
+            (
+                "[front]\nlisten = \"0.0.0.0:7300\"\ntokens = [{ token = \"${FRONT_TOKEN}\" }]",
+                "`front.listen` is 0.0.0.0:7300, which is not a loopback address",
+            ),
+            (
+                "[front]\nlisten = \"0.0.0.0:7300\"\nallow_non_loopback = true\nauth = \"none\"",
+                "`front.auth` is \"none\" on a listener that is not loopback",
+            ),
+            (
+                "[front]\nlisten = \"127.0.0.1:7300\"\ntokens = [{ token = \"short\" }]",
+                "`front.tokens[0].token` is shorter than 16",
+            ),
+            ("[front]\nlisten = \"127.0.0.1:7300\"\nauth = \"maybe\"", "`front.auth` must be \"token\" or \"none\""),
+            ("[front]\nlisten = 7300", "`front.listen`"),
+        ];
+        for (text, expected) in cases {
+            let error = load(text).unwrap_err();
+            assert!(error.contains(expected), "{text}:\n{error}");
+        }
+    }
+
+    #[test]
+    fn front_tokens_are_expanded_and_known_as_secrets() {
+        let config = load(
+            "[front]\nlisten = \"127.0.0.1:7300\"\ntokens = [{ token = \"${FRONT_TOKEN}\", agent = \"coder\" }]\n\
+             [[agents]]\nname = \"coder\"\nallowed_tools = [\"*\"]",
+        )
+        .unwrap();
+        assert_eq!(config.front.tokens[0].token, "0123456789abcdef0123");
+        assert_eq!(config.front.tokens[0].agent.as_deref(), Some("coder"));
+        assert!(config.known_secrets.iter().any(|(_, value)| value == "0123456789abcdef0123"));
+        // Off by default: no table, no listener, nothing to check.
+        assert_eq!(load("").unwrap().front.listen_addr(), Ok(None));
     }
 }
