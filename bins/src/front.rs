@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 use warden_actors::{ServerRequest, Warden};
 
+pub(crate) mod http;
 pub(crate) mod lines;
 mod notifier;
 mod primitives;

@@ -24,6 +24,7 @@ mod commands;
 mod daemon;
 mod front;
 mod render;
+mod secret;
 mod usage;
 
 // The CLI tests' dev-dependency, seen by this crate's own test build.

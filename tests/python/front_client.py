@@ -68,12 +68,15 @@ async def main() -> None:
             async with ClientSession(read, write, logging_callback=on_log) as session:
                 out = await scenario(session, logs)
     else:
-        from mcp.client.streamable_http import streamablehttp_client
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
 
         headers = {"Authorization": f"Bearer {extra}"}
-        async with streamablehttp_client(target, headers=headers) as (read, write, _):
-            async with ClientSession(read, write, logging_callback=on_log) as session:
-                out = await scenario(session, logs)
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+            async with streamable_http_client(target, http_client=http) as streams:
+                read, write = streams[0], streams[1]
+                async with ClientSession(read, write, logging_callback=on_log) as session:
+                    out = await scenario(session, logs)
     print(json.dumps(out), flush=True)
 
 

@@ -242,8 +242,8 @@ enum Prepared {
 }
 
 /// The `mcp` op: answers it, then serves the connection as an MCP session
-/// (`front::lines`) until the client closes it. The session counts as a
-/// call in flight, so the daemon does not exit idle under a connected client.
+/// (`front::lines`) until the client closes it. The open session keeps the
+/// daemon from exiting idle under a connected client.
 async fn upgrade(
     ops: &Arc<Ops>,
     reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
@@ -266,7 +266,7 @@ async fn upgrade(
     if write.write_all(line.as_bytes()).await.is_err() {
         return;
     }
-    let _session = ops.activity.begin_call();
+    let _session = ops.activity.begin_session();
     tracing::info!("a bridge connection became an MCP session ({})", view.who());
     crate::front::lines::serve(Arc::clone(&ops.front), view, reader, write, ops.max_message_bytes).await;
 }

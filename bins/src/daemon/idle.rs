@@ -18,6 +18,9 @@ use tokio::time::Instant;
 pub(crate) struct Activity {
     last: Mutex<Instant>,
     calls: AtomicUsize,
+    /// MCP front sessions open: they keep the daemon up, but a stop does
+    /// not wait for them to end (it ends them).
+    sessions: AtomicUsize,
     timeout: Duration,
 }
 
@@ -32,10 +35,26 @@ impl Drop for CallGuard {
     }
 }
 
+/// An open front session; dropping it ends it (and counts as activity).
+#[derive(Debug)]
+pub(crate) struct SessionGuard(Arc<Activity>);
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.sessions.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 impl Activity {
     /// Idle since now, timing out after `timeout`.
     pub(crate) fn new(timeout: Duration) -> Arc<Activity> {
-        Arc::new(Activity { last: Mutex::new(Instant::now()), calls: AtomicUsize::new(0), timeout })
+        Arc::new(Activity {
+            last: Mutex::new(Instant::now()),
+            calls: AtomicUsize::new(0),
+            sessions: AtomicUsize::new(0),
+            timeout,
+        })
     }
 
     /// Something happened: the timer starts over.
@@ -48,6 +67,14 @@ impl Activity {
         self.calls.fetch_add(1, Ordering::AcqRel);
         self.touch();
         CallGuard(Arc::clone(self))
+    }
+
+    /// An MCP front session opens; it keeps the daemon up until the guard
+    /// is dropped.
+    pub(crate) fn begin_session(self: &Arc<Self>) -> SessionGuard {
+        self.sessions.fetch_add(1, Ordering::AcqRel);
+        self.touch();
+        SessionGuard(Arc::clone(self))
     }
 
     /// Calls running now.
@@ -68,7 +95,8 @@ impl Activity {
     /// How long until the daemon exits if nothing happens; `None` while a
     /// call runs.
     pub(crate) fn exits_in(&self) -> Option<Duration> {
-        (self.calls_in_flight() == 0).then(|| self.timeout.saturating_sub(self.idle_for()))
+        (self.calls_in_flight() == 0 && self.sessions.load(Ordering::Acquire) == 0)
+            .then(|| self.timeout.saturating_sub(self.idle_for()))
     }
 
     /// Returns once the daemon has been idle for the whole timeout.
@@ -76,8 +104,8 @@ impl Activity {
         loop {
             let deadline = *self.last.lock().expect("never poisoned") + self.timeout;
             tokio::time::sleep_until(deadline).await;
-            if self.calls_in_flight() > 0 {
-                // A running call is activity; look again a timeout later.
+            if self.calls_in_flight() > 0 || self.sessions.load(Ordering::Acquire) > 0 {
+                // A running call or an open session is activity; look again a timeout later.
                 self.touch();
                 continue;
             }

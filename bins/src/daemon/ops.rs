@@ -46,6 +46,8 @@ pub(crate) struct Ops {
     pub(crate) approvals: ApprovalQueue,
     /// The MCP front's shared state, for connections upgraded with `mcp`.
     pub(crate) front: Arc<crate::front::Front>,
+    /// The HTTP front, when `[front] listen` is set: its address and state.
+    pub(crate) http_front: Option<(std::net::SocketAddr, Arc<crate::front::http::HttpFront>)>,
     /// `[front] resource_tools`.
     pub(crate) resource_tools: bool,
     /// The longest MCP message a front session reads.
@@ -219,6 +221,10 @@ impl Ops {
                 "exits_in_secs": self.activity.exits_in().map(|left| left.as_secs_f64()),
                 "calls_in_flight": self.activity.calls_in_flight(),
                 "connections": self.connections.load(std::sync::atomic::Ordering::Relaxed),
+                "front": self.http_front.as_ref().map(|(address, http)| json!({
+                    "url": format!("http://{address}/mcp"),
+                    "sessions": http.session_count(),
+                })),
             },
             "settled": settled_now(&self.warden),
             "servers": servers,

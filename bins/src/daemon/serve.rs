@@ -64,6 +64,21 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
     })?;
     let listener = TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
     let address: SocketAddr = listener.local_addr()?;
+    // The MCP front's HTTP listener, bound before anything starts so a
+    // taken port fails the start with a clear error.
+    let front_address = config.front.listen_addr().map_err(|(field, problem)| warden_config::ConfigError::Setting {
+        file: config_path.display().to_string(),
+        field,
+        problem,
+    })?;
+    let front_listener = match front_address {
+        None => None,
+        Some(address) => Some(
+            TcpListener::bind(address)
+                .await
+                .with_context(|| format!("cannot listen on {address} for the MCP front ([front] listen)"))?,
+        ),
+    };
     // Calls that need a person wait here for `warden approve`, unless the
     // config names its own approver.
     let approvals = ApprovalQueue::new();
@@ -91,11 +106,31 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
     );
 
     let front = crate::front::Front::new(warden.clone());
+    let activity = Activity::new(config.daemon.idle_timeout());
+    let http_front = match front_listener {
+        None => None,
+        Some(listener) => {
+            let local = listener.local_addr()?;
+            let keep = Arc::clone(&activity);
+            let http = crate::front::http::HttpFront::new(
+                Arc::clone(&front),
+                config.front.clone(),
+                local,
+                config.max_message_bytes,
+                Box::new(move || Box::new(keep.begin_session())),
+            );
+            if config.front.open() {
+                tracing::warn!("the MCP front on {local} takes requests without a token ([front] auth = \"none\")");
+            }
+            tracing::info!("MCP front listening on http://{local}/mcp");
+            Some((local, http, listener))
+        }
+    };
     let ops = Arc::new(Ops {
         warden,
         lockfile,
         started: Instant::now(),
-        activity: Activity::new(config.daemon.idle_timeout()),
+        activity,
         shutdown: Shutdown::new(),
         call_timeout: config.call_timeout(),
         connection_idle: config.daemon.connection_idle(),
@@ -103,11 +138,22 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
         names: Names::default(),
         approvals,
         front,
+        http_front: http_front.as_ref().map(|(address, http, _)| (*address, Arc::clone(http))),
         resource_tools: config.front.resource_tools,
         max_message_bytes: config.max_message_bytes,
     });
     let reloads = super::reload::on_hangup(hangups, ops.warden.clone(), ops.lockfile.config.clone());
+    let http_front = http_front.map(|(_, http, listener)| {
+        let shutdown = ops.shutdown.clone();
+        tokio::spawn(http.serve(listener, async move {
+            shutdown.triggered().await;
+        }))
+    });
     let connections = accept_until_shutdown(listener, &ops).await;
+    if let Some(http_front) = http_front {
+        // Its sessions end (their calls cancelled) before the drain below.
+        let _ = http_front.await;
+    }
     reloads.abort();
     let _ = reloads.await;
 

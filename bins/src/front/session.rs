@@ -169,13 +169,19 @@ impl Session {
         match method {
             "notifications/cancelled" => {
                 let Some(id) = params.as_ref().and_then(|params| params.get("requestId")) else { return };
-                if let Some(task) = self.state().running.remove(&id.to_string()) {
-                    tracing::debug!(session = %self.who(), %id, "client cancelled a request");
-                    task.abort();
-                }
+                tracing::debug!(session = %self.who(), %id, "client cancelled a request");
+                self.cancel(id);
             }
             "notifications/initialized" | "notifications/roots/list_changed" => {}
             other => tracing::debug!(method = other, "client notification ignored"),
+        }
+    }
+
+    /// Aborts the request `id` if it is still running (cancelled upstream;
+    /// no answer is sent).
+    pub(crate) fn cancel(&self, id: &Value) {
+        if let Some(task) = self.state().running.remove(&id.to_string()) {
+            task.abort();
         }
     }
 

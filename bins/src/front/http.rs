@@ -1,0 +1,465 @@
+//! The front's Streamable HTTP face, on the daemon (`[front] listen`).
+//!
+//! Endpoints: `/mcp` (every server the identity may see),
+//! `/mcp/servers/<name>` (one server under its own names),
+//! `/mcp/agents/<agent>` (that agent's allowlist and profile; a token bound
+//! to another agent gets 403). Each request is checked in this order, and
+//! the first failure answers:
+//!
+//! 1. the bearer token (`Authorization: Bearer …`, compared in constant
+//!    time against every configured token) → 401 with `WWW-Authenticate`;
+//! 2. `Host` must name this listener (its address, `localhost` or
+//!    `127.0.0.1` with its port) or an `allowed_hosts` entry → 421
+//!    (DNS rebinding: a browser tricked into calling a loopback port sends
+//!    the attacker's host name);
+//! 3. `Origin`, when sent, must be an `allowed_origins` entry → 403;
+//! 4. the agent of the path against the token's → 403;
+//! 5. `MCP-Protocol-Version`, when sent, must be one Warden speaks → 400;
+//! 6. then the method: POST (one JSON-RPC message, at most
+//!    `max_message_bytes` → 413, read within [`BODY_TIMEOUT`] → 408), GET
+//!    (the session's stream, `Accept: text/event-stream` → else 406),
+//!    DELETE (ends the session); others 405.
+//!
+//! `initialize` makes a session (`http/sessions.rs`) and answers its id in
+//! `Mcp-Session-Id`; every later request must carry it (400 without, 404
+//! for one that is unknown or expired, so clients re-initialise). A POST
+//! with a notification or a response gets 202; with a request, the answer
+//! as JSON, or as an SSE stream when the client accepts one and asked for
+//! progress (the progress, then the answer). A client that goes away
+//! before its answer cancels the request (upstream too).
+//!
+//! Connections: at most [`MAX_CONNECTIONS`]; request headers must arrive
+//! within [`HEADER_READ_TIMEOUT`] (slow-loris). Nothing a client sends can
+//! take the daemon down or reach another session's calls.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt as _, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, HOST, ORIGIN, WWW_AUTHENTICATE};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, Semaphore};
+use warden_config::FrontConfig;
+use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
+
+use super::session::{code, Received, Session};
+use super::view::View;
+use super::Front;
+
+mod sessions;
+mod sse;
+
+pub(crate) use sessions::KeepAlive;
+use sessions::{Refused, Sessions};
+use sse::Body;
+
+/// The most connections the HTTP face holds open.
+pub(crate) const MAX_CONNECTIONS: usize = 1024;
+/// How long a client may take to send a request's headers.
+pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's body.
+pub(crate) const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// One HTTP front.
+pub(crate) struct HttpFront {
+    front: Arc<Front>,
+    config: FrontConfig,
+    /// Where it listens, for the Host check.
+    addr: SocketAddr,
+    max_body: usize,
+    sessions: Arc<Sessions>,
+    keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
+}
+
+/// Who is asking, and through which endpoint.
+struct Caller {
+    /// The index of the token it showed (`None` with `auth = "none"`).
+    token: Option<usize>,
+    path: String,
+    agent: Option<String>,
+    server: Option<String>,
+}
+
+type Answer = Response<Body>;
+
+impl HttpFront {
+    pub(crate) fn new(
+        front: Arc<Front>,
+        config: FrontConfig,
+        addr: SocketAddr,
+        max_body: usize,
+        keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
+    ) -> Arc<HttpFront> {
+        let sessions = Sessions::new(config.max_sessions, config.session_idle());
+        Arc::new(HttpFront { front, config, addr, max_body, sessions, keep_alive })
+    }
+
+    /// Serves `listener` until `stop` resolves, then ends every session.
+    pub(crate) async fn serve(self: Arc<Self>, listener: TcpListener, stop: impl std::future::Future<Output = ()>) {
+        let sweeper = self.sessions.spawn_sweeper();
+        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        tokio::pin!(stop);
+        loop {
+            let accepted = tokio::select! {
+                () = &mut stop => break,
+                accepted = listener.accept() => accepted,
+            };
+            let Ok((stream, _)) = accepted else {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            };
+            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                tracing::warn!("the MCP front holds {MAX_CONNECTIONS} connections; refused one");
+                continue;
+            };
+            let front = Arc::clone(&self);
+            tokio::spawn(async move {
+                let _slot = slot;
+                let _ = stream.set_nodelay(true);
+                let service = hyper::service::service_fn(move |request| {
+                    let front = Arc::clone(&front);
+                    async move { Ok::<_, Infallible>(front.handle(request).await) }
+                });
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+                if let Err(error) = connection.await {
+                    tracing::debug!(%error, "a front connection ended with an error");
+                }
+            });
+        }
+        sweeper.abort();
+        self.sessions.close_all().await;
+    }
+
+    async fn handle(&self, request: Request<Incoming>) -> Answer {
+        let caller = match self.check(&request) {
+            Ok(caller) => caller,
+            Err(answer) => return answer,
+        };
+        match *request.method() {
+            Method::POST => self.post(caller, request).await,
+            Method::GET => self.get(&caller, &request),
+            Method::DELETE => match session_id(&request) {
+                None => refuse(StatusCode::BAD_REQUEST, "DELETE needs the `Mcp-Session-Id` header"),
+                Some(id) if self.sessions.get(&id, &(caller.token, caller.path.clone())).is_some() => {
+                    self.sessions.remove(&id).await;
+                    respond(StatusCode::NO_CONTENT, sse::empty())
+                }
+                Some(_) => unknown_session(),
+            },
+            _ => {
+                let mut answer = refuse(StatusCode::METHOD_NOT_ALLOWED, "the MCP endpoint takes POST, GET and DELETE");
+                answer.headers_mut().insert("allow", HeaderValue::from_static("GET, POST, DELETE"));
+                answer
+            }
+        }
+    }
+
+    /// Steps 1–5 of the module's list.
+    fn check(&self, request: &Request<Incoming>) -> Result<Caller, Answer> {
+        let path = request.uri().path().trim_end_matches('/').to_string();
+        let (agent_in_path, server) = match path.strip_prefix("/mcp") {
+            Some("") => (None, None),
+            Some(rest) => match rest.strip_prefix("/servers/") {
+                Some(server) if !server.is_empty() && !server.contains('/') => (None, Some(server.to_string())),
+                _ => match rest.strip_prefix("/agents/") {
+                    Some(agent) if !agent.is_empty() && !agent.contains('/') => (Some(agent.to_string()), None),
+                    _ => return Err(not_found(&path)),
+                },
+            },
+            None => return Err(not_found(&path)),
+        };
+        let token = self.token_of(request)?;
+        let host = header(request, HOST.as_str()).unwrap_or_default();
+        if !self.host_allowed(host) {
+            tracing::warn!(host, "front request refused: Host is not this listener");
+            return Err(refuse(
+                StatusCode::MISDIRECTED_REQUEST,
+                &format!("Host '{host}' is not this front's; add it to [front] allowed_hosts if it should be"),
+            ));
+        }
+        if let Some(origin) = header(request, ORIGIN.as_str()) {
+            if !self.config.allowed_origins.iter().any(|allowed| allowed == origin) {
+                tracing::warn!(origin, "front request refused: Origin not allowed");
+                return Err(refuse(
+                    StatusCode::FORBIDDEN,
+                    &format!("Origin '{origin}' is not allowed; add it to [front] allowed_origins if it should be"),
+                ));
+            }
+        }
+        let bound = token.and_then(|index| self.config.tokens[index].agent.clone());
+        let agent = match (agent_in_path, bound) {
+            (Some(asked), Some(bound)) if asked != bound => {
+                return Err(refuse(
+                    StatusCode::FORBIDDEN,
+                    &format!("this token is agent '{bound}'s; it may not act as agent '{asked}'"),
+                ))
+            }
+            (Some(asked), _) => Some(asked),
+            (None, bound) => bound,
+        };
+        if let Some(version) = header(request, VERSION_HEADER) {
+            if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) {
+                return Err(refuse(
+                    StatusCode::BAD_REQUEST,
+                    &format!(
+                        "MCP-Protocol-Version '{version}' is not one this front speaks ({})",
+                        SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(Caller { token, path, agent, server })
+    }
+
+    /// The index of the token the request shows; 401 without a good one.
+    fn token_of(&self, request: &Request<Incoming>) -> Result<Option<usize>, Answer> {
+        if self.config.open() {
+            return Ok(None);
+        }
+        let shown = header(request, AUTHORIZATION.as_str()).and_then(|value| value.strip_prefix("Bearer "));
+        // Every token is compared, so the time does not say which one matched.
+        let found = shown.and_then(|shown| {
+            self.config.tokens.iter().enumerate().fold(None, |found, (index, entry)| {
+                if crate::secret::same(shown, &entry.token) {
+                    Some(index)
+                } else {
+                    found
+                }
+            })
+        });
+        match found {
+            Some(index) => Ok(Some(index)),
+            None => {
+                tracing::warn!("front request refused: missing or wrong bearer token");
+                let mut answer = refuse(
+                    StatusCode::UNAUTHORIZED,
+                    "send `Authorization: Bearer <token>` with one of the tokens in [front] tokens",
+                );
+                answer.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"warden\""));
+                Err(answer)
+            }
+        }
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        let port = self.addr.port();
+        let own =
+            [self.addr.to_string(), format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
+        own.iter().any(|allowed| allowed == host) || self.config.allowed_hosts.iter().any(|allowed| allowed == host)
+    }
+
+    async fn post(&self, caller: Caller, request: Request<Incoming>) -> Answer {
+        let wants_stream = accepts(&request, "text/event-stream");
+        if !(wants_stream || accepts(&request, "application/json")) {
+            return refuse(StatusCode::NOT_ACCEPTABLE, "POST needs `Accept: application/json, text/event-stream`");
+        }
+        let session_id = session_id(&request);
+        let body = match tokio::time::timeout(BODY_TIMEOUT, Limited::new(request.into_body(), self.max_body).collect())
+            .await
+        {
+            Err(_) => return refuse(StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time"),
+            Ok(Err(_)) => {
+                let problem = format!("the body is longer than {} bytes (max_message_bytes)", self.max_body);
+                return refuse(StatusCode::PAYLOAD_TOO_LARGE, &problem);
+            }
+            Ok(Ok(body)) => body.to_bytes(),
+        };
+        let message: Value = match serde_json::from_slice(&body) {
+            Ok(message) => message,
+            Err(problem) => {
+                return rpc_error(StatusCode::BAD_REQUEST, code::PARSE_ERROR, &format!("not JSON: {problem}"))
+            }
+        };
+        let owner = (caller.token, caller.path.clone());
+        if message.get("method").and_then(Value::as_str) == Some("initialize") {
+            return self.initialize(&caller, message);
+        }
+        let Some(id) = session_id else {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_REQUEST,
+                "send `initialize` first, then its `Mcp-Session-Id` header with every request",
+            );
+        };
+        let Some(http) = self.sessions.get(&id, &owner) else { return unknown_session() };
+        let request_id = message.get("id").cloned();
+        let progress = message.pointer("/params/_meta/progressToken").is_some();
+        let (outbox, answers) = mpsc::channel(64);
+        match http.session.receive(message, outbox) {
+            Received::Accepted => respond(StatusCode::ACCEPTED, sse::empty()),
+            Received::Answered(answer) => json_answer(&answer),
+            Received::Request => {
+                let id = request_id.unwrap_or(Value::Null);
+                let guard = CancelOnDrop { session: http.session.clone(), id: Some(id.clone()) };
+                if wants_stream && progress {
+                    let mut answer = respond(StatusCode::OK, sse::answer_stream(answers, id, next_stream(), guard));
+                    answer.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
+                    answer
+                } else {
+                    wait_for_answer(answers, id, guard).await
+                }
+            }
+        }
+    }
+
+    fn initialize(&self, caller: &Caller, message: Value) -> Answer {
+        let view =
+            View::of(&self.front.warden, caller.agent.as_deref(), caller.server.as_deref(), self.config.resource_tools);
+        let view = match view {
+            Ok(view) => view,
+            Err(error) => return refuse(StatusCode::NOT_FOUND, &error.to_string()),
+        };
+        let session = Session::new(Arc::clone(&self.front), view);
+        let (outbox, _) = mpsc::channel(1);
+        let Received::Answered(answer) = session.receive(message, outbox) else {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                code::INVALID_REQUEST,
+                "`initialize` must be a request with an id",
+            );
+        };
+        if answer.get("error").is_some() {
+            return json_answer(&answer);
+        }
+        let owner = (caller.token, caller.path.clone());
+        match self.sessions.create(session, owner, (self.keep_alive)()) {
+            Ok((id, http)) => {
+                tracing::info!(session = %http.session.who(), "front session opened over HTTP");
+                let mut response = json_answer(&answer);
+                if let Ok(value) = HeaderValue::from_str(&id) {
+                    response.headers_mut().insert(SESSION_HEADER, value);
+                }
+                response
+            }
+            Err(Refused::Full) => {
+                let max = self.sessions.max;
+                tracing::warn!("refused a front session: {max} are open (max_sessions)");
+                let problem =
+                    format!("the front already has {max} sessions (max_sessions); end one with DELETE, or retry later");
+                let mut answer = refuse(StatusCode::SERVICE_UNAVAILABLE, &problem);
+                answer.headers_mut().insert("retry-after", HeaderValue::from_static("30"));
+                answer
+            }
+            Err(Refused::NoId(error)) => {
+                refuse(StatusCode::INTERNAL_SERVER_ERROR, &format!("cannot make a session id: {error}"))
+            }
+        }
+    }
+
+    fn get(&self, caller: &Caller, request: &Request<Incoming>) -> Answer {
+        if !accepts(request, "text/event-stream") {
+            return refuse(
+                StatusCode::NOT_ACCEPTABLE,
+                "GET opens the session's stream: send `Accept: text/event-stream`",
+            );
+        }
+        let Some(id) = session_id(request) else {
+            return refuse(StatusCode::BAD_REQUEST, "GET needs the `Mcp-Session-Id` header");
+        };
+        let Some(http) = self.sessions.get(&id, &(caller.token, caller.path.clone())) else { return unknown_session() };
+        let last = header(request, "last-event-id").and_then(|id| id.parse().ok());
+        let stream = http.open_stream(last);
+        let mut answer = respond(StatusCode::OK, sse::notice_stream(stream, ()));
+        answer.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
+        answer
+    }
+
+    /// Open sessions, for `status`.
+    pub(crate) fn session_count(&self) -> usize {
+        self.sessions.count()
+    }
+}
+
+/// Cancels the request when the client stops waiting for its answer.
+struct CancelOnDrop {
+    session: Session,
+    id: Option<Value>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.session.cancel(&id);
+        }
+    }
+}
+
+async fn wait_for_answer(mut answers: mpsc::Receiver<Value>, id: Value, mut guard: CancelOnDrop) -> Answer {
+    while let Some(message) = answers.recv().await {
+        if message.get("id") == Some(&id) && message.get("method").is_none() {
+            guard.id = None;
+            return json_answer(&message);
+        }
+    }
+    // Cancelled by the client's notifications/cancelled: no answer, as the spec says.
+    guard.id = None;
+    respond(StatusCode::ACCEPTED, sse::empty())
+}
+
+fn next_stream() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
+    request.headers().get(name).and_then(|value| value.to_str().ok())
+}
+
+fn session_id(request: &Request<Incoming>) -> Option<String> {
+    header(request, SESSION_HEADER).map(str::to_string)
+}
+
+fn accepts(request: &Request<Incoming>, kind: &str) -> bool {
+    match header(request, ACCEPT.as_str()) {
+        None => kind == "application/json",
+        Some(accept) => accept
+            .split(',')
+            .map(|part| part.split(';').next().unwrap_or_default().trim())
+            .any(|part| part == kind || part == "*/*" || (part == "application/*" && kind.starts_with("application/"))),
+    }
+}
+
+fn respond(status: StatusCode, body: Body) -> Answer {
+    let mut answer = Response::new(body);
+    *answer.status_mut() = status;
+    answer
+}
+
+fn json_answer(message: &Value) -> Answer {
+    let mut answer = respond(StatusCode::OK, sse::json(message));
+    answer.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
+    answer
+}
+
+fn rpc_error(status: StatusCode, code: i64, message: &str) -> Answer {
+    let mut answer = json_answer(&super::session::error(&Value::Null, code, message));
+    *answer.status_mut() = status;
+    answer
+}
+
+/// A refusal before any MCP is spoken: a JSON-RPC error body saying why.
+fn refuse(status: StatusCode, message: &str) -> Answer {
+    rpc_error(status, code::INVALID_REQUEST, message)
+}
+
+fn unknown_session() -> Answer {
+    refuse(StatusCode::NOT_FOUND, "unknown or expired session: send `initialize` again for a new one")
+}
+
+fn not_found(path: &str) -> Answer {
+    refuse(
+        StatusCode::NOT_FOUND,
+        &format!("no MCP endpoint at '{path}': use /mcp, /mcp/servers/<name> or /mcp/agents/<agent>"),
+    )
+}

@@ -1,0 +1,213 @@
+//! The HTTP face's sessions: ids, the cap, idle expiry, and each session's
+//! server → client stream with its replay buffer.
+//!
+//! A session is made by `initialize` and named by a random id (128 bits
+//! from the kernel) the client sends back as `Mcp-Session-Id`. It belongs
+//! to the identity (bearer token) and endpoint that made it: the same id
+//! with another token or on another path is an unknown session (404), so
+//! one client cannot ride another's session. At most `max_sessions` live
+//! at once; more are refused with a message saying so. A session nobody
+//! used for `session_idle_secs` (no request, no open stream) is ended: its
+//! calls are cancelled upstream and its subscriptions withdrawn, and the
+//! client's next request gets 404 and re-initialises.
+//!
+//! What a session is told unasked (its notifier's output) goes to its GET
+//! stream. Every event has an id; the last [`REPLAY_EVENTS`] are kept, so a
+//! client that lost its stream and opens a new one with `Last-Event-ID`
+//! gets what it missed. With no stream open, events are only kept.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::front::session::Session;
+
+/// How many server → client events each session keeps for resumption.
+pub(super) const REPLAY_EVENTS: usize = 256;
+
+/// How many events wait for a slow GET stream before it is dropped (the
+/// client resumes with `Last-Event-ID`).
+const STREAM_DEPTH: usize = 256;
+
+/// Something a session's holder keeps alive while it lives (the daemon's
+/// activity guard: a session keeps the daemon up).
+pub(crate) type KeepAlive = Box<dyn Send + Sync>;
+
+/// One HTTP session.
+pub(super) struct HttpSession {
+    pub(super) session: Session,
+    /// The token that made it (its index), and the endpoint.
+    owner: (Option<usize>, String),
+    last_used: Mutex<Instant>,
+    stream: Mutex<Stream>,
+    notifier: tokio::task::JoinHandle<()>,
+    _keep: KeepAlive,
+}
+
+/// The server → client stream: what was sent, and where it goes now.
+#[derive(Default)]
+struct Stream {
+    next_id: u64,
+    sent: VecDeque<(u64, Value)>,
+    live: Option<mpsc::Sender<(u64, Value)>>,
+}
+
+/// Every session of one HTTP front.
+pub(super) struct Sessions {
+    sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
+    pub(super) max: usize,
+    idle: Duration,
+}
+
+/// Why no session was made.
+pub(super) enum Refused {
+    /// The cap is reached.
+    Full,
+    /// No random id could be made.
+    NoId(std::io::Error),
+}
+
+impl Sessions {
+    pub(super) fn new(max: usize, idle: Duration) -> Arc<Sessions> {
+        Arc::new(Sessions { sessions: Mutex::new(HashMap::new()), max, idle })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {
+        self.sessions.lock().expect("sessions lock")
+    }
+
+    pub(super) fn count(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Registers a new session for `owner`; its id.
+    pub(super) fn create(
+        &self,
+        session: Session,
+        owner: (Option<usize>, String),
+        keep: KeepAlive,
+    ) -> Result<(String, Arc<HttpSession>), Refused> {
+        let mut sessions = self.lock();
+        if sessions.len() >= self.max {
+            return Err(Refused::Full);
+        }
+        let id = crate::secret::random_hex(16).map_err(Refused::NoId)?;
+        let (notices, mut received) = mpsc::channel::<Value>(STREAM_DEPTH);
+        let notifier = session.spawn_notifier(notices);
+        let http = Arc::new(HttpSession {
+            session,
+            owner,
+            last_used: Mutex::new(Instant::now()),
+            stream: Mutex::new(Stream::default()),
+            notifier,
+            _keep: keep,
+        });
+        let weak = Arc::downgrade(&http);
+        tokio::spawn(async move {
+            while let Some(message) = received.recv().await {
+                let Some(http) = weak.upgrade() else { return };
+                http.push(message);
+            }
+        });
+        sessions.insert(id.clone(), Arc::clone(&http));
+        Ok((id, http))
+    }
+
+    /// The session `id` if `owner` made it; counts as use.
+    pub(super) fn get(&self, id: &str, owner: &(Option<usize>, String)) -> Option<Arc<HttpSession>> {
+        let http = self.lock().get(id).filter(|http| &http.owner == owner).cloned()?;
+        *http.last_used.lock().expect("session lock") = Instant::now();
+        Some(http)
+    }
+
+    /// Ends the session `id`; false when there is none.
+    pub(super) async fn remove(&self, id: &str) -> bool {
+        let Some(http) = self.lock().remove(id) else { return false };
+        http.end().await;
+        true
+    }
+
+    /// Ends every session (the front is stopping).
+    pub(super) async fn close_all(&self) {
+        let all: Vec<Arc<HttpSession>> = self.lock().drain().map(|(_, http)| http).collect();
+        for http in all {
+            http.end().await;
+        }
+    }
+
+    /// Ends the sessions unused for the idle limit, now and then.
+    pub(super) fn spawn_sweeper(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let sessions = Arc::clone(self);
+        let every = (sessions.idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let expired: Vec<(String, Arc<HttpSession>)> = {
+                    let mut map = sessions.lock();
+                    let ids: Vec<String> = map
+                        .iter()
+                        .filter(|(_, http)| http.idle_for() >= sessions.idle)
+                        .map(|(id, _)| id.clone())
+                        .collect();
+                    ids.into_iter().filter_map(|id| map.remove(&id).map(|http| (id, http))).collect()
+                };
+                for (_, http) in expired {
+                    tracing::info!(session = %http.session.who(), "front session ended: unused for {:.0} s", sessions.idle.as_secs_f64());
+                    http.end().await;
+                }
+            }
+        })
+    }
+}
+
+impl HttpSession {
+    /// How long since it was last used; an open stream is use.
+    fn idle_for(&self) -> Duration {
+        let streaming = self.stream.lock().expect("stream lock").live.as_ref().is_some_and(|live| !live.is_closed());
+        if streaming {
+            return Duration::ZERO;
+        }
+        self.last_used.lock().expect("session lock").elapsed()
+    }
+
+    async fn end(&self) {
+        self.notifier.abort();
+        self.stream.lock().expect("stream lock").live = None;
+        self.session.close().await;
+    }
+
+    /// One event for the GET stream: numbered, kept, and sent if a stream is open.
+    fn push(&self, message: Value) {
+        let mut stream = self.stream.lock().expect("stream lock");
+        stream.next_id += 1;
+        let id = stream.next_id;
+        if stream.sent.len() == REPLAY_EVENTS {
+            stream.sent.pop_front();
+        }
+        stream.sent.push_back((id, message.clone()));
+        if let Some(live) = &stream.live {
+            if live.try_send((id, message)).is_err() {
+                // Closed, or too slow: it resumes with Last-Event-ID.
+                stream.live = None;
+            }
+        }
+    }
+
+    /// Opens the GET stream (replacing one already open), replaying the
+    /// events after `last_event_id`.
+    pub(super) fn open_stream(&self, last_event_id: Option<u64>) -> mpsc::Receiver<(u64, Value)> {
+        let (live, receiver) = mpsc::channel(STREAM_DEPTH + REPLAY_EVENTS);
+        let mut stream = self.stream.lock().expect("stream lock");
+        if let Some(after) = last_event_id {
+            for (id, message) in stream.sent.iter().filter(|(id, _)| *id > after) {
+                let _ = live.try_send((*id, message.clone()));
+            }
+        }
+        stream.live = Some(live);
+        receiver
+    }
+}
