@@ -144,7 +144,11 @@ impl HttpFront {
     async fn handle(&self, request: Request<Incoming>) -> Answer {
         let caller = match self.check(&request) {
             Ok(caller) => caller,
-            Err(answer) => return answer,
+            Err(mut answer) => {
+                // The body is not read: the connection cannot carry another request.
+                answer.headers_mut().insert("connection", HeaderValue::from_static("close"));
+                return answer;
+            }
         };
         match *request.method() {
             Method::POST => self.post(caller, request).await,
@@ -271,7 +275,9 @@ impl HttpFront {
             Err(_) => return refuse(StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time"),
             Ok(Err(_)) => {
                 let problem = format!("the body is longer than {} bytes (max_message_bytes)", self.max_body);
-                return refuse(StatusCode::PAYLOAD_TOO_LARGE, &problem);
+                let mut answer = refuse(StatusCode::PAYLOAD_TOO_LARGE, &problem);
+                answer.headers_mut().insert("connection", HeaderValue::from_static("close"));
+                return answer;
             }
             Ok(Ok(body)) => body.to_bytes(),
         };
