@@ -447,3 +447,15 @@ pub(crate) async fn start_warden(config: &WardenConfig, tools: &[&str]) -> Warde
     }
     warden
 }
+
+/// Builds the `warden` binary with this bench's profile; its path.
+pub(crate) fn build_warden() -> std::path::PathBuf {
+    let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet", "-p", "warden", "--manifest-path"])
+        .arg(workspace.join("Cargo.toml"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building the warden binary failed");
+    warden_tests::bins::binary("warden")
+}

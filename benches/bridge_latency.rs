@@ -45,7 +45,7 @@
 //! Run with `cargo bench -p warden-tests --bench bridge_latency`.
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -59,8 +59,8 @@ use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
 use bench_support::{
-    both, env_usize, percentile_of, run_rounds, runtime, sequential, start_warden, toml_string, verdict, Caller,
-    ComparisonTable, Knobs, Spread, Totals,
+    both, build_warden, env_usize, percentile_of, run_rounds, runtime, sequential, start_warden, toml_string, verdict,
+    Caller, ComparisonTable, Knobs, Spread, Totals,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -97,18 +97,6 @@ impl Settings {
         });
         Settings { knobs, cli_runs: env_usize("WARDEN_BENCH_CLI_RUNS", 30) }
     }
-}
-
-/// Builds the `warden` binary with this bench's profile; its path.
-fn build_warden() -> PathBuf {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
-    let status = std::process::Command::new(env!("CARGO"))
-        .args(["build", "--release", "--quiet", "-p", "warden", "--manifest-path"])
-        .arg(workspace.join("Cargo.toml"))
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building the warden binary failed");
-    warden_tests::bins::binary("warden")
 }
 
 async fn run(settings: Settings, warden_bin: &Path) {

@@ -40,34 +40,23 @@
 //! Run with `cargo bench -p warden-tests --bench http_latency` (needs `node`
 //! and `npm`, and the npm registry the first time).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
-use hyper::{Method, Request, StatusCode};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use warden_actors::{Warden, WardenConfig};
 use warden_tests::http_everything::HttpEverything;
 
 mod bench_support;
+mod mcp_http;
 use bench_support::{
     both, run_rounds, runtime, sequential, start_warden, Caller, ComparisonTable, Knobs, Spread, Totals,
 };
+use mcp_http::McpHttp;
 
 /// What every call echoes.
 const MESSAGE: &str = "hello from the http-latency bench";
 
 /// What server-everything answers to it.
 const ECHOED: &str = "Echo: hello from the http-latency bench";
-
-/// The protocol version the direct client asks for (the one server-everything
-/// answers, and Warden negotiates).
-const PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// The goals the table checks: warden/direct at most this for p50 latency,
 /// at least its inverse for concurrent throughput.
@@ -87,7 +76,7 @@ fn main() {
 
 async fn run(knobs: Knobs) {
     let server = HttpEverything::start().await;
-    let direct = Arc::new(Client::Direct(Direct::start(&server.url).await));
+    let direct = Arc::new(Client::Direct(McpHttp::start("direct", &server.url, None).await));
     let config = WardenConfig::from_toml(
         &format!(
             "[servers.remote]\nurl = {:?}\nstartup_timeout_secs = 60\n[security]\nauto_approve = true\n",
@@ -159,7 +148,7 @@ fn print_table(knobs: &Knobs, totals: &[Totals; 2], ratios: Vec<f64>) {
 /// the size difference between the variants costs nothing.
 #[allow(clippy::large_enum_variant)]
 enum Client {
-    Direct(Direct),
+    Direct(McpHttp),
     Warden(Warden),
 }
 
@@ -169,7 +158,7 @@ impl Caller for Client {
     async fn call(&self, _caller: usize) {
         match self {
             Client::Direct(direct) => {
-                let text = direct.call_echo().await;
+                let text = direct.call_echo("echo", MESSAGE).await;
                 assert_eq!(text, ECHOED, "direct: echo answered something else");
             }
             Client::Warden(warden) => {
@@ -182,123 +171,4 @@ impl Caller for Client {
             }
         }
     }
-}
-
-/// The minimal direct client: one pooled hyper client and one session.
-struct Direct {
-    client: hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>,
-    url: hyper::Uri,
-    session: HeaderValue,
-    next_id: AtomicU64,
-}
-
-/// The parts of a JSON-RPC response the direct client looks at.
-#[derive(Deserialize)]
-struct Incoming<'a> {
-    id: Option<u64>,
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error: Option<&'a RawValue>,
-}
-
-/// The part of a `CallToolResult` the direct client looks at.
-#[derive(Deserialize)]
-struct EchoResult {
-    content: Vec<ContentBlock>,
-}
-
-#[derive(Deserialize)]
-struct ContentBlock {
-    text: Option<String>,
-}
-
-impl Direct {
-    /// Connects, initialises a session and says it is initialised.
-    async fn start(url: &str) -> Direct {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        let client = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(usize::MAX)
-            .build(connector);
-        let url: hyper::Uri = url.parse().expect("the server URL parses");
-        let init = format!(
-            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"http-latency-direct","version":"1"}}}}}}"#
-        );
-        let request = Request::builder()
-            .method(Method::POST)
-            .uri(url.clone())
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(init)))
-            .expect("the initialize request builds");
-        let response = client.request(request).await.expect("direct: initialize is answered");
-        assert_eq!(response.status(), StatusCode::OK, "direct: initialize status");
-        let session =
-            response.headers().get("mcp-session-id").cloned().expect("direct: initialize gives an Mcp-Session-Id");
-        let body = response.into_body().collect().await.expect("direct: initialize body reads").to_bytes();
-        find_reply(&body, 0).expect("direct: initialize answered").expect("direct: initialize succeeded");
-        let direct = Direct { client, url, session, next_id: AtomicU64::new(1) };
-        let response =
-            direct.post(Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)).await;
-        assert_eq!(response.status(), StatusCode::ACCEPTED, "direct: notifications/initialized status");
-        let _ = response.into_body().collect().await;
-        direct
-    }
-
-    /// A POST on the session.
-    async fn post(&self, body: Bytes) -> hyper::Response<hyper::body::Incoming> {
-        let request = Request::builder()
-            .method(Method::POST)
-            .uri(self.url.clone())
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .header("mcp-session-id", self.session.clone())
-            .header("mcp-protocol-version", PROTOCOL_VERSION)
-            .body(Full::new(body))
-            .expect("the request builds");
-        self.client.request(request).await.unwrap_or_else(|error| panic!("direct: POST failed: {error}"))
-    }
-
-    /// One `tools/call echo`, returning the text it answered.
-    async fn call_echo(&self) -> String {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"{MESSAGE}"}}}}}}"#
-        );
-        let response = self.post(Bytes::from(body)).await;
-        let status = response.status();
-        let body = response.into_body().collect().await.expect("direct: the answer reads").to_bytes();
-        assert_eq!(status, StatusCode::OK, "direct: tools/call status, body {}", String::from_utf8_lossy(&body));
-        let result = find_reply(&body, id)
-            .unwrap_or_else(|| panic!("direct: no answer to {id} in {}", String::from_utf8_lossy(&body)))
-            .unwrap_or_else(|error| panic!("direct: echo failed: {error}"));
-        let result: EchoResult = serde_json::from_str(&result).expect("direct: echo result is a CallToolResult");
-        result.content.into_iter().next().and_then(|block| block.text).unwrap_or_default()
-    }
-}
-
-/// The `result` (or the `error`, as text) of the response with `id` in a
-/// POST's answer: a JSON body, or an SSE stream whose `data:` lines are
-/// JSON-RPC messages (every event here is a single `data:` line).
-fn find_reply(body: &[u8], id: u64) -> Option<Result<String, String>> {
-    let text = std::str::from_utf8(body).ok()?;
-    let trimmed = text.trim_start();
-    let candidates: Box<dyn Iterator<Item = &str>> = if trimmed.starts_with('{') {
-        Box::new(std::iter::once(trimmed))
-    } else {
-        Box::new(text.lines().filter_map(|line| line.strip_prefix("data:")).map(str::trim_start))
-    };
-    for data in candidates {
-        let Ok(incoming) = serde_json::from_str::<Incoming<'_>>(data) else { continue };
-        if incoming.id != Some(id) {
-            continue;
-        }
-        match (incoming.result, incoming.error) {
-            (Some(result), _) => return Some(Ok(result.get().to_string())),
-            (None, Some(error)) => return Some(Err(error.get().to_string())),
-            (None, None) => continue,
-        }
-    }
-    None
 }

@@ -1,0 +1,316 @@
+//! The MCP front: what it costs over calling Warden embedded, and how it
+//! compares with the gateways a user would pick instead.
+//!
+//! Every client calls `echo` on the same release `warden-test-server`
+//! (stdio), in one run, on one multi-thread tokio runtime:
+//!
+//! - **embedded**: an embedded [`warden_actors::Warden`] (`bench__echo`);
+//! - **front**: a real `warden serve` daemon with `[front]` on a loopback
+//!   port, called through its Streamable HTTP face by the minimal pooled
+//!   client of `benches/mcp_http.rs` (one session, keep-alive);
+//! - **supergateway** (npm 4.0.0, `--stateful --outputTransport
+//!   streamableHttp`) and **mcp-proxy** (PyPI 0.13.0, in a virtualenv of its
+//!   own: it pins an older `mcp` than the tests) exposing the same stdio
+//!   server over Streamable HTTP, called by the same client.
+//!
+//! Table 1 is embedded vs front (p50, p99, calls/s with 1 and
+//! `WARDEN_BENCH_CALLERS` callers), rounds in alternating order, samples
+//! pooled. Goals: front p50 within +100 µs of embedded, throughput with 32
+//! callers at least 0.7× embedded. Tables 2 and 3 put the front next to
+//! each gateway the same way, with fewer calls (they are slow). Goal:
+//! Warden ≥ 10× each one's 32-caller throughput, and front p50 ≤ 1 ms.
+//! The gateways are installed under `target/bench-gateways/` on the first
+//! run (npm and pip, network needed); when that fails the bench says why
+//! and prints table 1 alone.
+//!
+//! Knobs: `WARDEN_BENCH_CALLS` (3000), `WARDEN_BENCH_WARMUP` (300),
+//! `WARDEN_BENCH_CONCURRENT_CALLS` (9600), `WARDEN_BENCH_CALLERS` (32),
+//! `WARDEN_BENCH_ROUNDS` (6), `WARDEN_BENCH_WORKERS` (cores); the gateway
+//! tables take a fifth of the calls and 2 rounds.
+//!
+//! Run with `cargo bench -p warden-tests --bench front_latency`.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use warden_actors::{Warden, WardenConfig};
+
+mod bench_support;
+mod mcp_http;
+use bench_support::{
+    both, build_warden, run_rounds, runtime, sequential, start_warden, toml_string, Caller, ComparisonTable, Knobs,
+    Totals,
+};
+use mcp_http::McpHttp;
+
+/// The test server, built by Cargo alongside this bench.
+const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
+/// What every call echoes.
+const MESSAGE: &str = "hello from the front-latency bench";
+/// The front's bearer token.
+const TOKEN: &str = "front-bench-token-0123456789abcdef";
+const SUPERGATEWAY: &str = "4.0.0";
+const MCP_PROXY: &str = "0.13.0";
+
+fn main() {
+    let knobs = Knobs::from_env(Knobs {
+        calls: 3_000,
+        warmup: 300,
+        concurrent_calls: 9_600,
+        callers: 32,
+        rounds: 6,
+        workers: None,
+    });
+    let warden_bin = build_warden();
+    runtime(knobs.workers).block_on(run(knobs, &warden_bin));
+}
+
+async fn run(knobs: Knobs, warden_bin: &Path) {
+    let scratch = warden_tests::scratch_dir("front-bench");
+    let port = free_port();
+    let config = scratch.join("warden.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[daemon]\nidle_timeout_minutes = 60\n[security]\nauto_approve = true\n[servers.bench]\ncommand = {}\n\
+             [front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n",
+            toml_string(TEST_SERVER)
+        ),
+    )
+    .unwrap();
+    let embedded = WardenConfig::load(&config).expect("the bench config is valid");
+    let embedded = Arc::new(Client::Embedded(start_warden(&embedded, &["bench__echo"]).await));
+    let daemon = Child::start(
+        "warden serve",
+        tokio::process::Command::new(warden_bin)
+            .arg("serve")
+            .arg("--config")
+            .arg(&config)
+            .env("WARDEN_HOME", scratch.join("home")),
+        port,
+    )
+    .await;
+    let front = Arc::new(Client::http("front", port, Some(TOKEN), "bench__echo").await);
+    let mut totals = [Totals::default(), Totals::default()];
+    for client in [&embedded, &front] {
+        sequential(client, knobs.warmup, 0).await;
+    }
+    let pair = [&embedded, &front];
+    run_rounds(pair, pair, Some(["embedded", "front"]), true, &knobs, &mut totals).await;
+    print_table("embedded", "front", &knobs, &totals, Goals::Embedded);
+
+    let gateway_knobs = Knobs {
+        calls: knobs.calls / 5,
+        warmup: knobs.warmup / 5,
+        concurrent_calls: knobs.concurrent_calls / 5,
+        rounds: 2,
+        ..knobs
+    };
+    match gateways().await {
+        Err(problem) => println!("\nthe gateways are not compared: {problem}"),
+        Ok(gateways) => {
+            for gateway in gateways {
+                let (name, child, client) = gateway;
+                let mut totals = [Totals::default(), Totals::default()];
+                sequential(&client, gateway_knobs.warmup, 0).await;
+                let pair = [&front, &client];
+                run_rounds(pair, pair, Some(["front", name]), true, &gateway_knobs, &mut totals).await;
+                print_table("front", name, &gateway_knobs, &totals, Goals::Gateway);
+                drop(client);
+                child.stop().await;
+            }
+        }
+    }
+    drop(front);
+    daemon.stop().await;
+    if let Client::Embedded(warden) = &*embedded {
+        warden.shutdown().await;
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// Installs and starts supergateway and mcp-proxy, each serving the test server.
+async fn gateways() -> Result<Vec<(&'static str, Child, Arc<Client>)>, String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-gateways");
+    let npm = dir.join(format!("supergateway-{SUPERGATEWAY}"));
+    let script = npm.join("node_modules/supergateway/dist/index.js");
+    if !script.is_file() {
+        install(
+            std::process::Command::new("npm")
+                .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&npm)
+                .arg(format!("supergateway@{SUPERGATEWAY}")),
+        )?;
+    }
+    let venv = dir.join(format!("mcp-proxy-{MCP_PROXY}"));
+    let proxy = venv.join("bin/mcp-proxy");
+    if !proxy.is_file() {
+        install(std::process::Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        install(std::process::Command::new(venv.join("bin/pip")).args([
+            "install",
+            "-q",
+            &format!("mcp-proxy=={MCP_PROXY}"),
+        ]))?;
+    }
+    let mut started = Vec::new();
+    let port = free_port();
+    let child = Child::start(
+        "supergateway",
+        tokio::process::Command::new("node").arg(&script).args([
+            "--stdio",
+            TEST_SERVER,
+            "--outputTransport",
+            "streamableHttp",
+            "--stateful",
+            "--port",
+            &port.to_string(),
+            "--logLevel",
+            "none",
+        ]),
+        port,
+    )
+    .await;
+    started.push(("supergateway", child, Arc::new(Client::http("supergateway", port, None, "echo").await)));
+    let port = free_port();
+    let child = Child::start(
+        "mcp-proxy",
+        tokio::process::Command::new(&proxy).args(["--host", "127.0.0.1", "--port", &port.to_string(), TEST_SERVER]),
+        port,
+    )
+    .await;
+    started.push(("mcp-proxy", child, Arc::new(Client::http("mcp-proxy", port, None, "echo").await)));
+    Ok(started)
+}
+
+fn install(command: &mut std::process::Command) -> Result<(), String> {
+    let output = command.output().map_err(|error| format!("{command:?} did not run: {error}"))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} failed: {}", String::from_utf8_lossy(&output.stderr)))
+    }
+}
+
+/// Which goals a table checks.
+#[derive(Clone, Copy, PartialEq)]
+enum Goals {
+    Embedded,
+    Gateway,
+}
+
+fn print_table(first: &str, second: &str, knobs: &Knobs, totals: &[Totals; 2], goals: Goals) {
+    println!();
+    println!(
+        "{first} vs {second}, echo via warden-test-server (stdio): {} rounds in alternating order, samples pooled",
+        knobs.rounds
+    );
+    println!(
+        "  per client: {} timed sequential calls (after {} warm-up), {} calls by {} concurrent callers",
+        totals[0].sequential_calls, knobs.warmup, totals[0].concurrent_calls, knobs.callers
+    );
+    let table = ComparisonTable::new(first, second, 12);
+    let p50 = both(totals, |t| t.latency_us(50.0));
+    let rate = both(totals, Totals::concurrent_rate);
+    match goals {
+        Goals::Embedded => {
+            let overhead = p50[1] - p50[0];
+            table.goal_row(
+                "p50 latency (µs)",
+                p50,
+                1,
+                &format!("front within +100 µs ({overhead:+.1})"),
+                overhead <= 100.0,
+            );
+            table.row("p99 latency (µs)", both(totals, |t| t.latency_us(99.0)), 1);
+            table.row("calls/s, 1 caller", both(totals, Totals::sequential_rate), 0);
+            let ratio = rate[1] / rate[0];
+            let label = format!("calls/s, {} callers", knobs.callers);
+            table.goal_row(&label, rate, 0, &format!("front ≥ 0.7× ({ratio:.2}×)"), ratio >= 0.7);
+        }
+        Goals::Gateway => {
+            table.goal_row(
+                "p50 latency (µs)",
+                p50,
+                1,
+                &format!("front ≤ 1 ms ({:.2}×)", p50[1] / p50[0]),
+                p50[0] <= 1_000.0,
+            );
+            table.row("p99 latency (µs)", both(totals, |t| t.latency_us(99.0)), 1);
+            table.row("calls/s, 1 caller", both(totals, Totals::sequential_rate), 0);
+            let ratio = rate[0] / rate[1];
+            let label = format!("calls/s, {} callers", knobs.callers);
+            table.goal_row(&label, rate, 0, &format!("front ≥ 10× ({ratio:.1}×)"), ratio >= 10.0);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Clients and processes
+// ---------------------------------------------------------------------------
+
+#[allow(clippy::large_enum_variant)]
+enum Client {
+    Embedded(Warden),
+    Http { mcp: McpHttp, tool: &'static str, expected: String },
+}
+
+impl Client {
+    async fn http(label: &'static str, port: u16, token: Option<&str>, tool: &'static str) -> Client {
+        let mcp = McpHttp::start(label, &format!("http://127.0.0.1:{port}/mcp"), token).await;
+        Client::Http { mcp, tool, expected: MESSAGE.to_string() }
+    }
+}
+
+impl Caller for Client {
+    async fn call(&self, _caller: usize) {
+        match self {
+            Client::Embedded(warden) => {
+                let result = warden
+                    .call_tool("bench__echo", json!({ "message": MESSAGE }))
+                    .await
+                    .unwrap_or_else(|error| panic!("embedded: echo failed: {error}"));
+                assert_eq!(result.text(), MESSAGE, "embedded: echo answered something else");
+            }
+            Client::Http { mcp, tool, expected } => {
+                assert_eq!(&mcp.call_echo(tool, MESSAGE).await, expected, "echo answered something else");
+            }
+        }
+    }
+}
+
+/// A process the bench started, killed at the end.
+struct Child {
+    child: tokio::process::Child,
+}
+
+impl Child {
+    /// Starts `command` and waits (up to 60 s) until `port` accepts connections.
+    async fn start(name: &str, command: &mut tokio::process::Command, port: u16) -> Child {
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|error| panic!("{name} does not start: {error}"));
+        for _ in 0..600 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Child { child };
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{name} did not listen on port {port} within 60 s");
+    }
+
+    async fn stop(mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.child.wait().await;
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
