@@ -186,7 +186,7 @@ impl RegistryState {
         // keeps it.
         let listed = tools.into_iter().map(|tool| (None, tool));
         let wrappers = primitive_tools(resources, prompts).into_iter().map(|(wrapper, tool)| (Some(wrapper), tool));
-        for (wrapper, tool) in listed.chain(wrappers) {
+        for (position, (wrapper, tool)) in listed.chain(wrappers).enumerate() {
             if tool.name.is_empty() {
                 let warning = format!("server '{server}' listed a tool with an empty name; skipped it");
                 tracing::warn!(server, "{warning}");
@@ -203,9 +203,10 @@ impl RegistryState {
                 warnings.push(warning);
                 continue;
             }
-            self.snapshot
-                .tools
-                .insert(name.clone(), ToolEntry { name, server: server.to_string(), tool, primitive_tool: wrapper });
+            self.snapshot.tools.insert(
+                name.clone(),
+                ToolEntry { name, server: server.to_string(), tool, primitive_tool: wrapper, position },
+            );
             count += 1;
         }
         if self.tools_of(server) != before {

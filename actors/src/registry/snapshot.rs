@@ -99,6 +99,9 @@ pub struct ToolEntry {
     pub tool: Tool,
     /// Set for Warden's wrappers of the server's resources and prompts.
     pub primitive_tool: Option<PrimitiveTool>,
+    /// Where in the server's `tools/list` it came (wrappers after the
+    /// server's own), for a front that shows one server in its own order.
+    pub position: usize,
 }
 
 /// A server's row in the snapshot.

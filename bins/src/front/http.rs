@@ -302,18 +302,34 @@ impl HttpFront {
         let request_id = message.get("id").cloned();
         let progress = message.pointer("/params/_meta/progressToken").is_some();
         let (outbox, answers) = mpsc::channel(64);
+        let outbox_of_stream = outbox.clone();
         match http.session.receive(message, outbox) {
             Received::Accepted => respond(StatusCode::ACCEPTED, sse::empty()),
             Received::Answered(answer) => json_answer(&answer),
-            Received::Request => {
+            Received::Request(pending) if wants_stream && progress => {
+                // Progress, then the answer, on this POST's stream. Dropping
+                // the body (the client left) cancels the request.
                 let id = request_id.unwrap_or(Value::Null);
                 let guard = CancelOnDrop { session: http.session.clone(), id: Some(id.clone()) };
-                if wants_stream && progress {
-                    let mut answer = respond(StatusCode::OK, sse::answer_stream(answers, id, next_stream(), guard));
-                    answer.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
-                    answer
-                } else {
-                    wait_for_answer(answers, id, guard).await
+                let answer_to = outbox_of_stream.clone();
+                tokio::spawn(async move {
+                    if let Some(answer) = pending.await {
+                        let _ = answer_to.send(answer).await;
+                    }
+                });
+                drop(outbox_of_stream);
+                let mut answer = respond(StatusCode::OK, sse::answer_stream(answers, id, next_stream(), guard));
+                answer.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
+                answer
+            }
+            // Run in this POST's own task: dropped with it if the client leaves.
+            Received::Request(pending) => {
+                // A JSON answer carries no progress: what is reported is dropped.
+                drop(answers);
+                match pending.await {
+                    Some(answer) => json_answer(&answer),
+                    // Cancelled by the client's notifications/cancelled: no answer, as the spec says.
+                    None => respond(StatusCode::ACCEPTED, sse::empty()),
                 }
             }
         }
@@ -399,18 +415,6 @@ impl Drop for CancelOnDrop {
             self.session.cancel(&id);
         }
     }
-}
-
-async fn wait_for_answer(mut answers: mpsc::Receiver<Value>, id: Value, mut guard: CancelOnDrop) -> Answer {
-    while let Some(message) = answers.recv().await {
-        if message.get("id") == Some(&id) && message.get("method").is_none() {
-            guard.id = None;
-            return json_answer(&message);
-        }
-    }
-    // Cancelled by the client's notifications/cancelled: no answer, as the spec says.
-    guard.id = None;
-    respond(StatusCode::ACCEPTED, sse::empty())
 }
 
 fn next_stream() -> u64 {

@@ -70,10 +70,22 @@ where
                 continue;
             }
         };
-        if let Received::Answered(answer) = session.receive(message, outbox.clone()) {
-            if outbox.send(answer).await.is_err() {
-                break;
+        match session.receive(message, outbox.clone()) {
+            Received::Answered(answer) => {
+                if outbox.send(answer).await.is_err() {
+                    break;
+                }
             }
+            // Each request in a task of its own: a slow call never holds up the next line.
+            Received::Request(pending) => {
+                let outbox = outbox.clone();
+                tokio::spawn(async move {
+                    if let Some(answer) = pending.await {
+                        let _ = outbox.send(answer).await;
+                    }
+                });
+            }
+            Received::Accepted => {}
         }
     }
     tracing::debug!(session = %session.who(), "front session's input ended");

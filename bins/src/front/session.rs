@@ -22,7 +22,6 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
-use tokio::task::AbortHandle;
 use warden_actors::{CallError, CallOptions, CallToolResult, Progress, ServerState};
 use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
@@ -74,15 +73,20 @@ pub(super) struct State {
     /// Prompt names as shown → (server, the server's own name).
     pub(super) prompts: HashMap<String, (String, String)>,
     /// Requests running, by their id's JSON text.
-    running: HashMap<String, AbortHandle>,
+    running: HashMap<String, futures_util::future::AbortHandle>,
     closed: bool,
 }
 
+/// A request being answered.
+pub(crate) type Pending = std::pin::Pin<Box<dyn std::future::Future<Output = Option<Value>> + Send>>;
+
 /// What became of one message.
-#[derive(Debug)]
 pub(crate) enum Received {
-    /// A request: its answer will go to the reply outbox.
-    Request,
+    /// A request: this future makes its answer (`None` when it was
+    /// cancelled). Its progress goes to the reply outbox. The transport
+    /// runs it where it likes — a task per request on stdio, the POST's
+    /// own task on HTTP — and dropping it cancels the request.
+    Request(Pending),
     /// A notification or a response: nothing will be answered.
     Accepted,
     /// Answered at once with this (a malformed message).
@@ -133,8 +137,7 @@ impl Session {
                     let result = self.initialize(params.as_ref().unwrap_or(&Value::Null));
                     return Received::Answered(json!({"jsonrpc": "2.0", "id": id, "result": result}));
                 }
-                self.start(id, method, params, reply);
-                Received::Request
+                Received::Request(self.start(id, method, params, reply))
             }
             (Some(method), None) => {
                 self.notification(&method, params);
@@ -146,23 +149,27 @@ impl Session {
         }
     }
 
-    fn start(&self, id: Value, method: String, params: Option<Value>, reply: Outbox) {
+    /// The request's answer as a future, registered under its id so that
+    /// `notifications/cancelled` (or the session closing) can abort it.
+    fn start(&self, id: Value, method: String, params: Option<Value>, reply: Outbox) -> Pending {
         let key = id.to_string();
         let session = self.clone();
-        let task_key = key.clone();
-        let mut state = self.state();
-        if state.closed {
-            return;
-        }
-        let task = tokio::spawn(async move {
-            let answer = session.answer(&id, &method, params, &reply).await;
-            session.state().running.remove(&task_key);
-            let _ = reply.send(answer).await;
-        });
-        if let Some(earlier) = state.running.insert(key, task.abort_handle()) {
+        let (answer, abort) =
+            futures_util::future::abortable(async move { session.answer(&id, &method, params, &reply).await });
+        {
+            let mut state = self.state();
+            if state.closed {
+                return Box::pin(std::future::ready(None));
+            }
             // A client reusing an id in flight: both run, the newer is the one cancellable.
-            drop(earlier);
+            state.running.insert(key.clone(), abort);
         }
+        let registered = Registered { session: self.clone(), key };
+        Box::pin(async move {
+            let answer = answer.await.ok();
+            drop(registered);
+            answer
+        })
     }
 
     fn notification(&self, method: &str, params: Option<Value>) {
@@ -347,6 +354,19 @@ impl Session {
             snapshot.status(server).is_none_or(|status| !matches!(status.state, ServerState::Starting))
         });
         let _ = tokio::time::timeout(STARTING_WAIT, started).await;
+    }
+}
+
+/// Takes a request out of the running set when its answer is made or its
+/// future dropped (the client went away).
+struct Registered {
+    session: Session,
+    key: String,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.session.state().running.remove(&self.key);
     }
 }
 

@@ -70,8 +70,14 @@ impl View {
         let entries = self.entries()?;
         let hidden = |entry: &ToolEntry| entry.primitive_tool.is_some() && !self.resource_tools;
         if let Some(server) = &self.server {
-            let shown = entries.iter().filter(|entry| *entry.server == **server && !hidden(entry));
-            return Ok(shown.map(|entry| serde_json::to_value(&entry.tool).expect("a tool serialises")).collect());
+            // In the server's own order, as the bare server lists them.
+            let mut shown: Vec<&ToolEntry> =
+                entries.iter().filter(|entry| *entry.server == **server && !hidden(entry)).collect();
+            shown.sort_by_key(|entry| entry.position);
+            return Ok(shown
+                .into_iter()
+                .map(|entry| serde_json::to_value(&entry.tool).expect("a tool serialises"))
+                .collect());
         }
         let presented = match &self.agent {
             Some(agent) => agent.presented_tools(None)?,
