@@ -55,8 +55,64 @@ struct Upstream {
 }
 
 impl Front {
+    /// The front of `warden`, with its upkeep task (see [`Front::upkeep`]).
     pub(crate) fn new(warden: Warden) -> Arc<Front> {
-        Arc::new(Front { warden, upstream: Mutex::new(Upstream::default()) })
+        let front = Arc::new(Front { warden, upstream: Mutex::new(Upstream::default()) });
+        tokio::spawn(Front::upkeep(Arc::downgrade(&front)));
+        front
+    }
+
+    /// A restarted server has a new connection that knows nothing of what
+    /// Warden asked of the old one: when a server connects again, its log
+    /// level and its resource subscriptions are sent again. Ends with the
+    /// front or with Warden.
+    async fn upkeep(front: std::sync::Weak<Front>) {
+        let Some(mut changes) = front.upgrade().map(|front| front.warden.status_changes()) else { return };
+        // Each server's last connection; a newer one is a reconnection.
+        let mut seen: HashMap<String, std::time::SystemTime> = HashMap::new();
+        let mut statuses = changes.current();
+        loop {
+            let Some(front) = front.upgrade() else { return };
+            for status in &statuses {
+                let Some(at) = status.connected_at else { continue };
+                if seen.insert(status.name.clone(), at).is_some_and(|before| before != at) {
+                    front.reapply(&status.name).await;
+                }
+            }
+            drop(front);
+            let Some(next) = changes.changed().await else { return };
+            statuses = next;
+        }
+    }
+
+    /// Sends `server` again the level and subscriptions the sessions want.
+    async fn reapply(&self, server: &str) {
+        let (level, uris) = {
+            let upstream = self.upstream.lock().expect("front lock");
+            let uris: Vec<String> =
+                upstream.subscriptions.keys().filter(|(name, _)| name == server).map(|(_, uri)| uri.clone()).collect();
+            (upstream.levels.get(server).copied(), uris)
+        };
+        if level.is_none() && uris.is_empty() {
+            return;
+        }
+        tracing::info!(
+            server,
+            subscriptions = uris.len(),
+            "server reconnected: sending its log level and subscriptions again"
+        );
+        if let Some(level) = level {
+            let params = json!({ "level": level.name() });
+            if let Err(error) = self.warden.request(server, ServerRequest::SetLogLevel, params, None).await {
+                tracing::debug!(server, %error, "setting the log level again failed");
+            }
+        }
+        for uri in uris {
+            if let Err(error) = self.warden.request(server, ServerRequest::Subscribe, json!({ "uri": uri }), None).await
+            {
+                tracing::warn!(server, %error, "subscribing again to '{uri}' failed");
+            }
+        }
     }
 
     /// Counts one more subscriber to `uri` of `server`, subscribing upstream

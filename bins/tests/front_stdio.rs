@@ -247,3 +247,61 @@ fn one_server_through_warden_answers_what_the_bare_server_answers() {
         assert_eq!(through, direct, "through Warden, {request} was answered differently");
     }
 }
+
+/// The pid of `server` per `warden status --json`, once it runs.
+fn server_pid(home: &Home, server: &str) -> Option<u64> {
+    let status: Value = serde_json::from_slice(&home.warden(&["status", "--json"]).stdout).ok()?;
+    let row = status["servers"].as_array()?.iter().find(|row| row["name"] == server)?.clone();
+    (row["state"] == "running").then(|| row["pid"].as_u64()).flatten()
+}
+
+fn initialized(home: &Home) -> LineClient {
+    let mut client = LineClient::start(home, &["mcp"]);
+    client.send(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"subs","version":"1"}}}"#,
+    );
+    client.answer(0);
+    client
+}
+
+#[test]
+fn resource_updates_reach_only_their_subscribers_and_survive_a_server_restart() {
+    let home = home("front-subscriptions");
+    let uri = "warden://everything/demo://resource/static/document/architecture.md";
+    let mut subscriber = initialized(&home);
+    let mut bystander = initialized(&home);
+    subscriber
+        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": uri}}).to_string());
+    let subscribed = subscriber.answer(1);
+    assert_eq!(subscribed["result"], json!({}), "{subscribed}");
+    let toggle = |id: i64| call_line(id, "everything__toggle-subscriber-updates");
+    bystander.send(&toggle(2));
+    bystander.answer(2);
+    let updated = subscriber.until(|message| message["method"] == "notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], uri, "the update names the URI the client subscribed to");
+    bystander.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string());
+    let next = bystander.until(|message| message["id"] == 3 || message["method"] == "notifications/resources/updated");
+    assert_eq!(next["id"], 3, "a session that did not subscribe got an update: {next}");
+
+    // The server dies; its new process knows nothing of the subscription
+    // until Warden sends it again.
+    let pid = server_pid(&home, "everything").expect("everything runs");
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let mut restarted = None;
+    for _ in 0..100 {
+        restarted = server_pid(&home, "everything").filter(|new| *new != pid);
+        if restarted.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(restarted.is_some(), "everything did not come back");
+    std::thread::sleep(Duration::from_millis(500));
+    subscriber.send(&toggle(4));
+    let updated = subscriber.until(|message| message["method"] == "notifications/resources/updated");
+    assert_eq!(updated["params"]["uri"], uri);
+}
+
+fn call_line(id: i64, name: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {}}}).to_string()
+}

@@ -26,6 +26,9 @@ impl Session {
         if request == ServerRequest::SetLogLevel {
             return self.set_level(&params).await;
         }
+        // Servers still on their first start are waited for (bounded), as
+        // a listing or a call waits.
+        self.first_list_wait().await;
         if let Some(server) = self.inner.view.server.clone() {
             return self.own_server(&server, request, params).await;
         }
