@@ -459,3 +459,12 @@ pub(crate) fn build_warden() -> std::path::PathBuf {
     assert!(status.success(), "building the warden binary failed");
     warden_tests::bins::binary("warden")
 }
+
+/// One call of `tool` on an embedded Warden, checked: it must echo `message`.
+pub(crate) async fn embedded_echo(warden: &Warden, tool: &str, message: &str) {
+    let result = warden
+        .call_tool(tool, serde_json::json!({ "message": message }))
+        .await
+        .unwrap_or_else(|error| panic!("embedded: echo failed: {error}"));
+    assert_eq!(result.text(), message, "embedded: echo answered something else");
+}

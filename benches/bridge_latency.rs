@@ -59,8 +59,8 @@ use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
 use bench_support::{
-    both, build_warden, env_usize, percentile_of, run_rounds, runtime, sequential, start_warden, toml_string, verdict,
-    Caller, ComparisonTable, Knobs, Spread, Totals,
+    both, build_warden, embedded_echo, env_usize, percentile_of, run_rounds, runtime, sequential, start_warden,
+    toml_string, verdict, Caller, ComparisonTable, Knobs, Spread, Totals,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -216,13 +216,7 @@ enum Client {
 impl Caller for Client {
     async fn call(&self, caller: usize) {
         match self {
-            Client::Embedded(warden) => {
-                let result = warden
-                    .call_tool("bench__echo", json!({ "message": MESSAGE }))
-                    .await
-                    .unwrap_or_else(|error| panic!("embedded: echo failed: {error}"));
-                assert_eq!(result.text(), MESSAGE, "embedded: echo answered something else");
-            }
+            Client::Embedded(warden) => embedded_echo(warden, "bench__echo", MESSAGE).await,
             Client::Bridge(connections) => {
                 let answer = connections[caller % connections.len()].echo().await;
                 let answer: Value = serde_json::from_str(&answer).expect("the bridge answers JSON");

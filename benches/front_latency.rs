@@ -35,14 +35,13 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
 use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
 mod mcp_http;
 use bench_support::{
-    both, build_warden, run_rounds, runtime, sequential, start_warden, toml_string, Caller, ComparisonTable, Knobs,
-    Totals,
+    both, build_warden, embedded_echo, run_rounds, runtime, sequential, start_warden, toml_string, Caller,
+    ComparisonTable, Knobs, Totals,
 };
 use mcp_http::McpHttp;
 
@@ -267,13 +266,7 @@ impl Client {
 impl Caller for Client {
     async fn call(&self, _caller: usize) {
         match self {
-            Client::Embedded(warden) => {
-                let result = warden
-                    .call_tool("bench__echo", json!({ "message": MESSAGE }))
-                    .await
-                    .unwrap_or_else(|error| panic!("embedded: echo failed: {error}"));
-                assert_eq!(result.text(), MESSAGE, "embedded: echo answered something else");
-            }
+            Client::Embedded(warden) => embedded_echo(warden, "bench__echo", MESSAGE).await,
             Client::Http { mcp, tool, expected } => {
                 assert_eq!(&mcp.call_echo(tool, MESSAGE).await, expected, "echo answered something else");
             }
