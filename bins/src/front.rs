@@ -36,6 +36,9 @@ pub(crate) mod session;
 mod uris;
 pub(crate) mod view;
 
+#[cfg(test)]
+mod tests;
+
 /// The most tools in one `tools/list` page; the rest follow by cursor.
 pub(crate) const TOOLS_PAGE: usize = 500;
 

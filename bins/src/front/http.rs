@@ -51,7 +51,7 @@ use super::session::{code, Received, Session};
 use super::view::View;
 use super::Front;
 
-mod sessions;
+pub(crate) mod sessions;
 mod sse;
 
 pub(crate) use sessions::KeepAlive;

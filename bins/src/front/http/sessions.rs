@@ -38,7 +38,7 @@ const STREAM_DEPTH: usize = 256;
 pub(crate) type KeepAlive = Box<dyn Send + Sync>;
 
 /// One HTTP session.
-pub(super) struct HttpSession {
+pub(crate) struct HttpSession {
     pub(super) session: Session,
     /// The token that made it (its index), and the endpoint.
     owner: (Option<usize>, String),
@@ -57,14 +57,14 @@ struct Stream {
 }
 
 /// Every session of one HTTP front.
-pub(super) struct Sessions {
+pub(crate) struct Sessions {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     pub(super) max: usize,
     idle: Duration,
 }
 
 /// Why no session was made.
-pub(super) enum Refused {
+pub(crate) enum Refused {
     /// The cap is reached.
     Full,
     /// No random id could be made.
@@ -72,7 +72,7 @@ pub(super) enum Refused {
 }
 
 impl Sessions {
-    pub(super) fn new(max: usize, idle: Duration) -> Arc<Sessions> {
+    pub(crate) fn new(max: usize, idle: Duration) -> Arc<Sessions> {
         Arc::new(Sessions { sessions: Mutex::new(HashMap::new()), max, idle })
     }
 
@@ -80,12 +80,12 @@ impl Sessions {
         self.sessions.lock().expect("sessions lock")
     }
 
-    pub(super) fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.lock().len()
     }
 
     /// Registers a new session for `owner`; its id.
-    pub(super) fn create(
+    pub(crate) fn create(
         &self,
         session: Session,
         owner: (Option<usize>, String),
@@ -118,7 +118,7 @@ impl Sessions {
     }
 
     /// The session `id` if `owner` made it; counts as use.
-    pub(super) fn get(&self, id: &str, owner: &(Option<usize>, String)) -> Option<Arc<HttpSession>> {
+    pub(crate) fn get(&self, id: &str, owner: &(Option<usize>, String)) -> Option<Arc<HttpSession>> {
         let http = self.lock().get(id).filter(|http| &http.owner == owner).cloned()?;
         *http.last_used.lock().expect("session lock") = Instant::now();
         Some(http)
@@ -140,7 +140,7 @@ impl Sessions {
     }
 
     /// Ends the sessions unused for the idle limit, now and then.
-    pub(super) fn spawn_sweeper(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+    pub(crate) fn spawn_sweeper(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let sessions = Arc::clone(self);
         let every = (sessions.idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
         tokio::spawn(async move {
