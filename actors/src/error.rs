@@ -95,6 +95,16 @@ pub enum CallError {
         /// What was wrong with it.
         problem: String,
     },
+    /// The server's answer was over its `max_message_bytes` and was not read.
+    #[error("server '{server}' answered '{name}', but the answer {detail}")]
+    AnswerTooLarge {
+        /// The server.
+        server: String,
+        /// The tool.
+        name: String,
+        /// Its size and the limit, and what to do.
+        detail: String,
+    },
     /// The server went down before it answered. When `delivered` is false
     /// the request never reached it, and repeating the call is safe.
     #[error("server '{server}' went away during '{name}': {reason}")]

@@ -22,15 +22,28 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 /// the machine's memory.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
+/// How much of an oversized line is kept: enough for the envelope of a
+/// response (`{"jsonrpc":"2.0","id":…`) before its `result`.
+pub const HEAD_BYTES: usize = 128;
+
 /// One unit read off the stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame {
     /// A complete line, without its line ending.
     Line(String),
-    /// A line longer than the limit; its bytes were discarded.
+    /// A line longer than the limit; its bytes were discarded but the
+    /// first [`HEAD_BYTES`], so the caller can tell which request a
+    /// too-large answer was for.
     Oversized {
         /// How many bytes the line had.
         bytes: usize,
+        /// The limit it passed.
+        limit: usize,
+        /// Its first bytes (at most [`HEAD_BYTES`]).
+        head: Vec<u8>,
+        /// Its last bytes (at most [`HEAD_BYTES`]): servers that write the
+        /// `id` after the `result` end the line with it.
+        tail: Vec<u8>,
     },
     /// A line that was not UTF-8.
     NotUtf8 {
@@ -44,6 +57,10 @@ pub enum Frame {
 pub struct LineReader<R> {
     inner: R,
     line: Vec<u8>,
+    /// The first bytes of the current line, kept once it is over the limit.
+    head: Vec<u8>,
+    /// Its last bytes, kept while it is over the limit.
+    tail: Vec<u8>,
     /// Bytes seen of the current line, counting discarded ones.
     seen: usize,
     max: usize,
@@ -52,7 +69,7 @@ pub struct LineReader<R> {
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// A reader that accepts lines of at most `max` bytes.
     pub fn new(inner: R, max: usize) -> Self {
-        LineReader { inner, line: Vec::new(), seen: 0, max }
+        LineReader { inner, line: Vec::new(), head: Vec::new(), tail: Vec::new(), seen: 0, max }
     }
 
     /// The next non-empty line, or `None` at end of stream.
@@ -69,10 +86,24 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 None => (available, false),
             };
             self.seen += chunk.len();
+            if self.head.len() < HEAD_BYTES {
+                // A few bytes per line, kept in a reused buffer, so that an
+                // oversized line can still say what it was.
+                let room = HEAD_BYTES - self.head.len();
+                self.head.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
             if self.seen <= self.max {
                 self.line.extend_from_slice(chunk);
             } else {
-                // Over the limit: stop keeping bytes, keep counting them.
+                // Over the limit: stop keeping bytes (but its head), keep counting them.
+                if self.seen - chunk.len() <= self.max {
+                    // The chunk that passed the limit: the line's last bytes so far.
+                    let line = std::mem::take(&mut self.line);
+                    self.tail = line[line.len().saturating_sub(HEAD_BYTES)..].to_vec();
+                }
+                self.tail.extend_from_slice(&chunk[chunk.len().saturating_sub(HEAD_BYTES)..]);
+                let extra = self.tail.len().saturating_sub(HEAD_BYTES);
+                self.tail.drain(..extra);
                 self.line = Vec::new();
             }
             let consumed = chunk.len() + usize::from(found_newline);
@@ -105,8 +136,10 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         let seen = std::mem::take(&mut self.seen);
         let mut bytes = std::mem::take(&mut self.line);
         if seen > self.max {
-            return Some(Frame::Oversized { bytes: seen });
+            let (head, tail) = (std::mem::take(&mut self.head), std::mem::take(&mut self.tail));
+            return Some(Frame::Oversized { bytes: seen, limit: self.max, head, tail });
         }
+        self.head.clear();
         if bytes.last() == Some(&b'\r') {
             bytes.pop();
         }

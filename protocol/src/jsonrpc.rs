@@ -55,6 +55,10 @@ impl ErrorCode {
     pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
     /// The peer failed internally.
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// Warden's own, never sent by a peer: the answer was over the size
+    /// limit and was not read (made by the transport for the request it
+    /// answered).
+    pub const ANSWER_TOO_LARGE: ErrorCode = ErrorCode(-32099);
 }
 
 impl fmt::Display for ErrorCode {

@@ -41,7 +41,7 @@ pub use bridge::{
     Response as BridgeResponse, ResponseLine as BridgeResponseLine, ResultFormat, ServerReport, ToolListing,
     MAX_REQUEST_BYTES,
 };
-pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES};
+pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES, HEAD_BYTES};
 pub use jsonrpc::{
     json_kind, ErrorCode, ErrorObject, Message, Notification, ParseError, RawResponse, Request, RequestId, Response,
 };

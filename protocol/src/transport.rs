@@ -16,6 +16,7 @@ mod memory;
 mod stderr_budget;
 mod stdin_writer;
 mod stdio;
+mod too_large;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -230,8 +231,13 @@ pub(crate) fn frame_to_event(frame: Frame) -> TransportEvent {
                 }
             }
         }
-        Frame::Oversized { bytes } => {
-            TransportEvent::Malformed { problem: format!("a {bytes}-byte line is over the message size limit") }
+        Frame::Oversized { bytes, limit, head, tail } => {
+            match too_large::answer_too_large(bytes, limit, &head, &tail) {
+                Some(answer) => TransportEvent::Message(answer),
+                None => TransportEvent::Malformed {
+                    problem: format!("a {bytes}-byte line is over the message size limit ({limit} bytes)"),
+                },
+            }
         }
         Frame::NotUtf8 { bytes } => TransportEvent::Malformed { problem: format!("a {bytes}-byte line is not UTF-8") },
     }

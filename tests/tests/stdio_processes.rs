@@ -154,11 +154,32 @@ async fn an_oversized_answer_is_dropped_without_killing_the_connection() {
     warden.settled().await;
     // Under the limit: delivered whole.
     assert_eq!(text_of(&warden, "test__huge", json!({"bytes": 60000})).await.len(), 60000);
-    // Over it: the line is skipped, so the call can only time out...
+    // Over it: the line is not read, but its first bytes name the request,
+    // which fails at once saying why (not a timeout 2 s later)...
+    let started = std::time::Instant::now();
     let error = warden.call_tool("test__huge", json!({"bytes": 100000})).await.unwrap_err();
-    assert_eq!(error.to_string(), "'test__huge' timed out after 2 s; the server was asked to cancel it");
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+    let said = error.to_string();
+    assert!(said.starts_with("server 'test' answered 'test__huge', but the answer is 100"), "{said}");
+    assert!(said.contains("more than `max_message_bytes` (65536) allows"), "{said}");
     // ...and the connection is still good.
     assert_eq!(text_of(&warden, "test__echo", json!({"message": "ok"})).await, "ok");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_list_over_the_size_limit_fails_the_server_at_once_naming_the_size() {
+    let server = bins::test_server().display().to_string();
+    let extra: Vec<String> = (0..40).flat_map(|n| ["--extra-tool".to_string(), format!("tool_{n:02}")]).collect();
+    let text = format!("max_message_bytes = 1024\n[servers.test]\ncommand = {server:?}\nargs = {extra:?}\n");
+    let warden = Warden::start(&test_config(&text).unwrap()).await.unwrap();
+    let started = std::time::Instant::now();
+    warden.settled().await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "it waited for the startup timeout");
+    let status = &warden.status()[0];
+    let said = status.state.to_string();
+    assert!(said.contains("its `tools/list` answer is"), "{said}");
+    assert!(said.contains("more than `max_message_bytes` (1024) allows"), "{said}");
     warden.shutdown().await;
 }
 

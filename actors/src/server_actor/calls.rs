@@ -168,11 +168,11 @@ impl ServerActorState {
             self.restart_attempt = 0;
         }
         let ToolCall { name, .. } = call.call;
-        let result = outcome.map_err(|error| CallError::Server {
-            server: self.name.clone(),
-            name,
-            code: error.code.0,
-            message: error.message,
+        let result = outcome.map_err(|error| match error.code {
+            ErrorCode::ANSWER_TOO_LARGE => {
+                CallError::AnswerTooLarge { server: self.name.clone(), name, detail: error.message }
+            }
+            code => CallError::Server { server: self.name.clone(), name, code: code.0, message: error.message },
         });
         let _ = call.reply.send(result);
         self.send_queued_calls();

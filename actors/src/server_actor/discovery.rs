@@ -13,6 +13,9 @@ impl ServerActorState {
                     return self.fail(myself, format!("its answer to `initialize` is malformed: {error}"), true)
                 }
             },
+            Err(error) if error.code == ErrorCode::ANSWER_TOO_LARGE => {
+                return self.fail(myself, format!("its `initialize` answer {}", error.message), true)
+            }
             Err(error) => {
                 return self.fail(
                     myself,
@@ -65,6 +68,9 @@ impl ServerActorState {
             Ok(Ok(page)) => page,
             Ok(Err(error)) => {
                 return self.listing_failed(myself, format!("its `tools/list` answer is malformed: {error}"))
+            }
+            Err(error) if error.code == ErrorCode::ANSWER_TOO_LARGE => {
+                return self.listing_failed(myself, format!("its `tools/list` answer {}", error.message))
             }
             Err(error) => {
                 return self.listing_failed(

@@ -26,7 +26,34 @@ async fn an_oversized_line_is_reported_and_the_next_one_still_arrives() {
     input.extend_from_slice(b"\nok\n");
     // A small read buffer makes the long line arrive in many pieces.
     let got = frames(&input, 10, 3).await;
-    assert_eq!(got, vec![Frame::Oversized { bytes: 50 }, Frame::Line("ok".into())]);
+    assert_eq!(
+        got,
+        vec![
+            Frame::Oversized { bytes: 50, limit: 10, head: vec![b'x'; 50], tail: vec![b'x'; 50] },
+            Frame::Line("ok".into())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_line_keeps_its_first_bytes_however_it_arrives() {
+    let mut input = br#"{"jsonrpc":"2.0","id":42,"result":{"#.to_vec();
+    input.extend(std::iter::repeat_n(b'y', 5_000));
+    input.extend_from_slice(
+        b"}}
+",
+    );
+    for buffer in [1, 7, 64, 8192] {
+        let got = frames(&input, 100, buffer).await;
+        let line = &input[..input.len() - 1];
+        let expected = Frame::Oversized {
+            bytes: line.len(),
+            limit: 100,
+            head: line[..HEAD_BYTES].to_vec(),
+            tail: line[line.len() - HEAD_BYTES..].to_vec(),
+        };
+        assert_eq!(got, vec![expected], "read {buffer} bytes at a time");
+    }
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use tokio::io::{AsyncRead, BufReader, ReadBuf};
 
 use super::{config, split_at, streamish};
-use crate::framing::{Frame, LineReader};
+use crate::framing::{Frame, LineReader, HEAD_BYTES};
 
 /// Hands out one chunk per read, as a pipe does.
 struct Chunked(std::collections::VecDeque<Vec<u8>>);
@@ -69,7 +69,12 @@ proptest! {
         let expected: Vec<Frame> = lines
             .iter()
             .filter_map(|line| match line {
-                line if line.len() > max => Some(Frame::Oversized { bytes: line.len() }),
+                line if line.len() > max => Some(Frame::Oversized {
+                    bytes: line.len(),
+                    limit: max,
+                    head: line.as_bytes()[..line.len().min(HEAD_BYTES)].to_vec(),
+                    tail: line.as_bytes()[line.len().saturating_sub(HEAD_BYTES)..].to_vec(),
+                }),
                 line if line.trim().is_empty() => None,
                 line => Some(Frame::Line(line.clone())),
             })
