@@ -159,6 +159,9 @@ impl CallPath {
             Value::Null => Map::new(),
             other => return Err(CallError::InvalidArguments { name: name.to_string(), found: json_kind(&other) }),
         };
+        if self.shut_down() {
+            return Err(CallError::ShutDown { name: name.to_string() });
+        }
         let rules = self.rules.borrow().clone();
         if name == describe::DESCRIBE_TOOL {
             let tools = self.snapshot.borrow().tools();
@@ -191,6 +194,12 @@ impl CallPath {
 
         // 4. Police.
         Ok(police::police_result(&rules, &policy, name, result))
+    }
+
+    /// True once the Registry is gone: Warden has shut down (the
+    /// Registry's snapshot channel closes with it).
+    pub(crate) fn shut_down(&self) -> bool {
+        self.snapshot.has_changed().is_err()
     }
 
     /// The output limit of the server behind `name` (the default for an

@@ -149,6 +149,12 @@ pub enum CallError {
         /// The server's `retry_after_crash`, which said no.
         policy: CrashRetry,
     },
+    /// Warden was shut down before the call.
+    #[error("'{name}' was not run: Warden has shut down (its servers are stopped)")]
+    ShutDown {
+        /// What was asked.
+        name: String,
+    },
     /// A request named a server that is not configured.
     #[error("unknown server '{server}'{}", known_servers(.known))]
     UnknownServer {

@@ -255,7 +255,7 @@ impl Warden {
     /// Stops every server, waits for their processes to end, then stops the
     /// actor system. Idempotent: a second call (from any clone, at the same
     /// time or later) waits for the first to finish. Calls made afterwards
-    /// fail with an error saying the tool is not available.
+    /// fail with [`CallError::ShutDown`].
     pub async fn shutdown(&self) {
         let mut hub_task = self.core.hub_task.lock().await;
         let Some(task) = hub_task.take() else { return };

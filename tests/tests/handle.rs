@@ -93,10 +93,11 @@ async fn every_clone_can_shut_warden_down_and_later_calls_say_it_is_gone() {
     assert!(!process_alive(pid), "the server process is gone once shutdown returns");
     tokio::time::timeout(Duration::from_secs(1), warden.shutdown()).await.expect("a third shutdown returns at once");
     let error = clone.call_tool("test__echo", json!({"message": "late"})).await.unwrap_err();
-    // Every path a late call can take ends here: the last snapshot no
-    // longer routes anywhere.
-    assert_eq!(error, CallError::UnknownTool { name: "test__echo".into() });
-    assert_eq!(error.to_string(), "unknown tool 'test__echo': no running server lists it");
+    // Not "unknown tool": the tool is known, Warden is gone.
+    assert_eq!(error, CallError::ShutDown { name: "test__echo".into() });
+    assert_eq!(error.to_string(), "'test__echo' was not run: Warden has shut down (its servers are stopped)");
+    let request = clone.request("test", warden_actors::ServerRequest::ListResources, json!({}), None).await;
+    assert!(matches!(request, Err(CallError::ShutDown { .. })), "{request:?}");
 }
 
 #[tokio::test]

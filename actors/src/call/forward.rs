@@ -91,6 +91,9 @@ impl CallPath {
         timeout: Option<Duration>,
     ) -> Result<Value, CallError> {
         let method = request.method();
+        if self.shut_down() {
+            return Err(CallError::ShutDown { name: format!("{method} on {server}") });
+        }
         let rules = self.rules.borrow().clone();
         let covering = covering_tool(method, &params);
         let (name, entry) = {
