@@ -185,3 +185,22 @@ async fn status_changes_follow_a_crash_through_the_restart() {
     assert_eq!(current, ["test__crash", "test__echo", "test__pid"]);
     warden.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_builders_own_rules_win_over_the_configs_in_either_order() {
+    let config = warden_actors::WardenConfig::from_toml(
+        "[[agents]]\nname = \"from-config\"\nallowed_tools = [\"*\"]\n",
+        "c.toml",
+    )
+    .expect("the config loads");
+    let host =
+        warden_actors::WardenConfig::from_toml("[[agents]]\nname = \"from-host\"\nallowed_tools = [\"*\"]\n", "h.toml")
+            .expect("the host's rules load");
+    let own = || PolicyRules::from_config(&host);
+    for builder in [Warden::builder().rules(own()).config(&config), Warden::builder().config(&config).rules(own())] {
+        let warden = builder.start().await.expect("Warden starts");
+        assert!(warden.agent("from-host").is_ok(), "the host's rules were replaced by the config's");
+        assert!(warden.agent("from-config").is_err());
+        warden.shutdown().await;
+    }
+}

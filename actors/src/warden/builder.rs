@@ -30,9 +30,13 @@ use warden_config::WardenConfig;
 pub struct WardenBuilder {
     plans: Vec<(ServerPlan, Identity)>,
     specs: Vec<ServerSpec>,
+    /// From `rules`: wins over the config's, in whichever order they came.
     rules: Option<PolicyRules>,
+    config_rules: Option<PolicyRules>,
     approver: Option<Arc<dyn Approver>>,
+    /// From `summaries`: wins over the config's likewise.
     summaries: Option<SummarySettings>,
+    config_summaries: Option<SummarySettings>,
 }
 
 impl Warden {
@@ -51,11 +55,13 @@ impl Warden {
 impl WardenBuilder {
     /// The config's servers, its policy sections (`[security]`, agents,
     /// profiles, naming) and its `[summary]` settings (API key read from
-    /// the environment).
+    /// the environment). [`WardenBuilder::rules`] and
+    /// [`WardenBuilder::summaries`], when given, win over the config's,
+    /// before or after this call.
     pub fn config(mut self, config: &WardenConfig) -> WardenBuilder {
         self.plans.extend(plans_of(config));
-        self.rules = Some(PolicyRules::from_config(config));
-        self.summaries = SummarySettings::from_config(&config.summary, &|name| std::env::var(name).ok());
+        self.config_rules = Some(PolicyRules::from_config(config));
+        self.config_summaries = SummarySettings::from_config(&config.summary, &|name| std::env::var(name).ok());
         self
     }
 
@@ -90,8 +96,9 @@ impl WardenBuilder {
     /// Spawns the actor system and returns at once; servers start in the
     /// background.
     pub async fn start(self) -> Result<Warden, StartError> {
-        let WardenBuilder { mut plans, specs, rules, approver, summaries } = self;
-        let rules = rules.unwrap_or_default();
+        let WardenBuilder { mut plans, specs, rules, config_rules, approver, summaries, config_summaries } = self;
+        let rules = rules.or(config_rules).unwrap_or_default();
+        let summaries = summaries.or(config_summaries);
         for spec in specs {
             let identity = Identity::Connector(spec.connector.clone());
             plans.push((
