@@ -18,7 +18,7 @@
 //!
 //! What is shared between sessions is here ([`Upstream`]): one server
 //! connection serves every client, so resource subscriptions are counted
-//! (the server is subscribed while any session is) and the log level sent
+//! (the server is unsubscribed after the last session leaves) and the log level sent
 //! upstream is the most verbose any session asked for, each session then
 //! filtering what it gets.
 
@@ -118,24 +118,11 @@ impl Front {
         }
     }
 
-    /// Counts one more subscriber to `uri` of `server`, subscribing upstream
-    /// for the first.
-    async fn subscribe(&self, server: &str, uri: &str) -> Result<(), warden_actors::CallError> {
-        let key = (server.to_string(), uri.to_string());
-        let first = {
-            let mut upstream = self.upstream.lock().expect("front lock");
-            let count = upstream.subscriptions.entry(key.clone()).or_default();
-            *count += 1;
-            *count == 1
-        };
-        if !first {
-            return Ok(());
-        }
-        let outcome = self.warden.request(server, ServerRequest::Subscribe, json!({ "uri": uri }), None).await;
-        if outcome.is_err() {
-            self.upstream.lock().expect("front lock").subscriptions.remove(&key);
-        }
-        outcome.map(drop)
+    /// Counts one more session subscribed to `uri` of `server` (the session
+    /// has subscribed upstream itself).
+    fn count_subscriber(&self, server: &str, uri: &str) {
+        let mut upstream = self.upstream.lock().expect("front lock");
+        *upstream.subscriptions.entry((server.to_string(), uri.to_string())).or_default() += 1;
     }
 
     /// Counts one subscriber less, unsubscribing upstream after the last.

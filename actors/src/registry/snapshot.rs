@@ -205,6 +205,11 @@ impl Snapshot {
         self.servers.values().map(|entry| entry.status.clone()).collect()
     }
 
+    /// The registered tool named `name` (namespaced), without copying it.
+    pub fn tool(&self, name: &str) -> Option<&ToolEntry> {
+        self.tools.get(name)
+    }
+
     /// Every registered tool, by name.
     pub fn tools(&self) -> Vec<ToolEntry> {
         self.tools.values().cloned().collect()

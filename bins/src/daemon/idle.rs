@@ -24,25 +24,27 @@ pub(crate) struct Activity {
     timeout: Duration,
 }
 
-/// A call in flight; dropping it ends the call (and counts as activity).
+/// A call in flight or an open front session; dropping it ends it (and
+/// counts as activity).
 #[derive(Debug)]
-pub(crate) struct CallGuard(Arc<Activity>);
+pub(crate) struct Busy {
+    activity: Arc<Activity>,
+    /// Which count it is in: `calls` or `sessions`.
+    count: fn(&Activity) -> &AtomicUsize,
+}
 
-impl Drop for CallGuard {
-    fn drop(&mut self) {
-        self.0.touch();
-        self.0.calls.fetch_sub(1, Ordering::AcqRel);
+impl Busy {
+    fn begin(activity: &Arc<Activity>, count: fn(&Activity) -> &AtomicUsize) -> Busy {
+        count(activity).fetch_add(1, Ordering::AcqRel);
+        activity.touch();
+        Busy { activity: Arc::clone(activity), count }
     }
 }
 
-/// An open front session; dropping it ends it (and counts as activity).
-#[derive(Debug)]
-pub(crate) struct SessionGuard(Arc<Activity>);
-
-impl Drop for SessionGuard {
+impl Drop for Busy {
     fn drop(&mut self) {
-        self.0.touch();
-        self.0.sessions.fetch_sub(1, Ordering::AcqRel);
+        self.activity.touch();
+        (self.count)(&self.activity).fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -63,18 +65,14 @@ impl Activity {
     }
 
     /// A call starts; it keeps the daemon up until the guard is dropped.
-    pub(crate) fn begin_call(self: &Arc<Self>) -> CallGuard {
-        self.calls.fetch_add(1, Ordering::AcqRel);
-        self.touch();
-        CallGuard(Arc::clone(self))
+    pub(crate) fn begin_call(self: &Arc<Self>) -> Busy {
+        Busy::begin(self, |activity| &activity.calls)
     }
 
     /// An MCP front session opens; it keeps the daemon up until the guard
     /// is dropped.
-    pub(crate) fn begin_session(self: &Arc<Self>) -> SessionGuard {
-        self.sessions.fetch_add(1, Ordering::AcqRel);
-        self.touch();
-        SessionGuard(Arc::clone(self))
+    pub(crate) fn begin_session(self: &Arc<Self>) -> Busy {
+        Busy::begin(self, |activity| &activity.sessions)
     }
 
     /// Calls running now.

@@ -72,8 +72,9 @@ const VERSION_HEADER: &str = "mcp-protocol-version";
 pub(crate) struct HttpFront {
     front: Arc<Front>,
     config: FrontConfig,
-    /// Where it listens, for the Host check.
-    addr: SocketAddr,
+    /// The `Host` values it accepts: its own address and names, and
+    /// `allowed_hosts`.
+    hosts: Vec<String>,
     max_body: usize,
     sessions: Arc<Sessions>,
     keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
@@ -99,7 +100,11 @@ impl HttpFront {
         keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
     ) -> Arc<HttpFront> {
         let sessions = Sessions::new(config.max_sessions, config.session_idle());
-        Arc::new(HttpFront { front, config, addr, max_body, sessions, keep_alive })
+        let port = addr.port();
+        let mut hosts =
+            vec![addr.to_string(), format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
+        hosts.extend(config.allowed_hosts.iter().cloned());
+        Arc::new(HttpFront { front, config, hosts, max_body, sessions, keep_alive })
     }
 
     /// Serves `listener` until `stop` resolves, then ends every session.
@@ -185,7 +190,7 @@ impl HttpFront {
         };
         let token = self.token_of(request)?;
         let host = header(request, HOST.as_str()).unwrap_or_default();
-        if !self.host_allowed(host) {
+        if !self.hosts.iter().any(|allowed| allowed == host) {
             tracing::warn!(host, "front request refused: Host is not this listener");
             return Err(refuse(
                 StatusCode::MISDIRECTED_REQUEST,
@@ -256,13 +261,6 @@ impl HttpFront {
         }
     }
 
-    fn host_allowed(&self, host: &str) -> bool {
-        let port = self.addr.port();
-        let own =
-            [self.addr.to_string(), format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
-        own.iter().any(|allowed| allowed == host) || self.config.allowed_hosts.iter().any(|allowed| allowed == host)
-    }
-
     async fn post(&self, caller: Caller, request: Request<Incoming>) -> Answer {
         let wants_stream = accepts(&request, "text/event-stream");
         if !(wants_stream || accepts(&request, "application/json")) {
@@ -310,14 +308,12 @@ impl HttpFront {
                 // Progress, then the answer, on this POST's stream. Dropping
                 // the body (the client left) cancels the request.
                 let id = request_id.unwrap_or(Value::Null);
-                let guard = CancelOnDrop { session: http.session.clone(), id: Some(id.clone()) };
-                let answer_to = outbox_of_stream.clone();
-                tokio::spawn(async move {
+                let task = tokio::spawn(async move {
                     if let Some(answer) = pending.await {
-                        let _ = answer_to.send(answer).await;
+                        let _ = outbox_of_stream.send(answer).await;
                     }
                 });
-                drop(outbox_of_stream);
+                let guard = AbortOnDrop(task.abort_handle());
                 let mut answer = respond(StatusCode::OK, sse::answer_stream(answers, id, next_stream(), guard));
                 answer.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
                 answer
@@ -403,17 +399,14 @@ impl HttpFront {
     }
 }
 
-/// Cancels the request when the client stops waiting for its answer.
-struct CancelOnDrop {
-    session: Session,
-    id: Option<Value>,
-}
+/// Aborts a POST's request task when its stream is dropped (the client
+/// left): the request's future goes with it, which cancels the call
+/// upstream. A task that already answered is not touched.
+struct AbortOnDrop(tokio::task::AbortHandle);
 
-impl Drop for CancelOnDrop {
+impl Drop for AbortOnDrop {
     fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            self.session.cancel(&id);
-        }
+        self.0.abort();
     }
 }
 

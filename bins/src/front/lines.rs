@@ -15,8 +15,9 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWrite, AsyncWriteExt as _};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::mpsc;
+use warden_protocol::{Frame, LineReader};
 
 use super::session::{code, error, Received, Session};
 use super::view::View;
@@ -26,7 +27,7 @@ use super::Front;
 const OUTBOX_DEPTH: usize = 256;
 
 /// Serves one session until `input` ends.
-pub(crate) async fn serve<R, W>(front: Arc<Front>, view: View, mut input: R, mut output: W, max_line: usize)
+pub(crate) async fn serve<R, W>(front: Arc<Front>, view: View, input: R, mut output: W, max_line: usize)
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -43,28 +44,25 @@ where
         }
     });
     let notifier = session.spawn_notifier(outbox.clone());
-    let mut line = Vec::new();
+    // The transports' own framer: bounded lines, the rest of a long one skipped.
+    let mut input = LineReader::new(input, max_line);
     loop {
-        line.clear();
-        match read_bounded(&mut input, &mut line, max_line).await {
-            Ok(Read::Line) => {}
-            Ok(Read::TooLong) => {
-                let problem = format!("the message is longer than {max_line} bytes, the most this front reads");
-                if outbox.send(error(&Value::Null, code::INVALID_REQUEST, &problem)).await.is_err() {
-                    break;
-                }
-                continue;
-            }
-            Ok(Read::End) | Err(_) => break,
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        let message = match serde_json::from_slice::<Value>(&line) {
+        let read = match input.next_frame().await {
+            Ok(Some(Frame::Line(line))) => match serde_json::from_str::<Value>(&line) {
+                Ok(message) => Ok(message),
+                Err(problem) => Err((code::PARSE_ERROR, format!("not JSON: {problem}"))),
+            },
+            Ok(Some(Frame::Oversized { .. })) => Err((
+                code::INVALID_REQUEST,
+                format!("the message is longer than {max_line} bytes, the most this front reads"),
+            )),
+            Ok(Some(Frame::NotUtf8 { .. })) => Err((code::PARSE_ERROR, "not JSON: the line is not UTF-8".to_string())),
+            Ok(None) | Err(_) => break,
+        };
+        let message = match read {
             Ok(message) => message,
-            Err(problem) => {
-                let problem = format!("not JSON: {problem}");
-                if outbox.send(error(&Value::Null, code::PARSE_ERROR, &problem)).await.is_err() {
+            Err((code, problem)) => {
+                if outbox.send(error(&Value::Null, code, &problem)).await.is_err() {
                     break;
                 }
                 continue;
@@ -93,44 +91,4 @@ where
     notifier.abort();
     drop(outbox);
     let _ = writer.await;
-}
-
-enum Read {
-    Line,
-    TooLong,
-    End,
-}
-
-/// Reads one line into `line` (without its newline), keeping at most `max`
-/// bytes; a longer line is read to its end and reported, not kept.
-async fn read_bounded<R: AsyncBufRead + Unpin>(input: &mut R, line: &mut Vec<u8>, max: usize) -> std::io::Result<Read> {
-    let mut too_long = false;
-    loop {
-        let available = input.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if too_long {
-                Read::TooLong
-            } else if line.is_empty() {
-                Read::End
-            } else {
-                Read::Line
-            });
-        }
-        let (chunk, newline) = match available.iter().position(|&byte| byte == b'\n') {
-            Some(at) => (&available[..at], true),
-            None => (available, false),
-        };
-        if !too_long && line.len() + chunk.len() > max {
-            too_long = true;
-            line.clear();
-        }
-        if !too_long {
-            line.extend_from_slice(chunk);
-        }
-        let consumed = chunk.len() + usize::from(newline);
-        input.consume(consumed);
-        if newline {
-            return Ok(if too_long { Read::TooLong } else { Read::Line });
-        }
-    }
 }

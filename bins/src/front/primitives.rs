@@ -52,19 +52,11 @@ impl Session {
             }
             ServerRequest::Subscribe => {
                 let (server, own) = mapped_uri(&params)?;
-                self.inner.front.subscribe(&server, &own).await.map_err(to_rpc)?;
-                if !self.state().subscriptions.insert((server.clone(), own.clone())) {
-                    // Already subscribed: keep one count per session.
-                    self.inner.front.unsubscribe(&server, &own).await;
-                }
-                Ok(json!({}))
+                self.subscribe(&server, &own).await
             }
             ServerRequest::Unsubscribe => {
                 let (server, own) = mapped_uri(&params)?;
-                if self.state().subscriptions.remove(&(server.clone(), own.clone())) {
-                    self.inner.front.unsubscribe(&server, &own).await;
-                }
-                Ok(json!({}))
+                self.unsubscribe(&server, &own).await
             }
             ServerRequest::GetPrompt => {
                 let (server, own) = self.prompt(&params).await?;
@@ -102,22 +94,41 @@ impl Session {
     async fn own_server(&self, server: &str, request: ServerRequest, params: Value) -> Answer {
         match request {
             ServerRequest::Subscribe | ServerRequest::Unsubscribe => {
-                let Some(uri) = params.get("uri").and_then(Value::as_str).map(str::to_string) else {
+                let Some(uri) = params.get("uri").and_then(Value::as_str) else {
                     return Err((code::INVALID_PARAMS, "needs `uri`, the resource's URI".into()));
                 };
-                let key = (server.to_string(), uri.clone());
                 if request == ServerRequest::Subscribe {
-                    if !self.state().subscriptions.contains(&key) {
-                        self.inner.front.subscribe(server, &uri).await.map_err(to_rpc)?;
-                        self.state().subscriptions.insert(key);
-                    }
-                } else if self.state().subscriptions.remove(&key) {
-                    self.inner.front.unsubscribe(server, &uri).await;
+                    self.subscribe(server, uri).await
+                } else {
+                    self.unsubscribe(server, uri).await
                 }
-                Ok(json!({}))
             }
             _ => self.send(server, request, params).await,
         }
+    }
+
+    /// Subscribes this session to `uri` of `server`. The request always goes
+    /// to the server through this session's view, so the agent's allowlist
+    /// is asked even when another session holds the same subscription (the
+    /// server takes a repeated subscribe as one); the front counts the
+    /// sessions, so the server is unsubscribed after the last.
+    async fn subscribe(&self, server: &str, uri: &str) -> Answer {
+        let key = (server.to_string(), uri.to_string());
+        if self.state().subscriptions.contains(&key) {
+            return Ok(json!({}));
+        }
+        self.send(server, ServerRequest::Subscribe, json!({ "uri": uri })).await?;
+        if self.state().subscriptions.insert(key) {
+            self.inner.front.count_subscriber(server, uri);
+        }
+        Ok(json!({}))
+    }
+
+    async fn unsubscribe(&self, server: &str, uri: &str) -> Answer {
+        if self.state().subscriptions.remove(&(server.to_string(), uri.to_string())) {
+            self.inner.front.unsubscribe(server, uri).await;
+        }
+        Ok(json!({}))
     }
 
     async fn send(&self, server: &str, request: ServerRequest, params: Value) -> Answer {

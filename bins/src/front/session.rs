@@ -72,8 +72,11 @@ pub(super) struct State {
     pub(super) subscriptions: HashSet<(String, String)>,
     /// Prompt names as shown → (server, the server's own name).
     pub(super) prompts: HashMap<String, (String, String)>,
-    /// Requests running, by their id's JSON text.
-    running: HashMap<String, futures_util::future::AbortHandle>,
+    /// Requests running, by their id's JSON text: which registration, and
+    /// how to abort it.
+    running: HashMap<String, (u64, futures_util::future::AbortHandle)>,
+    /// The next registration's number.
+    registrations: u64,
     closed: bool,
 }
 
@@ -156,15 +159,19 @@ impl Session {
         let session = self.clone();
         let (answer, abort) =
             futures_util::future::abortable(async move { session.answer(&id, &method, params, &reply).await });
-        {
+        let serial = {
             let mut state = self.state();
             if state.closed {
                 return Box::pin(std::future::ready(None));
             }
-            // A client reusing an id in flight: both run, the newer is the one cancellable.
-            state.running.insert(key.clone(), abort);
-        }
-        let registered = Registered { session: self.clone(), key };
+            // A client reusing an id in flight: both run, the newer is the
+            // one cancellable, and the older's end does not unregister it.
+            state.registrations += 1;
+            let serial = state.registrations;
+            state.running.insert(key.clone(), (serial, abort));
+            serial
+        };
+        let registered = Registered { session: self.clone(), key, serial };
         Box::pin(async move {
             let answer = answer.await.ok();
             drop(registered);
@@ -186,8 +193,8 @@ impl Session {
 
     /// Aborts the request `id` if it is still running (cancelled upstream;
     /// no answer is sent).
-    pub(crate) fn cancel(&self, id: &Value) {
-        if let Some(task) = self.state().running.remove(&id.to_string()) {
+    fn cancel(&self, id: &Value) {
+        if let Some((_, task)) = self.state().running.remove(&id.to_string()) {
             task.abort();
         }
     }
@@ -200,7 +207,7 @@ impl Session {
             state.closed = true;
             (std::mem::take(&mut state.running), std::mem::take(&mut state.subscriptions))
         };
-        for task in running.into_values() {
+        for (_, task) in running.into_values() {
             task.abort();
         }
         for (server, uri) in subscriptions {
@@ -362,11 +369,15 @@ impl Session {
 struct Registered {
     session: Session,
     key: String,
+    serial: u64,
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        self.session.state().running.remove(&self.key);
+        let mut state = self.session.state();
+        if state.running.get(&self.key).is_some_and(|(serial, _)| *serial == self.serial) {
+            state.running.remove(&self.key);
+        }
     }
 }
 

@@ -106,16 +106,12 @@ impl View {
     /// The namespaced name of the tool the client calls `name`; `None` when
     /// this view has no such tool.
     pub(crate) fn tool_name(&self, name: &str) -> Option<String> {
+        let Some(server) = &self.server else { return Some(name.to_string()) };
+        // One lookup, nothing copied: the name the Registry gave that tool.
         let snapshot = self.warden.snapshot();
-        match &self.server {
-            None if name == DESCRIBE_TOOL => Some(name.to_string()),
-            None => Some(name.to_string()),
-            Some(server) => snapshot
-                .tools()
-                .into_iter()
-                .find(|entry| *entry.server == **server && entry.tool.name == name)
-                .map(|entry| entry.name),
-        }
+        let namespaced = snapshot.name_for(server, name);
+        let entry = snapshot.tool(&namespaced)?;
+        (*entry.server == **server && entry.tool.name == name).then_some(namespaced)
     }
 
     /// Runs a tool by its namespaced name.
