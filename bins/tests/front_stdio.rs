@@ -305,3 +305,25 @@ fn resource_updates_reach_only_their_subscribers_and_survive_a_server_restart() 
 fn call_line(id: i64, name: &str) -> String {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {}}}).to_string()
 }
+
+#[test]
+fn an_agent_may_not_subscribe_to_resources_its_allowlist_does_not_cover() {
+    let home = home("front-agent-subscribe");
+    let mut text = std::fs::read_to_string(&home.config).unwrap();
+    text += "\n[[agents]]\nname = \"coder\"\nallowed_tools = [\"test__*\"]\n";
+    std::fs::write(&home.config, text).unwrap();
+    let mut client = LineClient::start(&home, &["mcp", "--no-daemon", "--agent", "coder"]);
+    client.send(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}}"#,
+    );
+    client.answer(0);
+    let uri = "warden://everything/demo://resource/static/document/architecture.md";
+    client
+        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": uri}}).to_string());
+    let refused = client.answer(1);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let said = refused["error"]["message"].as_str().unwrap();
+    assert!(said.contains("agent 'coder' may not use 'everything__read_resource'"), "{said}");
+    client.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list"}).to_string());
+    assert_eq!(client.answer(2)["result"]["resources"], json!([]), "the agent sees no resources of everything");
+}
