@@ -23,11 +23,15 @@
 //! - [`sse`](SseParser): an incremental `text/event-stream` parser for
 //!   Streamable HTTP, keeping the last event id and `retry` interval a
 //!   resuming client needs. An oversized event is reported and skipped.
+//! - [`elicitation`](ElicitRequest): what a server asks a person
+//!   (`elicitation/create`): the form schema's allowed subset, answers
+//!   checked against it with defaults filled in, URL mode.
 //! - [`bridge`](BridgeRequest): the wire types of the daemon's bridge
 //!   protocol (newline-delimited JSON requests and answers over TCP, with
 //!   named error codes), shared by `warden serve` and its clients.
 
 mod bridge;
+mod elicitation;
 mod framing;
 mod jsonrpc;
 mod mcp;
@@ -37,9 +41,13 @@ mod sse;
 mod transport;
 
 pub use bridge::{
-    BridgeError, BridgeErrorCode, GrantSpec, Request as BridgeRequest, RequestLine as BridgeRequestLine,
+    AnswerAction, BridgeError, BridgeErrorCode, GrantSpec, Request as BridgeRequest, RequestLine as BridgeRequestLine,
     Response as BridgeResponse, ResponseLine as BridgeResponseLine, ResultFormat, ServerReport, ToolListing,
     MAX_REQUEST_BYTES,
+};
+pub use elicitation::{
+    url_host, AnswerError as ElicitAnswerError, Choice, ElicitModes, ElicitReply, ElicitRequest, Field, FieldKind,
+    FormSchema, RequestError as ElicitRequestError, TextFormat,
 };
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES, HEAD_BYTES};
 pub use jsonrpc::{
