@@ -27,7 +27,7 @@ enum Kind {
     TextTable,
 }
 
-const SERVER_FIELDS: [(&str, Kind); 14] = [
+const SERVER_FIELDS: [(&str, Kind); 15] = [
     ("command", Kind::Text),
     ("args", Kind::TextList),
     ("env", Kind::TextTable),
@@ -42,13 +42,15 @@ const SERVER_FIELDS: [(&str, Kind); 14] = [
     ("max_restarts", Kind::Integer),
     ("restart_delay_secs", Kind::Number),
     ("retry_after_crash", Kind::Text),
+    ("roots", Kind::TextList),
 ];
 
 /// Fields outside `servers`, by their full dotted name.
-const SETTINGS: [(&str, Kind); 22] = [
+const SETTINGS: [(&str, Kind); 23] = [
     ("call_timeout_secs", Kind::Number),
     ("max_message_bytes", Kind::Integer),
     ("output_limit_bytes", Kind::Integer),
+    ("roots", Kind::TextList),
     ("daemon.listen", Kind::Text),
     ("daemon.idle_timeout_minutes", Kind::Number),
     ("daemon.allow_non_loopback", Kind::Boolean),

@@ -74,6 +74,7 @@ mod naming;
 mod profiles;
 #[cfg(test)]
 mod properties;
+mod roots;
 mod security;
 mod server;
 mod shapes;
@@ -135,6 +136,11 @@ pub struct WardenConfig {
     /// The daemon's HTTP MCP front: `[front]`.
     #[serde(default)]
     pub front: FrontConfig,
+    /// The directories servers are told they may work in (`roots/list`),
+    /// unless a server's entry has its own `roots`: `file://` URIs
+    /// (absolute paths are turned into them at load time).
+    #[serde(default)]
+    pub roots: Vec<String>,
 }
 
 fn default_output_limit_bytes() -> usize {
@@ -322,6 +328,11 @@ impl WardenConfig {
                 problem: format!("must be at least 1024, not {}", self.max_message_bytes),
             });
         }
+        roots::normalise(&mut self.roots).map_err(|problem| ConfigError::Setting {
+            file: file.into(),
+            field: "roots",
+            problem,
+        })?;
         self.daemon.check().map_err(|(field, problem)| ConfigError::Setting { file: file.into(), field, problem })?;
         let policy_error = |(field, problem)| ConfigError::Policy { file: file.into(), field, problem };
         self.security.check().map_err(policy_error)?;

@@ -58,6 +58,10 @@ pub struct ServerConfig {
     /// The policy for this server's tools, below `security.tool_policies`
     /// and above the server's own annotations.
     pub default_policy: Option<PolicyLayer>,
+    /// The directories this server is told it may work in (`roots/list`),
+    /// instead of the config's top-level `roots`: `file://` URIs (absolute
+    /// paths are turned into them at load time).
+    pub roots: Option<Vec<String>>,
     /// The file this server was read from: the config, or a drop-in of its
     /// `mcp_server_dir`. Set at load time.
     #[serde(skip)]
@@ -132,6 +136,9 @@ impl ServerConfig {
             if CrashRetry::parse(retry).is_none() {
                 return Err(format!("`retry_after_crash` must be \"safe\", \"always\" or \"never\", not \"{retry}\""));
             }
+        }
+        if let Some(roots) = &mut self.roots {
+            crate::roots::normalise(roots).map_err(|problem| format!("`roots` {problem}"))?;
         }
         if self.inherit_env && !self.pass_env.is_empty() {
             return Err(
