@@ -45,6 +45,8 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 use warden_protocol::{json_kind, CallToolResult};
 
+use crate::client_features::AskContext;
+use crate::elicitor::Elicitor;
 use crate::error::CallError;
 use crate::policy_gate::{GateMsg, GateView};
 use crate::policy_rules::PolicyRules;
@@ -74,6 +76,17 @@ pub struct CallOptions {
     timeout: Option<Duration>,
     meta: Map<String, Value>,
     progress: Option<ProgressSink>,
+    elicitor: Option<CallElicitor>,
+}
+
+/// A call's own elicitor (a newtype for `Debug`).
+#[derive(Clone)]
+struct CallElicitor(Arc<dyn Elicitor>);
+
+impl std::fmt::Debug for CallElicitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CallElicitor({:?})", self.0.modes())
+    }
 }
 
 impl CallOptions {
@@ -95,6 +108,23 @@ impl CallOptions {
     pub fn progress(mut self, sink: ProgressSink) -> CallOptions {
         self.progress = Some(sink);
         self
+    }
+
+    /// Asks `elicitor` the questions the server puts while this call runs
+    /// (in the modes it supports), before the host's elicitor: how a front
+    /// relays a server's question to the client whose call it is.
+    pub fn elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> CallOptions {
+        self.elicitor = Some(CallElicitor(elicitor));
+        self
+    }
+
+    /// What the call's server requests are answered with.
+    fn ask_context(&self, caller: Caller<'_>) -> Option<Arc<AskContext>> {
+        if caller.is_none() && self.elicitor.is_none() {
+            return None;
+        }
+        let elicitor = self.elicitor.as_ref().map(|elicitor| elicitor.0.clone());
+        Some(Arc::new(AskContext { agent: caller.map(str::to_string), elicitor }))
     }
 }
 
@@ -189,7 +219,8 @@ impl CallPath {
         let Value::Object(arguments) = arguments else { unreachable!("made an object above") };
 
         // 3. Attempt.
-        let attempt = attempt::Attempt { name, server: &server, settings: &settings, options: &options };
+        let asks = options.ask_context(caller);
+        let attempt = attempt::Attempt { name, server: &server, settings: &settings, options: &options, asks };
         let result = attempt::run(&self.snapshot, attempt, arguments).await?;
 
         // 4. Police.

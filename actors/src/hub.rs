@@ -65,6 +65,8 @@ pub struct HubArgs {
     pub publish: tokio::sync::watch::Sender<Arc<crate::registry::Snapshot>>,
     /// Where servers publish their relayable notifications.
     pub notices: crate::server_actor::NoticeSender,
+    /// Who answers servers' requests.
+    pub(crate) client: Arc<crate::client_features::ClientFeatures>,
 }
 
 /// Messages the Hub handles.
@@ -102,6 +104,7 @@ pub enum HubMsg {
 pub struct HubState {
     registry: ActorRef<RegistryMsg>,
     notices: crate::server_actor::NoticeSender,
+    client: Arc<crate::client_features::ClientFeatures>,
     /// Server actors by actor id, for supervision events.
     servers: HashMap<ActorId, (String, ActorCell)>,
 }
@@ -113,7 +116,7 @@ impl Actor for Hub {
 
     async fn pre_start(&self, myself: ActorRef<HubMsg>, args: HubArgs) -> Result<HubState, ActorProcessingErr> {
         let (registry, _) = Actor::spawn_linked(None, Registry, args.publish, myself.get_cell()).await?;
-        let mut state = HubState { registry, notices: args.notices, servers: HashMap::new() };
+        let mut state = HubState { registry, notices: args.notices, client: args.client, servers: HashMap::new() };
         for plan in args.servers {
             state.spawn_server(&myself, plan).await;
         }
@@ -194,6 +197,7 @@ impl HubState {
             settings: plan.settings,
             registry: self.registry.clone(),
             notices: self.notices.clone(),
+            client: self.client.clone(),
         };
         // Unnamed: ractor's global names would collide between Wardens
         // (and between parallel tests).

@@ -33,7 +33,11 @@
 //! - `policy_rules.rs`: the config's policy sections compiled;
 //!   **policy resolution** per tool (rules in `warden_policy`).
 //! - `policy_gate.rs`, `approver.rs`, `approval_queue.rs`: approvals and who
-//!   answers them ([`Approver`], [`ApprovalQueue`] for the daemon).
+//!   answers them ([`Approver`], [`ApprovalQueue`] for the daemon, which
+//!   holds servers' questions too).
+//! - `client_features.rs` + `client_features/`: what servers ask of their
+//!   client — elicitation (answered by an [`Elicitor`], `elicitor.rs`),
+//!   roots ([`Root`]), bounded per call and per server (`throttle.rs`).
 //! - `server_settings.rs`: limits, timeouts, restart schedule per server.
 //! - `wrappers.rs`: a server's resources and prompts as tools.
 //! - `summarizer.rs` + `summarizer/`: background summaries and their cache.
@@ -46,6 +50,8 @@
 mod approval_queue;
 mod approver;
 mod call;
+mod client_features;
+mod elicitor;
 mod error;
 mod hub;
 mod policy_gate;
@@ -67,6 +73,8 @@ pub use approver::{
 pub use call::describe::DESCRIBE_TOOL;
 pub use call::forward::ServerRequest;
 pub use call::CallOptions;
+pub use client_features::Root;
+pub use elicitor::{ActorElicitor, ElicitationAnswer, ElicitationRequest, Elicitor, Refused};
 // The config a host loads to start Warden (the whole schema is `warden_config`).
 pub use error::{CallError, GrantError};
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
@@ -86,4 +94,7 @@ pub use warden_config::{ConfigError, CrashRetry, Discovered, WardenConfig};
 // What a host needs to use the handle, so that it depends on this crate only.
 pub use primitive_tools::PrimitiveTool;
 pub use warden_policy::{Grant, RenderedResult, Risk};
-pub use warden_protocol::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
+pub use warden_protocol::{
+    CallToolResult, ContentBlock, ElicitAnswerError, ElicitModes, ElicitReply, ElicitRequest, Field, FieldKind,
+    FormSchema, Tool, ToolAnnotations,
+};

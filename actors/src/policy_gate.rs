@@ -18,6 +18,7 @@
 //! request as a denial), calls that need none go on.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -74,6 +75,9 @@ pub struct GateArgs {
     pub approval_timeout: Duration,
     /// Where the gate publishes its view.
     pub publish: watch::Sender<Arc<GateView>>,
+    /// Where request and grant numbers come from: shared with the
+    /// questions servers ask, so one number names one thing waiting.
+    pub ids: Arc<AtomicU64>,
 }
 
 /// Messages the gate handles.
@@ -134,7 +138,7 @@ pub struct GateState {
     approval_timeout: Duration,
     publish: watch::Sender<Arc<GateView>>,
     view: GateView,
-    next_id: u64,
+    ids: Arc<AtomicU64>,
     /// Requests waiting for an answer.
     waiting: HashMap<u64, Waiting>,
     /// Caller's ticket → request id, for [`GateMsg::Withdraw`].
@@ -162,7 +166,7 @@ impl Actor for PolicyGate {
             approval_timeout: args.approval_timeout,
             publish: args.publish,
             view: GateView::default(),
-            next_id: 1,
+            ids: args.ids,
             waiting: HashMap::new(),
             tickets: HashMap::new(),
         })
@@ -215,8 +219,7 @@ impl GateState {
             let _ = reply.send(ApprovalOutcome::NoApprover);
             return;
         };
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.ids.fetch_add(1, Ordering::Relaxed);
         call.id = id;
         call.requested_at = SystemTime::now();
         let request = call.clone();
@@ -296,8 +299,7 @@ impl GateState {
         let pattern = grant.tools.as_deref().or(requested_tool).ok_or("a grant needs the tools it covers")?;
         let tools = ToolPattern::new(pattern).map_err(|error| error.to_string())?;
         let now = tokio::time::Instant::now().into_std();
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.ids.fetch_add(1, Ordering::Relaxed);
         self.view.grants.retain(|grant| !grant.expired(now));
         self.view.grants.push(Grant {
             id,

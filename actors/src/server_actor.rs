@@ -49,19 +49,22 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use tokio::task::JoinHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::Instant;
 use warden_protocol::{
     Connection, Connector, ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message, Notification,
-    RawResponse, Request, RequestId, Tool, TransportEvent, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
+    RawResponse, Request, RequestId, Response, Tool, TransportEvent, LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
 };
 
 use ractor::DerivedActorRef;
 
+use crate::client_features::{AskContext, ClientFeatures, During};
 use crate::error::CallError;
 use crate::progress::{Progress, ProgressSink};
 use crate::server_settings::{ServerSettings, MAX_LIST_PAGES};
 
+mod asks;
 mod calls;
 pub(crate) use calls::fresh_ticket;
 use calls::IdHasher;
@@ -94,6 +97,8 @@ pub struct ToolCall {
     pub ticket: u64,
     /// Where the server's progress notifications for this call go.
     pub progress: Option<ProgressSink>,
+    /// Who the call is for and who answers its server's questions.
+    pub(crate) asks: Option<Arc<AskContext>>,
 }
 
 /// The ServerActor.
@@ -114,6 +119,8 @@ pub struct ServerArgs {
     pub restart_attempt: u32,
     /// Where its relayable notifications are published.
     pub notices: NoticeSender,
+    /// Who answers its server's requests (elicitation, roots, ...).
+    pub(crate) client: Arc<ClientFeatures>,
 }
 
 /// Messages a ServerActor handles.
@@ -140,6 +147,11 @@ pub enum ServerMsg {
     DeadlineReached,
     /// The startup timer ran out.
     StartupTimedOut,
+    /// The answer to one of the server's own requests (from
+    /// [`ClientFeatures`], which answers them outside the actor).
+    AnswerServer(Message),
+    /// The roots table changed; the server is told if its roots did.
+    RootsChanged,
 }
 
 /// Where the handshake is.
@@ -178,6 +190,14 @@ pub struct ServerActorState {
     settings: ServerSettings,
     events: DerivedActorRef<ServerEvent>,
     notices: NoticeSender,
+    client: Arc<ClientFeatures>,
+    /// The server's requests being answered, by their id, for the server's
+    /// `notifications/cancelled` and for the actor's end.
+    asks: HashMap<RequestId, AbortHandle>,
+    /// Watches the roots table while connected.
+    roots_watch: Option<JoinHandle<()>>,
+    /// Whether the server was told Warden has roots.
+    roots_declared: bool,
     connection: Option<Connection>,
     phase: Phase,
     next_id: i64,
@@ -214,6 +234,10 @@ impl Actor for ServerActor {
             settings: args.settings,
             events: args.events,
             notices: args.notices,
+            client: args.client,
+            asks: HashMap::new(),
+            roots_watch: None,
+            roots_declared: false,
             connection: None,
             phase: Phase::Initializing,
             next_id: 0,
@@ -252,6 +276,8 @@ impl Actor for ServerActor {
             ServerMsg::Transport(event) => state.transport_event(&myself, event),
             ServerMsg::DeadlineReached => state.deadline_reached(&myself),
             ServerMsg::StartupTimedOut => state.startup_timed_out(&myself),
+            ServerMsg::AnswerServer(answer) => state.answer_server(answer),
+            ServerMsg::RootsChanged => state.roots_changed(),
         }
         Ok(())
     }
@@ -265,6 +291,7 @@ impl Actor for ServerActor {
             state.fail_pending_stopped();
         }
         state.stop_timers();
+        state.stop_asks();
         if let Some(connection) = state.connection.take() {
             connection.close().await;
         }
@@ -286,11 +313,12 @@ impl ServerActorState {
         }
         let timeout = self.settings.startup_timeout;
         self.startup_timer = Some(spawn_timer(myself, Instant::now() + timeout, || ServerMsg::StartupTimedOut));
+        self.watch_roots(myself);
         let params = json!({
             "protocolVersion": LATEST_PROTOCOL_VERSION,
-            // Warden offers the server nothing it cannot do: no roots,
-            // sampling or elicitation (those requests get -32601).
-            "capabilities": {},
+            // Only what Warden can answer: elicitation when someone is
+            // there to ask, roots when there are roots to tell.
+            "capabilities": self.client.capabilities(&self.name),
             "clientInfo": {"name": "warden", "version": env!("CARGO_PKG_VERSION")},
         });
         self.request("initialize", Some(params), Pending::Initialize);
@@ -347,7 +375,7 @@ impl ServerActorState {
                     .map(|result| serde_json::value::to_raw_value(&result).expect("a JSON value always serialises"));
                 self.receive_response(myself, response.id, outcome)
             }
-            Message::Request(request) => self.answer_server_request(request),
+            Message::Request(request) => self.answer_server_request(myself, request, None),
             Message::Notification(notification) => self.receive_notification(notification),
         }
     }
@@ -420,6 +448,7 @@ impl ServerActorState {
         self.fail_pending(&reason);
         self.phase = Phase::Down;
         self.stop_timers();
+        self.stop_asks();
         self.report(ServerEvent::Down { actor: myself.get_id(), reason, permanent });
     }
 

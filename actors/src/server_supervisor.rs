@@ -36,6 +36,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use warden_protocol::Connector;
 
+use crate::client_features::ClientFeatures;
 use crate::registry::RegistryMsg;
 use crate::server_actor::{NoticeSender, ServerActor, ServerArgs, ServerEvent, ServerMsg};
 use crate::server_settings::ServerSettings;
@@ -58,6 +59,8 @@ pub struct SupervisorArgs {
     pub registry: ActorRef<RegistryMsg>,
     /// Where its server's relayable notifications are published.
     pub notices: NoticeSender,
+    /// Who answers its server's requests.
+    pub(crate) client: Arc<ClientFeatures>,
 }
 
 /// Messages a ServerSupervisor handles.
@@ -168,6 +171,7 @@ impl SupervisorState {
             events: myself.get_derived(),
             restart_attempt: self.restarts,
             notices: self.args.notices.clone(),
+            client: self.args.client.clone(),
         };
         // Unnamed: ractor's global names would collide between Wardens.
         match Actor::spawn_linked(None, ServerActor, server_args, myself.get_cell()).await {

@@ -37,6 +37,7 @@ use warden_protocol::{CallToolResult, Connector};
 
 use crate::call::forward::ServerRequest;
 use crate::call::{CallOptions, CallPath};
+use crate::client_features::{self, ClientFeatures, Root};
 use crate::error::CallError;
 use crate::hub::HubMsg;
 use crate::registry::{ServerStatus, Snapshot, ToolEntry};
@@ -82,6 +83,8 @@ struct Core {
     summary_view: watch::Receiver<Arc<SummaryView>>,
     /// Where servers publish the notifications a front relays.
     notices: NoticeSender,
+    /// Who answers servers' own requests; holds the roots.
+    client: Arc<ClientFeatures>,
 }
 
 /// A server to run, for hosts and tests that bring their own transport.
@@ -185,6 +188,32 @@ impl Warden {
     /// loses the oldest (`RecvError::Lagged`); servers never wait for it.
     pub fn notices(&self) -> tokio::sync::broadcast::Receiver<ServerNotice> {
         self.core.notices.subscribe()
+    }
+
+    /// Sets the roots told to servers without roots of their own; each
+    /// server whose roots change is sent `notifications/roots/list_changed`
+    /// (servers that were told Warden has roots: see
+    /// [`WardenBuilder::roots`]).
+    pub fn set_roots(&self, roots: Vec<Root>) {
+        self.core.client.set_roots(|table| {
+            table.default = roots;
+            table.host_managed = true;
+        });
+    }
+
+    /// The roots `server` is told of now.
+    pub fn roots_of(&self, server: &str) -> Vec<Root> {
+        self.core.client.roots().borrow().for_server(server)
+    }
+
+    /// A reload's roots: the config's, except a host's own default list.
+    fn set_config_roots(&self, config: client_features::roots::RootsTable) {
+        self.core.client.set_roots(|table| {
+            if !table.host_managed {
+                table.default = config.default;
+            }
+            table.servers = config.servers;
+        });
     }
 
     /// The tool table, now (`current()`) and whenever it changes: a host

@@ -31,6 +31,7 @@ use tokio::time::Instant;
 use warden_protocol::CallToolResult;
 
 use super::{CallOptions, CastOnDrop};
+use crate::client_features::AskContext;
 use crate::error::CallError;
 use crate::primitive_tools::{self, PrimitiveTool};
 use crate::registry::{ServerEntry, ServerState, Snapshot};
@@ -67,6 +68,8 @@ pub(super) struct Attempt<'a> {
     /// The server's settings, with the call's own timeout.
     pub(super) settings: &'a ServerSettings,
     pub(super) options: &'a CallOptions,
+    /// Who the call is for and who answers its server's questions.
+    pub(super) asks: Option<Arc<AskContext>>,
 }
 
 /// Runs the call with `arguments` until it has an outcome.
@@ -75,7 +78,7 @@ pub(super) async fn run(
     attempt: Attempt<'_>,
     arguments: Map<String, Value>,
 ) -> Result<CallToolResult, CallError> {
-    let Attempt { name, server, settings, options } = attempt;
+    let Attempt { name, server, settings, options, asks } = attempt;
     let deadline = Instant::now() + settings.call_timeout;
     let mut failed_actor: Option<ActorId> = None;
     loop {
@@ -85,6 +88,7 @@ pub(super) async fn run(
             Some(wrapper) => {
                 let request = |method, params: Value| {
                     let call = ToolCall::request(name, method, &params, deadline, settings.call_timeout);
+                    let call = ToolCall { asks: asks.clone(), ..call };
                     let actor = &target.actor;
                     async move {
                         let result = send(actor, server, call).await?;
@@ -101,6 +105,7 @@ pub(super) async fn run(
             }
             None => {
                 let call = tool_call(name, &target.tool, &arguments, options, deadline, settings.call_timeout);
+                let call = ToolCall { asks: asks.clone(), ..call };
                 // Decoded here, in the caller's task, not in the actor that
                 // every call to this server passes through.
                 send(&target.actor, server, call).await.and_then(|result| {

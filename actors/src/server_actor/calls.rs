@@ -44,7 +44,16 @@ impl ToolCall {
         timeout: Duration,
     ) -> ToolCall {
         let params = serde_json::value::to_raw_value(params).expect("request params always serialise");
-        ToolCall { name: name.into(), method, params, deadline, timeout, ticket: fresh_ticket(), progress: None }
+        ToolCall {
+            name: name.into(),
+            method,
+            params,
+            deadline,
+            timeout,
+            ticket: fresh_ticket(),
+            progress: None,
+            asks: None,
+        }
     }
 }
 

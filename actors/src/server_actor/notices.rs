@@ -10,8 +10,7 @@
 //! behind loses the oldest notices (broadcast's lag), never blocks a
 //! server.
 //!
-//! Server → client requests: Warden declares no client capabilities, so
-//! anything but `ping` is answered "method not found", never left hanging.
+//! Server → client requests are `asks.rs`'s.
 
 use super::*;
 
@@ -42,24 +41,12 @@ const RELAYED: [&str; 4] = [
 ];
 
 impl ServerActorState {
-    /// Server → client requests: only `ping` is served.
-    pub(super) fn answer_server_request(&self, request: Request) {
-        let reply = match request.method.as_str() {
-            "ping" => Message::result(request.id, json!({})),
-            method => {
-                tracing::debug!(server = %self.name, method, "server asked for something Warden does not offer");
-                let message = format!("Warden does not support `{method}`");
-                Message::error(request.id, ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, message))
-            }
-        };
-        self.send(reply);
-    }
-
     pub(super) fn receive_notification(&mut self, notification: Notification) {
         match notification.method.as_str() {
             "notifications/tools/list_changed" => return self.refresh_tools(),
             "notifications/progress" => return self.forward_progress(notification.params),
             "notifications/message" => self.log_server_message(notification.params.as_ref()),
+            "notifications/cancelled" => return self.server_cancelled(notification.params.as_ref()),
             method if RELAYED.contains(&method) => {}
             method => return tracing::trace!(server = %self.name, method, "notification ignored"),
         }

@@ -17,6 +17,9 @@ use super::{Core, ServerSpec, StartError, Warden};
 use crate::approver::Approver;
 use crate::call::slots::Slot;
 use crate::call::CallPath;
+use crate::client_features::roots::RootsTable;
+use crate::client_features::{ClientFeatures, Root, WaitIds};
+use crate::elicitor::Elicitor;
 use crate::hub::{Hub, HubArgs, ServerPlan};
 use crate::policy_gate::{GateArgs, GateView, PolicyGate};
 use crate::policy_rules::PolicyRules;
@@ -34,6 +37,10 @@ pub struct WardenBuilder {
     rules: Option<PolicyRules>,
     config_rules: Option<PolicyRules>,
     approver: Option<Arc<dyn Approver>>,
+    elicitor: Option<Arc<dyn Elicitor>>,
+    /// From `roots`: wins over the config's.
+    roots: Option<Vec<Root>>,
+    config_roots: RootsTable,
     /// From `summaries`: wins over the config's likewise.
     summaries: Option<SummarySettings>,
     config_summaries: Option<SummarySettings>,
@@ -62,6 +69,7 @@ impl WardenBuilder {
         self.plans.extend(plans_of(config));
         self.config_rules = Some(PolicyRules::from_config(config));
         self.config_summaries = SummarySettings::from_config(&config.summary, &|name| std::env::var(name).ok());
+        self.config_roots = RootsTable::of_config(config);
         self
     }
 
@@ -87,6 +95,23 @@ impl WardenBuilder {
         self
     }
 
+    /// The elicitor that answers servers' questions (`elicitation/create`);
+    /// servers are told Warden supports elicitation, in the modes it
+    /// declares, only when one is attached.
+    pub fn elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> WardenBuilder {
+        self.elicitor = Some(elicitor);
+        self
+    }
+
+    /// The roots servers without roots of their own are told of
+    /// (`roots/list`), instead of the config's top-level `roots`. Even an
+    /// empty list declares the `roots` capability: the host manages roots
+    /// and may set them later ([`Warden::set_roots`]).
+    pub fn roots(mut self, roots: Vec<Root>) -> WardenBuilder {
+        self.roots = Some(roots);
+        self
+    }
+
     /// Writes tool summaries in the background with `settings`.
     pub fn summaries(mut self, settings: SummarySettings) -> WardenBuilder {
         self.summaries = Some(settings);
@@ -96,7 +121,22 @@ impl WardenBuilder {
     /// Spawns the actor system and returns at once; servers start in the
     /// background.
     pub async fn start(self) -> Result<Warden, StartError> {
-        let WardenBuilder { mut plans, specs, rules, config_rules, approver, summaries, config_summaries } = self;
+        let WardenBuilder {
+            mut plans,
+            specs,
+            rules,
+            config_rules,
+            approver,
+            elicitor,
+            roots,
+            mut config_roots,
+            summaries,
+            config_summaries,
+        } = self;
+        if let Some(roots) = roots {
+            config_roots.default = roots;
+            config_roots.host_managed = true;
+        }
         let rules = rules.or(config_rules).unwrap_or_default();
         let summaries = summaries.or(config_summaries);
         for spec in specs {
@@ -112,33 +152,48 @@ impl WardenBuilder {
                 return Err(StartError::DuplicateServer(plan.name.clone()));
             }
         }
-        spawn(plans, rules, approver, summaries).await
+        spawn(plans, rules, Answerers { approver, elicitor, roots: config_roots }, summaries).await
     }
 }
 
 /// Spawns the Hub (and under it the Registry and every server), the
 /// PolicyGate and, when summaries are on, the Summarizer.
+/// Who answers what a call or a server asks.
+struct Answerers {
+    approver: Option<Arc<dyn Approver>>,
+    elicitor: Option<Arc<dyn Elicitor>>,
+    roots: RootsTable,
+}
+
 async fn spawn(
     plans: Vec<(ServerPlan, Identity)>,
     rules: PolicyRules,
-    approver: Option<Arc<dyn Approver>>,
+    answerers: Answerers,
     summaries: Option<SummarySettings>,
 ) -> Result<Warden, StartError> {
+    let Answerers { approver, elicitor, roots } = answerers;
+    let rules = watch::Sender::new(Arc::new(rules));
+    let ids = WaitIds::new();
+    let client = Arc::new(ClientFeatures::new(elicitor, roots, rules.subscribe(), ids.clone()));
     let identities = plans.iter().map(|(plan, identity)| (plan.name.clone(), identity.clone())).collect();
     let servers: Vec<ServerPlan> = plans.into_iter().map(|(plan, _)| plan).collect();
-    let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.names.clone());
+    let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.borrow().names.clone());
     let slots = servers.iter().map(|plan| (plan.name.clone(), Slot::new(plan.settings.clone()))).collect();
     let (publish, snapshot) = watch::channel(Arc::new(initial));
     let (notices, _) = tokio::sync::broadcast::channel(NOTICE_BACKLOG);
-    let hub_args = HubArgs { servers, publish, notices: notices.clone() };
+    let hub_args = HubArgs { servers, publish, notices: notices.clone(), client: client.clone() };
     let (hub, hub_task) =
         Actor::spawn(None, Hub, hub_args).await.map_err(|error| StartError::Spawn(error.to_string()))?;
     let hub_task = tokio::spawn(async move {
         let _ = hub_task.await;
     });
-    let approver = approver.or_else(|| approver_of(rules.approver));
+    let (configured_approver, approval_timeout) = {
+        let rules = rules.borrow();
+        (rules.approver, rules.approval_timeout)
+    };
+    let approver = approver.or_else(|| approver_of(configured_approver));
     let (publish_view, gate_view) = watch::channel(Arc::new(GateView::default()));
-    let gate_args = GateArgs { approver, approval_timeout: rules.approval_timeout, publish: publish_view };
+    let gate_args = GateArgs { approver, approval_timeout, publish: publish_view, ids: ids.0 };
     let gate = match Actor::spawn(None, PolicyGate, gate_args).await {
         Ok((gate, _)) => gate,
         Err(error) => {
@@ -161,13 +216,7 @@ async fn spawn(
             }
         }
     };
-    let path = CallPath {
-        snapshot,
-        slots: watch::Sender::new(Arc::new(slots)),
-        rules: watch::Sender::new(Arc::new(rules)),
-        gate,
-        gate_view,
-    };
+    let path = CallPath { snapshot, slots: watch::Sender::new(Arc::new(slots)), rules, gate, gate_view };
     let core = Core {
         path,
         hub,
@@ -176,6 +225,7 @@ async fn spawn(
         summarizer,
         summary_view,
         notices,
+        client,
     };
     Ok(Warden { core: Arc::new(core) })
 }

@@ -15,7 +15,7 @@ use crate::server_settings::ServerSettings;
 /// What a running server was started from.
 #[derive(Clone)]
 pub(crate) enum Identity {
-    /// A configured server: its config without `default_policy`, and the
+    /// A configured server: its config without `default_policy` and `roots`, and the
     /// config-wide message limit its connector got.
     Config(Box<ServerConfig>, usize),
     /// A host's own connector: the same one (the same `Arc`) is the same server.
@@ -24,7 +24,8 @@ pub(crate) enum Identity {
 
 impl Identity {
     pub(crate) fn of_config(server: &ServerConfig, config: &WardenConfig) -> Identity {
-        let server = ServerConfig { default_policy: None, ..server.clone() };
+        // Policy and roots apply live, without a restart.
+        let server = ServerConfig { default_policy: None, roots: None, ..server.clone() };
         Identity::Config(Box::new(server), config.max_message_bytes)
     }
 

@@ -37,6 +37,7 @@ use tokio::task::JoinSet;
 use super::plans::{approver_of, plans_of, Identity};
 use super::Warden;
 use crate::call::slots::{Slot, Slots};
+use crate::client_features::roots::RootsTable;
 use crate::hub::{HubMsg, ServerPlan};
 use crate::policy_gate::GateMsg;
 use crate::policy_rules::PolicyRules;
@@ -93,7 +94,8 @@ impl Warden {
     /// (not started: [`Warden::settled`] waits for that). On an error
     /// nothing was changed.
     pub async fn reload(&self, config: &WardenConfig) -> Result<ReloadReport, ReloadError> {
-        self.reload_plans(plans_of(config), PolicyRules::from_config(config)).await
+        let roots = RootsTable::of_config(config);
+        self.reload_plans(plans_of(config), PolicyRules::from_config(config), Some(roots)).await
     }
 
     /// [`Warden::reload`] for hosts that bring their own transports: a
@@ -108,13 +110,14 @@ impl Warden {
                 (ServerPlan { name: spec.name, connector: Ok(spec.connector), settings: spec.settings }, identity)
             })
             .collect();
-        self.reload_plans(plans, rules).await
+        self.reload_plans(plans, rules, None).await
     }
 
     async fn reload_plans(
         &self,
         plans: Vec<(ServerPlan, Identity)>,
         rules: PolicyRules,
+        roots: Option<RootsTable>,
     ) -> Result<ReloadReport, ReloadError> {
         let mut identities = self.core.identities.lock().await;
         let old_rules = self.core.path.rules.borrow().clone();
@@ -159,6 +162,9 @@ impl Warden {
             let _ = self.core.path.gate.cast(GateMsg::AttachApprover(approver_of(rules.approver)));
         }
         self.core.path.rules.send_replace(Arc::new(rules));
+        if let Some(roots) = roots {
+            self.set_config_roots(roots);
+        }
 
         let leaving: Vec<String> = report.removed.iter().chain(&report.restarted).cloned().collect();
         self.retire(&leaving).await?;

@@ -1,0 +1,275 @@
+//! What servers ask of their client — elicitation, roots, sampling —
+//! answered in one place, under policy.
+//!
+//! A ServerActor hands every request a server sends it (other than `ping`)
+//! to the one [`ClientFeatures`] its Warden shares, with the tool call it
+//! belongs to when the actor can tell ([`During`]). Nothing here waits
+//! inside the actor: a question is handed to its elicitor in a task of its
+//! own, and the answer reaches the server through the `reply` the actor
+//! gave (a cast back to itself, so an answer for a connection that has
+//! since died goes nowhere).
+//!
+//! - **Elicitation** (`elicitation/create`): the request is checked (the
+//!   schema subset, an http(s) URL), its message and URL redacted of known
+//!   secrets, then given to the call's own elicitor (a front client that
+//!   can answer) or the host's. Unanswered within
+//!   `security.approval_timeout_secs` → `cancel`. Logged when asked and
+//!   when answered, with the server and the call.
+//! - **Roots** (`roots/list`): the server's own `roots`, else the config's
+//!   or host's ([`roots`]); answered at once.
+//! - **Sampling**: not offered yet; refused with -32601 like anything else
+//!   Warden does not declare.
+//!
+//! A server that floods is bounded ([`throttle`]): one question of each
+//! kind at a time per call, a few at a time outside calls, and a rate per
+//! server; the refused request gets an error saying which limit.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde_json::{json, Value};
+use tokio::sync::watch;
+use tokio::task::AbortHandle;
+use warden_protocol::{ElicitModes, ElicitReply, ElicitRequest, ErrorCode, ErrorObject, Message, Request};
+
+use crate::elicitor::{ElicitationAnswer, ElicitationRequest, Elicitor};
+use crate::policy_rules::PolicyRules;
+
+pub(crate) mod roots;
+mod throttle;
+
+pub use roots::Root;
+use roots::RootsTable;
+use throttle::{Kind, Throttle};
+
+/// How a server's request is answered: the actor's own cast back to itself.
+pub(crate) type Reply = Box<dyn FnOnce(Message) + Send>;
+
+/// Numbers for what waits for a person — approval requests and questions
+/// share them, so `warden answer 7` names one thing. One per Warden.
+#[derive(Debug, Clone)]
+pub(crate) struct WaitIds(pub(crate) Arc<AtomicU64>);
+
+impl WaitIds {
+    pub(crate) fn new() -> WaitIds {
+        WaitIds(Arc::new(AtomicU64::new(1)))
+    }
+
+    pub(crate) fn next(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// What a call carries for the requests its server may make while it runs.
+#[derive(Clone, Default)]
+pub(crate) struct AskContext {
+    /// The agent whose call it is.
+    pub(crate) agent: Option<String>,
+    /// Who answers its questions before the host does.
+    pub(crate) elicitor: Option<Arc<dyn Elicitor>>,
+}
+
+impl std::fmt::Debug for AskContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let elicitor = self.elicitor.as_ref().map(|elicitor| elicitor.modes());
+        f.debug_struct("AskContext").field("agent", &self.agent).field("elicitor", &elicitor).finish()
+    }
+}
+
+/// The call a server's request belongs to.
+pub(crate) struct During {
+    /// The namespaced tool name.
+    pub(crate) tool: String,
+    /// The call's ticket: one question of each kind at a time per ticket.
+    pub(crate) ticket: u64,
+    pub(crate) context: Option<Arc<AskContext>>,
+}
+
+/// The shared answerer. Built with the Warden; read by every ServerActor.
+pub(crate) struct ClientFeatures {
+    elicitor: Option<Arc<dyn Elicitor>>,
+    roots: watch::Sender<Arc<RootsTable>>,
+    rules: watch::Receiver<Arc<PolicyRules>>,
+    ids: WaitIds,
+    throttle: Throttle,
+}
+
+impl ClientFeatures {
+    pub(crate) fn new(
+        elicitor: Option<Arc<dyn Elicitor>>,
+        roots: RootsTable,
+        rules: watch::Receiver<Arc<PolicyRules>>,
+        ids: WaitIds,
+    ) -> ClientFeatures {
+        ClientFeatures {
+            elicitor,
+            roots: watch::Sender::new(Arc::new(roots)),
+            rules,
+            ids,
+            throttle: Throttle::default(),
+        }
+    }
+
+    /// The `capabilities` of Warden's `initialize` to `server`: only what
+    /// it can answer.
+    pub(crate) fn capabilities(&self, server: &str) -> Value {
+        let mut capabilities = serde_json::Map::new();
+        if let Some(elicitation) = self.elicitor.as_ref().and_then(|elicitor| elicitor.modes().capability()) {
+            capabilities.insert("elicitation".into(), elicitation);
+        }
+        if self.roots.borrow().declared_for(server) {
+            capabilities.insert("roots".into(), json!({"listChanged": true}));
+        }
+        Value::Object(capabilities)
+    }
+
+    /// The roots table; a ServerActor watches it to send
+    /// `notifications/roots/list_changed` when its server's roots change.
+    pub(crate) fn roots(&self) -> watch::Receiver<Arc<RootsTable>> {
+        self.roots.subscribe()
+    }
+
+    /// Replaces the roots (a host's `set_roots`, a reload); servers whose
+    /// roots changed are told by their actors.
+    pub(crate) fn set_roots(&self, change: impl FnOnce(&mut RootsTable)) {
+        self.roots.send_modify(|table| change(Arc::make_mut(table)));
+    }
+
+    /// Answers one request `server` sent, now or from a task; the handle
+    /// aborts that task (the server cancelled, or its connection is gone).
+    pub(crate) fn answer(
+        self: &Arc<Self>,
+        server: &str,
+        request: Request,
+        during: Option<During>,
+        reply: Reply,
+    ) -> Option<AbortHandle> {
+        let id = request.id.clone();
+        let (code, message) = match request.method.as_str() {
+            "roots/list" if self.roots.borrow().declared_for(server) => {
+                let roots = self.roots.borrow().for_server(server);
+                let tool = during.as_ref().map(|call| call.tool.as_str());
+                tracing::info!(server, tool, count = roots.len(), "roots listed");
+                reply(Message::result(id, json!({ "roots": roots })));
+                return None;
+            }
+            "elicitation/create" => match self.admit_question(server, request.params.as_ref(), during.as_ref()) {
+                Ok((question, elicitor, permit)) => {
+                    let this = self.clone();
+                    let server = server.to_string();
+                    let task = tokio::spawn(async move {
+                        let _permit = permit;
+                        let outcome = this.elicit(elicitor, &server, question, during).await;
+                        reply(Message::result(id, outcome.to_result()));
+                    });
+                    return Some(task.abort_handle());
+                }
+                Err(refusal) => refusal,
+            },
+            "sampling/createMessage" => (
+                ErrorCode::METHOD_NOT_FOUND,
+                "Warden does not offer sampling: no model is configured for servers to use".into(),
+            ),
+            "roots/list" => {
+                (ErrorCode::METHOD_NOT_FOUND, "Warden has no roots for this server (set `roots` in the config)".into())
+            }
+            method => (ErrorCode::METHOD_NOT_FOUND, format!("Warden does not support `{method}`")),
+        };
+        tracing::warn!(server, method = %request.method, "refused a server's request: {message}");
+        reply(Message::error(id, ErrorObject::new(code, message)));
+        None
+    }
+
+    /// A question that may be asked: well formed, someone to ask in its
+    /// mode, within the limits. `Err` is the error the server gets.
+    fn admit_question(
+        &self,
+        server: &str,
+        params: Option<&Value>,
+        during: Option<&During>,
+    ) -> Result<(ElicitRequest, Arc<dyn Elicitor>, throttle::Permit), (ErrorCode, String)> {
+        let question =
+            ElicitRequest::parse(params).map_err(|problem| (ErrorCode::INVALID_PARAMS, problem.to_string()))?;
+        let Some(elicitor) = self.elicitor_for(&question, during) else {
+            let modes = self.elicitor.as_ref().map(|elicitor| elicitor.modes()).unwrap_or_default();
+            let message = if modes == ElicitModes::default() {
+                "Warden has nobody to ask: no elicitation handler is attached".to_string()
+            } else {
+                format!("Warden cannot answer a {} elicitation here (it declared {modes:?})", question.mode())
+            };
+            return Err((ErrorCode::INVALID_PARAMS, message));
+        };
+        let permit = self
+            .throttle
+            .admit(server, during.map(|call| call.ticket), Kind::Elicitation)
+            .map_err(|limit| (ErrorCode::INVALID_REQUEST, limit))?;
+        Ok((question, elicitor, permit))
+    }
+
+    /// The call's own elicitor if it can answer this mode, else the host's.
+    fn elicitor_for(&self, question: &ElicitRequest, during: Option<&During>) -> Option<Arc<dyn Elicitor>> {
+        let own = during.and_then(|call| call.context.as_ref()).and_then(|context| context.elicitor.clone());
+        own.into_iter().chain(self.elicitor.clone()).find(|elicitor| elicitor.modes().allows(question))
+    }
+
+    /// Asks `elicitor` and waits for the answer within the approval
+    /// timeout; anything but an answer is a `cancel`.
+    async fn elicit(
+        &self,
+        elicitor: Arc<dyn Elicitor>,
+        server: &str,
+        question: ElicitRequest,
+        during: Option<During>,
+    ) -> ElicitReply {
+        let rules = self.rules.borrow().clone();
+        let question = redacted(&rules, question);
+        let request = ElicitationRequest {
+            id: self.ids.next(),
+            server: server.to_string(),
+            tool: during.as_ref().map(|call| call.tool.clone()),
+            agent: during.as_ref().and_then(|call| call.context.as_ref()).and_then(|context| context.agent.clone()),
+            request: question.clone(),
+            requested_at: SystemTime::now(),
+        };
+        let (id, tool) = (request.id, request.tool.clone());
+        tracing::info!(
+            id,
+            server,
+            tool,
+            mode = question.mode(),
+            message = question.message(),
+            "a server asks a person"
+        );
+        let (answer, receiver) = ElicitationAnswer::new(Arc::new(question));
+        elicitor.elicit(request, answer);
+        let (reply, by) = match tokio::time::timeout(rules.approval_timeout, receiver).await {
+            Ok(Ok(answered)) => answered,
+            Ok(Err(_)) => (ElicitReply::Cancel, "nobody (the elicitor dropped the question)".into()),
+            Err(_) => {
+                let secs = rules.approval_timeout.as_secs_f64();
+                (ElicitReply::Cancel, format!("nobody within {secs} s (security.approval_timeout_secs)"))
+            }
+        };
+        tracing::info!(id, server, tool, action = reply.action(), answered_by = %by, "a server's question answered");
+        reply
+    }
+}
+
+/// The question with known secrets and credential shapes redacted from
+/// its message and URL, before a person (or a client) sees it.
+fn redacted(rules: &PolicyRules, mut question: ElicitRequest) -> ElicitRequest {
+    let scrub = |text: &mut String| {
+        if let Some((clean, _)) = rules.scanner.redact_text(text) {
+            *text = clean;
+        }
+    };
+    match &mut question {
+        ElicitRequest::Form { message, .. } => scrub(message),
+        ElicitRequest::Url { message, url, .. } => {
+            scrub(message);
+            scrub(url);
+        }
+    }
+    question
+}

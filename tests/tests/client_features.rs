@@ -1,0 +1,175 @@
+//! What servers ask of their client, answered by an embedded host: a
+//! server on the official Python SDK (`tests/python/asking_server.py`,
+//! pinned) whose tools elicit a form with defaults and an enum, a URL, and
+//! list roots. The host's elicitor is a closure that hands each question to
+//! the test, which answers as a person would. Real time, real processes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+use warden_actors::{
+    ElicitReply, ElicitRequest, ElicitationAnswer, ElicitationRequest, FieldKind, Root, ServerState, Warden,
+};
+use warden_tests::real_servers::{python_script, python_server_command};
+use warden_tests::test_config;
+
+type Questions = mpsc::UnboundedReceiver<(ElicitationRequest, ElicitationAnswer)>;
+
+/// The config of the asking server under the name `py`, plus `extra`.
+fn config_toml(extra: &str) -> String {
+    let (python, args) = python_server_command(&python_script("asking_server.py"));
+    format!("{extra}\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n")
+}
+
+/// Warden with the asking server and, when `elicit` is true, an elicitor
+/// that hands every question to the test.
+async fn start(extra: &str, elicit: bool, roots: Option<Vec<Root>>) -> (Warden, Questions) {
+    let config = test_config(&config_toml(extra)).expect("valid config");
+    let (questions, receiver) = mpsc::unbounded_channel();
+    let mut builder = Warden::builder().config(&config);
+    if elicit {
+        builder = builder.elicitor(Arc::new(move |request, answer| {
+            let _ = questions.send((request, answer));
+        }));
+    }
+    if let Some(roots) = roots {
+        builder = builder.roots(roots);
+    }
+    let warden = builder.start().await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(90), warden.settled()).await.expect("the server settles");
+    let status = warden.status();
+    assert!(status.iter().any(|server| server.name == "py" && server.state == ServerState::Running), "{status:?}");
+    (warden, receiver)
+}
+
+/// Calls `tool` in a task, so the test can answer its questions meanwhile.
+fn call(warden: &Warden, tool: &str) -> tokio::task::JoinHandle<String> {
+    let (warden, tool) = (warden.clone(), tool.to_string());
+    tokio::spawn(async move {
+        let result = warden.call_tool(&tool, json!({})).await.unwrap_or_else(|error| panic!("{tool}: {error}"));
+        result.text()
+    })
+}
+
+async fn next_question(questions: &mut Questions) -> (ElicitationRequest, ElicitationAnswer) {
+    tokio::time::timeout(Duration::from_secs(30), questions.recv())
+        .await
+        .expect("a question within 30 s")
+        .expect("the elicitor is attached")
+}
+
+async fn result_of(task: tokio::task::JoinHandle<String>) -> String {
+    tokio::time::timeout(Duration::from_secs(30), task).await.expect("the call ends within 30 s").unwrap()
+}
+
+fn content(value: Value) -> Option<Map<String, Value>> {
+    Some(value.as_object().unwrap().clone())
+}
+
+#[tokio::test]
+async fn a_form_reaches_the_host_checked_and_its_answer_reaches_the_server_with_defaults() {
+    let (warden, mut questions) = start("", true, None).await;
+    let task = call(&warden, "py__book_table");
+    let (request, answer) = next_question(&mut questions).await;
+    assert_eq!((request.server.as_str(), request.tool.as_deref()), ("py", Some("py__book_table")));
+    let ElicitRequest::Form { message, schema } = &request.request else { panic!("a form: {request:?}") };
+    assert_eq!(message, "Book a table for how many nights?");
+    let fields: Vec<(&str, Option<&str>, bool, Option<&Value>)> = schema
+        .fields
+        .iter()
+        .map(|field| (field.name.as_str(), field.title.as_deref(), field.required, field.default.as_ref()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("name", Some("Name"), false, Some(&json!("Ada"))),
+            ("size", Some("Size"), true, None),
+            ("nights", Some("Nights"), false, Some(&json!(2)))
+        ]
+    );
+    assert!(matches!(&schema.fields[1].kind, FieldKind::Choice(choices) if choices.len() == 2));
+
+    // A wrong answer goes back to the answerer, not to the server.
+    let refused = answer.send(ElicitReply::Accept(content(json!({"size": "huge"}))), "the test").unwrap_err();
+    assert_eq!(refused.error.to_string(), "`size` must be one of: small, large; `huge` is not one");
+    refused.answer.send(ElicitReply::Accept(content(json!({"size": "large"}))), "the test").unwrap();
+    assert_eq!(result_of(task).await, "booked Ada large 2", "the empty fields took their defaults");
+
+    let task = call(&warden, "py__book_table");
+    let (_, answer) = next_question(&mut questions).await;
+    answer.send(ElicitReply::Decline, "the test").unwrap();
+    assert_eq!(result_of(task).await, "declined");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_url_is_shown_with_its_host_and_never_carries_content() {
+    let (warden, mut questions) = start("", true, None).await;
+    let task = call(&warden, "py__sign_in");
+    let (request, answer) = next_question(&mut questions).await;
+    assert_eq!(
+        request.request,
+        ElicitRequest::Url {
+            message: "Sign in to continue".into(),
+            url: "https://login.example.com/auth?x=1".into(),
+            elicitation_id: Some("sign-in-1".into())
+        }
+    );
+    let listing = request.to_json();
+    assert_eq!((listing["host"].clone(), listing["mode"].clone()), (json!("login.example.com"), json!("url")));
+    answer.send(ElicitReply::Accept(None), "the test").unwrap();
+    assert_eq!(result_of(task).await, "url accept");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_question_nobody_answers_is_cancelled_after_the_approval_timeout() {
+    let (warden, mut questions) = start("[security]\napproval_timeout_secs = 2\n", true, None).await;
+    // The SDK asks the two questions one after the other: the first is
+    // declined, the second left waiting.
+    let task = call(&warden, "py__ask_twice");
+    let (_, first) = next_question(&mut questions).await;
+    first.send(ElicitReply::Decline, "the test").unwrap();
+    let started = std::time::Instant::now();
+    let (second, unanswered) = next_question(&mut questions).await;
+    assert_eq!(second.request.message(), "One of two");
+    assert_eq!(result_of(task).await, "declined, cancelled");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(1900) && waited < Duration::from_secs(10), "{waited:?}");
+    assert!(unanswered.is_abandoned(), "the answer slot says nobody waits any more");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_an_elicitor_servers_are_not_offered_elicitation_nor_roots() {
+    let (warden, _questions) = start("", false, None).await;
+    let booked = result_of(call(&warden, "py__book_table")).await;
+    assert!(booked.starts_with("error: "), "{booked}");
+    let roots = result_of(call(&warden, "py__roots")).await;
+    assert!(roots.starts_with("error: "), "{roots}");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn servers_are_told_their_roots_and_when_they_change() {
+    let extra = "roots = [\"/srv/project\", \"file:///home/me/notes\"]\n[servers.own]\ncommand = \"/bin/false\"\nroots = [\"/tmp/own\"]\n";
+    let (warden, _questions) = start(extra, false, None).await;
+    assert_eq!(result_of(call(&warden, "py__roots")).await, "file:///srv/project\nfile:///home/me/notes");
+    assert_eq!(warden.roots_of("own"), [Root::new("file:///tmp/own")], "a server's own roots win");
+    assert_eq!(result_of(call(&warden, "py__roots_changes")).await, "0");
+
+    warden.set_roots(vec![Root::new("file:///work/repo")]);
+    let heard = async {
+        loop {
+            if result_of(call(&warden, "py__roots_changes")).await == "1" {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), heard).await.expect("the server hears roots/list_changed");
+    assert_eq!(result_of(call(&warden, "py__roots")).await, "file:///work/repo");
+    warden.shutdown().await;
+}
