@@ -24,6 +24,7 @@ pub(crate) fn call_error(error: &CallError) -> String {
 pub(crate) fn queue_error(error: &QueueError) -> String {
     let advice = match error {
         QueueError::NoSuchRequest(_) => Some("`warden approvals` lists the ones that are"),
+        QueueError::NoSuchQuestion(_) => Some("`warden pending` lists the ones that are"),
         _ => None,
     };
     with_advice(error.to_string(), advice)

@@ -83,6 +83,32 @@ pub(crate) enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// List everything waiting for a person: calls for approval and servers'
+    /// questions (each field with its type, default and choices).
+    Pending {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Answer a server's question, as `warden pending` lists it.
+    #[command(group(clap::ArgGroup::new("action").required(true).args(["accept", "defaults", "decline", "cancel"])))]
+    Answer {
+        /// The question's id, as `warden pending` lists it.
+        id: String,
+        /// Accept: the fields as a JSON object (empty ones take their defaults); '{}' for a URL.
+        #[arg(long, value_name = "JSON")]
+        accept: Option<String>,
+        /// Accept with every field's default.
+        #[arg(long)]
+        defaults: bool,
+        /// Say no.
+        #[arg(long)]
+        decline: bool,
+        /// Dismiss it without choosing.
+        #[arg(long)]
+        cancel: bool,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Stop the running daemon (its servers with it).
     Stop,
     /// Work with the config file.

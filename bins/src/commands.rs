@@ -57,10 +57,14 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         }
         Command::Schema { name, common } if common.no_daemon => local::schema(&common, &name).await,
         Command::Status { common } if common.no_daemon => local::status(&common).await,
-        Command::Approvals { common } | Command::Approve { common, .. } | Command::Deny { common, .. }
+        Command::Approvals { common }
+        | Command::Approve { common, .. }
+        | Command::Deny { common, .. }
+        | Command::Pending { common }
+        | Command::Answer { common, .. }
             if common.no_daemon =>
         {
-            Err(UsageError("approvals live in the daemon; run this without --no-daemon".into()).into())
+            Err(UsageError("approvals and questions live in the daemon; run this without --no-daemon".into()).into())
         }
         Command::Tools { policy: true, common } => remote::tool_policies(&common, verbose).await,
         Command::Tools { common, .. } => remote::tools(&common, verbose).await,
@@ -77,6 +81,25 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         }
         Command::Deny { id, reason, common } => {
             remote::approvals(&common, serde_json::json!({"op": "deny", "approval": id, "reason": reason})).await
+        }
+        Command::Pending { common } => remote::approvals(&common, serde_json::json!({"op": "pending"})).await,
+        Command::Answer { id, accept, defaults, decline, cancel, common } => {
+            let (action, content) = match (accept, defaults, decline, cancel) {
+                (Some(fields), ..) => {
+                    let fields: serde_json::Value = serde_json::from_str(&fields).map_err(|error| {
+                        UsageError(format!(
+                            "--accept takes the fields as a JSON object, e.g. '{{\"name\": \"x\"}}': {error}"
+                        ))
+                    })?;
+                    ("accept", Some(fields))
+                }
+                (None, true, ..) => ("defaults", None),
+                (None, false, true, _) => ("decline", None),
+                _ if cancel => ("cancel", None),
+                _ => unreachable!("clap requires one action"),
+            };
+            let request = serde_json::json!({"op": "answer", "question": id, "action": action, "content": content});
+            remote::approvals(&common, request).await
         }
     }
 }

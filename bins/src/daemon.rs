@@ -13,6 +13,9 @@
 //! - [`connection`]: one client connection; ordered answers, limits.
 //! - [`ops`]: what each operation does with the `Warden` handle;
 //!   [`names`] indexes tools by server and tool name for it.
+//! - [`approvals`], [`questions`]: what waits for a person in the
+//!   daemon's queue — calls for approval, servers' questions — answered
+//!   over the bridge.
 //! - [`idle`]: the idle timer; calls in flight count as activity.
 //! - [`log_file`]: `daemon.log` rotated by size (`[daemon] log_max_mb`).
 //! - [`shutdown`]: the one stop switch (signals, `shutdown` op, idle).
@@ -32,6 +35,7 @@ mod log_file;
 mod names;
 mod ops;
 pub(crate) mod pid_lock;
+mod questions;
 mod reload;
 mod serve;
 mod shutdown;

@@ -7,6 +7,8 @@
 use std::fmt::Write as _;
 
 use serde_json::Value;
+
+mod pending;
 use warden_actors::{ServerState, ServerStatus, ToolEntry};
 use warden_protocol::{ServerReport, ToolListing};
 
@@ -162,6 +164,12 @@ fn cut(text: &str, max: usize) -> String {
 
 /// The answer of `approvals`, `approve` or `deny`, for people.
 pub(crate) fn approvals(result: &Value) -> String {
+    if let Some(id) = result.get("answered") {
+        return format!("answered #{id} ({})\n", result["action"].as_str().unwrap_or("?"));
+    }
+    if let Some(questions) = result.get("questions") {
+        return pending::render(result["approvals"].as_array(), questions.as_array());
+    }
     if let Some(id) = result.get("approved") {
         return format!("approved #{id}\n");
     }
@@ -172,6 +180,11 @@ pub(crate) fn approvals(result: &Value) -> String {
     if waiting.is_empty() {
         return "no calls are waiting for approval\n".into();
     }
+    approval_lines(waiting)
+}
+
+/// Each waiting approval, and how to answer.
+fn approval_lines(waiting: &[Value]) -> String {
     let mut text = String::new();
     for request in waiting {
         let agent = request["agent"].as_str().map(|agent| format!(", agent {agent}")).unwrap_or_default();

@@ -98,6 +98,10 @@ impl BridgeErrorCode {
     pub const CALL_FAILED: BridgeErrorCode = code("call_failed");
     /// `approve`/`deny` named no waiting approval.
     pub const UNKNOWN_APPROVAL: BridgeErrorCode = code("unknown_approval");
+    /// `answer` named no waiting question.
+    pub const UNKNOWN_QUESTION: BridgeErrorCode = code("unknown_question");
+    /// `answer`: the answer does not fit the question, which still waits.
+    pub const ANSWER_REFUSED: BridgeErrorCode = code("answer_refused");
     /// `reload`: the config file does not load; the running config stays.
     pub const CONFIG_INVALID: BridgeErrorCode = code("config_invalid");
     /// `reload`: the config loads but changes what cannot change while the
@@ -275,6 +279,19 @@ pub enum Request {
         #[serde(default)]
         reason: Option<String>,
     },
+    /// Everything waiting for a person: approvals and servers' questions.
+    Pending {},
+    /// Answers a server's question (an elicitation).
+    Answer {
+        /// The question's id, as `pending` lists it.
+        question: String,
+        /// What the person did.
+        action: AnswerAction,
+        /// With `accept` of a form: the fields, as a JSON object (empty
+        /// fields take their defaults).
+        #[serde(default)]
+        content: Option<Value>,
+    },
     /// Re-reads the config file.
     Reload {},
     /// Turns the connection into an MCP session: after the answer, every
@@ -289,6 +306,20 @@ pub enum Request {
     },
     /// Stops the daemon gracefully.
     Shutdown {},
+}
+
+/// What a person did with a question (`answer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnswerAction {
+    /// Submitted the form (`content`), or agreed to open the URL.
+    Accept,
+    /// Submitted the form with every field's default.
+    Defaults,
+    /// Said no.
+    Decline,
+    /// Dismissed it.
+    Cancel,
 }
 
 /// A grant handed out with an approval.
@@ -331,6 +362,8 @@ impl Request {
         "approvals",
         "approve",
         "deny",
+        "pending",
+        "answer",
         "reload",
         "shutdown",
         "mcp",
@@ -339,8 +372,17 @@ impl Request {
     /// For `call_tool`, the checks serde cannot make: exactly one way of
     /// naming the tool, and object arguments.
     fn check(&self) -> Result<(), BridgeError> {
-        let Request::CallTool { server, tool, name, args, .. } = self else { return Ok(()) };
         let invalid = |message: String| Err(BridgeError::new(BridgeErrorCode::INVALID_REQUEST, message));
+        if let Request::Answer { action, content: Some(content), .. } = self {
+            return match (action, content) {
+                (AnswerAction::Accept, Value::Object(_)) | (_, Value::Null) => Ok(()),
+                (AnswerAction::Accept, other) => {
+                    invalid(format!("op 'answer': `content` must be a JSON object of fields, not {}", json_kind(other)))
+                }
+                (_, _) => invalid("op 'answer': `content` goes only with `\"action\": \"accept\"`".into()),
+            };
+        }
+        let Request::CallTool { server, tool, name, args, .. } = self else { return Ok(()) };
         match (server, tool, name) {
             (Some(_), Some(_), None) | (None, None, Some(_)) => {}
             _ => {

@@ -19,11 +19,11 @@ use tokio::time::Instant;
 use warden_actors::{ApprovalQueue, CallError, ToolEntry, Warden};
 use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, ResultFormat, ToolListing};
 
-use super::approvals;
 use super::idle::Activity;
 use super::lockfile::Lockfile;
 use super::names::Names;
 use super::shutdown::Shutdown;
+use super::{approvals, questions};
 use crate::render::{self, listing};
 
 /// Everything an operation may need.
@@ -114,6 +114,10 @@ impl Ops {
             Request::Approvals {} => Ok(approvals::list(&self.approvals)),
             Request::Approve { approval, grant } => approvals::approve(&self.approvals, &approval, grant),
             Request::Deny { approval, reason } => approvals::deny(&self.approvals, &approval, reason),
+            Request::Pending {} => Ok(questions::pending(&self.approvals)),
+            Request::Answer { question, action, content } => {
+                questions::answer(&self.approvals, &question, action, content)
+            }
             Request::Reload {} => super::reload::reload(&self.warden, &self.lockfile.config).await,
             Request::Shutdown {} => Ok(json!({"stopping": true})),
             // `call_tool` is answered by `run`; ops added to the protocol

@@ -86,6 +86,8 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
     if config.security.approver == "none" {
         builder = builder.approver(Arc::new(approvals.clone()));
     }
+    // Servers' questions wait in the same queue for `warden answer`.
+    builder = builder.elicitor(Arc::new(approvals.clone()));
     let warden = builder.start().await.context("starting Warden")?;
     let lockfile = Lockfile {
         pid: std::process::id(),

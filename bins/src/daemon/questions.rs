@@ -1,0 +1,58 @@
+//! Servers' questions waiting in the daemon, answered over the bridge.
+//!
+//! The daemon's [`ApprovalQueue`] is also its elicitor: a server's
+//! `elicitation/create` that no client of its own call can answer waits
+//! there beside the approvals. `warden pending` lists both; `warden answer
+//! ID --accept '{..}'` (or `--defaults`, `--decline`, `--cancel`) answers a
+//! question. An answer that does not fit the form is refused with the
+//! reason and the question keeps waiting; a question nobody answers within
+//! `security.approval_timeout_secs` is cancelled.
+
+use serde_json::{json, Map, Value};
+use warden_actors::{ApprovalQueue, ElicitReply, QueueError};
+use warden_protocol::{AnswerAction, BridgeError, BridgeErrorCode as Code};
+
+/// Who the log says answered.
+const ANSWERED_BY: &str = "a person over the bridge (warden answer)";
+
+/// `pending`: every approval and question waiting, oldest first.
+pub(crate) fn pending(queue: &ApprovalQueue) -> Value {
+    json!({ "approvals": queue.pending(), "questions": queue.questions() })
+}
+
+/// `answer`: answers one question.
+pub(crate) fn answer(
+    queue: &ApprovalQueue,
+    id: &str,
+    action: AnswerAction,
+    content: Option<Value>,
+) -> Result<Value, BridgeError> {
+    let number = id.trim_start_matches('#').parse::<u64>().map_err(|_| {
+        BridgeError::new(Code::INVALID_REQUEST, format!("'{id}' is not a question id; `warden pending` lists them"))
+    })?;
+    let reply = match action {
+        AnswerAction::Accept => {
+            let content = match content {
+                Some(Value::Object(fields)) => Some(fields),
+                _ => None,
+            };
+            ElicitReply::Accept(content)
+        }
+        AnswerAction::Defaults => ElicitReply::Accept(Some(Map::new())),
+        AnswerAction::Decline => ElicitReply::Decline,
+        AnswerAction::Cancel => ElicitReply::Cancel,
+    };
+    match queue.answer_question(number, reply, ANSWERED_BY) {
+        Ok(()) => Ok(json!({ "answered": number, "action": action })),
+        Err(QueueError::NoSuchQuestion(_)) if queue.pending().iter().any(|request| request.id == number) => {
+            Err(BridgeError::new(
+                Code::UNKNOWN_QUESTION,
+                format!(
+                    "#{number} is an approval, not a question: `warden approve {number}` or `warden deny {number}`"
+                ),
+            ))
+        }
+        Err(error @ QueueError::Refused { .. }) => Err(BridgeError::new(Code::ANSWER_REFUSED, error.to_string())),
+        Err(error) => Err(BridgeError::new(Code::UNKNOWN_QUESTION, crate::advice::queue_error(&error))),
+    }
+}
