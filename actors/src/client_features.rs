@@ -34,7 +34,6 @@ use tokio::task::AbortHandle;
 use warden_protocol::{ElicitModes, ElicitReply, ElicitRequest, ErrorCode, ErrorObject, Message, Request};
 
 use crate::elicitor::{ElicitationAnswer, ElicitationRequest, Elicitor};
-use crate::policy_rules::PolicyRules;
 
 pub(crate) mod roots;
 mod throttle;
@@ -86,11 +85,22 @@ pub(crate) struct During {
     pub(crate) context: Option<Arc<AskContext>>,
 }
 
+/// What answering reads of the policy, now: secrets to redact, how long a
+/// person may take. (The rules implement it: this module does not know
+/// them, so the rules — which know the Registry, which knows the server
+/// actors, which know this module — import nothing back.)
+pub(crate) trait AskPolicy: Send + Sync + 'static {
+    /// `text` with known secrets and credential shapes redacted, if it had any.
+    fn redact(&self, text: &str) -> Option<String>;
+    /// `security.approval_timeout_secs`.
+    fn answer_within(&self) -> std::time::Duration;
+}
+
 /// The shared answerer. Built with the Warden; read by every ServerActor.
 pub(crate) struct ClientFeatures {
     elicitor: Option<Arc<dyn Elicitor>>,
     roots: watch::Sender<Arc<RootsTable>>,
-    rules: watch::Receiver<Arc<PolicyRules>>,
+    rules: Box<dyn AskPolicy>,
     ids: WaitIds,
     throttle: Throttle,
 }
@@ -99,7 +109,7 @@ impl ClientFeatures {
     pub(crate) fn new(
         elicitor: Option<Arc<dyn Elicitor>>,
         roots: RootsTable,
-        rules: watch::Receiver<Arc<PolicyRules>>,
+        rules: Box<dyn AskPolicy>,
         ids: WaitIds,
     ) -> ClientFeatures {
         ClientFeatures {
@@ -189,15 +199,16 @@ impl ClientFeatures {
         params: Option<&Value>,
         during: Option<&During>,
     ) -> Result<(ElicitRequest, Arc<dyn Elicitor>, throttle::Permit), (ErrorCode, String)> {
+        let modes = self.elicitor.as_ref().map(|elicitor| elicitor.modes()).unwrap_or_default();
+        if modes == ElicitModes::default() {
+            // Not declared: as for any method Warden does not offer.
+            let message = "Warden does not offer elicitation: no elicitation handler is attached".to_string();
+            return Err((ErrorCode::METHOD_NOT_FOUND, message));
+        }
         let question =
             ElicitRequest::parse(params).map_err(|problem| (ErrorCode::INVALID_PARAMS, problem.to_string()))?;
         let Some(elicitor) = self.elicitor_for(&question, during) else {
-            let modes = self.elicitor.as_ref().map(|elicitor| elicitor.modes()).unwrap_or_default();
-            let message = if modes == ElicitModes::default() {
-                "Warden has nobody to ask: no elicitation handler is attached".to_string()
-            } else {
-                format!("Warden cannot answer a {} elicitation here (it declared {modes:?})", question.mode())
-            };
+            let message = format!("Warden cannot answer a {} elicitation (it declared {modes:?})", question.mode());
             return Err((ErrorCode::INVALID_PARAMS, message));
         };
         let permit = self
@@ -222,8 +233,7 @@ impl ClientFeatures {
         question: ElicitRequest,
         during: Option<During>,
     ) -> ElicitReply {
-        let rules = self.rules.borrow().clone();
-        let question = redacted(&rules, question);
+        let question = redacted(&*self.rules, question);
         let request = ElicitationRequest {
             id: self.ids.next(),
             server: server.to_string(),
@@ -243,11 +253,12 @@ impl ClientFeatures {
         );
         let (answer, receiver) = ElicitationAnswer::new(Arc::new(question));
         elicitor.elicit(request, answer);
-        let (reply, by) = match tokio::time::timeout(rules.approval_timeout, receiver).await {
+        let within = self.rules.answer_within();
+        let (reply, by) = match tokio::time::timeout(within, receiver).await {
             Ok(Ok(answered)) => answered,
             Ok(Err(_)) => (ElicitReply::Cancel, "nobody (the elicitor dropped the question)".into()),
             Err(_) => {
-                let secs = rules.approval_timeout.as_secs_f64();
+                let secs = within.as_secs_f64();
                 (ElicitReply::Cancel, format!("nobody within {secs} s (security.approval_timeout_secs)"))
             }
         };
@@ -258,9 +269,9 @@ impl ClientFeatures {
 
 /// The question with known secrets and credential shapes redacted from
 /// its message and URL, before a person (or a client) sees it.
-fn redacted(rules: &PolicyRules, mut question: ElicitRequest) -> ElicitRequest {
+fn redacted(rules: &dyn AskPolicy, mut question: ElicitRequest) -> ElicitRequest {
     let scrub = |text: &mut String| {
-        if let Some((clean, _)) = rules.scanner.redact_text(text) {
+        if let Some(clean) = rules.redact(text) {
             *text = clean;
         }
     };

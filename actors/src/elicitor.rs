@@ -158,6 +158,11 @@ impl ElicitationAnswer {
     pub fn is_abandoned(&self) -> bool {
         self.sender.is_closed()
     }
+
+    /// Resolves when the server stops waiting: a relay stops asking.
+    pub async fn abandoned(&mut self) {
+        self.sender.closed().await
+    }
 }
 
 /// Something that answers servers' questions.

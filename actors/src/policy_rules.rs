@@ -195,3 +195,14 @@ impl PolicyRules {
 
 #[cfg(test)]
 mod tests;
+
+/// Answering servers' questions reads the latest rules.
+impl crate::client_features::AskPolicy for tokio::sync::watch::Receiver<std::sync::Arc<PolicyRules>> {
+    fn redact(&self, text: &str) -> Option<String> {
+        self.borrow().scanner.redact_text(text).map(|(clean, _)| clean)
+    }
+
+    fn answer_within(&self) -> Duration {
+        self.borrow().approval_timeout
+    }
+}

@@ -349,6 +349,9 @@ impl ServerActorState {
         match event {
             TransportEvent::Response(RawResponse { id, result }) => self.receive_response(myself, Some(id), Ok(result)),
             TransportEvent::Message(message) => self.receive(myself, message),
+            TransportEvent::RequestDuring { request, during } => {
+                self.answer_server_request(myself, request, Some(&during))
+            }
             TransportEvent::Malformed { problem } => {
                 tracing::warn!(server = %self.name, "MCP '{}': skipped output that is not an MCP message: {problem}", self.name);
             }

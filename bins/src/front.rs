@@ -13,6 +13,9 @@
 //!   stdin/stdout with `--no-daemon`, and a bridge connection upgraded with
 //!   the `mcp` op, which is how `warden mcp` reaches the daemon (it then
 //!   only copies bytes).
+//! - [`asking`]: a server's question relayed to the client whose call it
+//!   is, when the client declared elicitation; the client's answer routed
+//!   back by id.
 //! - [`http`]: the Streamable HTTP face on the daemon (`[front]`): bearer
 //!   tokens, Origin and Host checks, sessions with ids, SSE streams.
 //!
@@ -28,6 +31,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 use warden_actors::{ServerRequest, Warden};
 
+pub(crate) mod asking;
 pub(crate) mod http;
 pub(crate) mod lines;
 mod notifier;
@@ -46,6 +50,9 @@ pub(crate) const TOOLS_PAGE: usize = 500;
 pub(crate) struct Front {
     pub(crate) warden: Warden,
     upstream: Mutex<Upstream>,
+    /// `warden mcp --no-daemon`: the one client, asked what no call's own
+    /// client takes.
+    lone_client: Option<Arc<asking::LoneClient>>,
 }
 
 /// What Warden has asked of each upstream server on the sessions' behalf.
@@ -60,7 +67,13 @@ struct Upstream {
 impl Front {
     /// The front of `warden`, with its upkeep task (see [`Front::upkeep`]).
     pub(crate) fn new(warden: Warden) -> Arc<Front> {
-        let front = Arc::new(Front { warden, upstream: Mutex::new(Upstream::default()) });
+        Front::with_lone_client(warden, None)
+    }
+
+    /// The front of a process with one client (`warden mcp --no-daemon`),
+    /// whose `lone_client` is Warden's elicitor.
+    pub(crate) fn with_lone_client(warden: Warden, lone_client: Option<Arc<asking::LoneClient>>) -> Arc<Front> {
+        let front = Arc::new(Front { warden, upstream: Mutex::new(Upstream::default()), lone_client });
         tokio::spawn(Front::upkeep(Arc::downgrade(&front)));
         front
     }

@@ -252,11 +252,11 @@ server 'everything' (from {d}/warden.toml)
 server 'files' (from {d}/servers.d/files.yaml)
   command: npx
   args: [\"-y\",\"@modelcontextprotocol/server-filesystem@2026.8.31\",\"examples\"]
-  default_policy: approval = \"unless_auto_approved\", risk = \"medium\"
+  default_policy: risk = \"medium\", approval = \"unless_auto_approved\"
 server 'remote' (from {d}/servers.d/30-remote.json)
   url: https://mcp.example.com/v1
   headers.Authorization: ***${{EXAMPLE_TOKEN}}
-  default_policy: approval = \"never\", risk = \"low\"
+  default_policy: risk = \"low\", approval = \"never\"
 "
         )
     );

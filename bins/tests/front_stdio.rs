@@ -194,12 +194,14 @@ fn bad_lines_are_answered_and_the_session_goes_on_and_a_reload_announces_new_too
     assert!(status.success(), "{status}");
 }
 
-/// A line client of any stdio MCP server: initialize, then `requests`
-/// one by one; their answers' results (or errors).
+/// A line client of any stdio MCP server: initialize (declaring
+/// elicitation, which Warden declares upstream for its one client, so both
+/// servers offer the same tools), then `requests` one by one; their
+/// answers' results (or errors).
 fn answers_of(mut client: LineClient, requests: &[Value]) -> Vec<Value> {
     client.send(
         &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
-            "capabilities": {}, "clientInfo": {"name": "compare", "version": "1"}}})
+            "capabilities": {"elicitation": {"form": {}, "url": {}}}, "clientInfo": {"name": "compare", "version": "1"}}})
         .to_string(),
     );
     client.answer(0);

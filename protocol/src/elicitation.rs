@@ -34,6 +34,9 @@ pub enum ElicitRequest {
         message: String,
         /// The fields, checked.
         schema: FormSchema,
+        /// The `requestedSchema` as the server wrote it, for relaying to a
+        /// client unchanged.
+        requested_schema: Value,
     },
     /// URL mode: a page the person opens themselves.
     Url {
@@ -165,11 +168,48 @@ impl ElicitRequest {
                 let schema = params.get("requestedSchema").ok_or_else(|| {
                     RequestError("a form elicitation needs a `requestedSchema` (mode \"form\")".into())
                 })?;
-                Ok(ElicitRequest::Form { message, schema: FormSchema::parse(schema)? })
+                Ok(ElicitRequest::Form {
+                    message,
+                    schema: FormSchema::parse(schema)?,
+                    requested_schema: schema.clone(),
+                })
             }
             Some(other) => {
                 Err(RequestError(format!("elicitation mode `{other}` is unknown; Warden answers \"form\" and \"url\"")))
             }
+        }
+    }
+
+    /// The `elicitation/create` params that ask a client the same: a form
+    /// without `mode` (clients from before modes read it as a form), a URL
+    /// with it.
+    pub fn to_params(&self) -> Value {
+        match self {
+            ElicitRequest::Form { message, requested_schema, .. } => {
+                serde_json::json!({"message": message, "requestedSchema": requested_schema})
+            }
+            ElicitRequest::Url { message, url, elicitation_id } => {
+                let mut params = serde_json::json!({"mode": "url", "message": message, "url": url});
+                if let Some(id) = elicitation_id {
+                    params["elicitationId"] = Value::String(id.clone());
+                }
+                params
+            }
+        }
+    }
+
+    /// Reads a client's `elicitation/create` result.
+    pub fn reply_of(result: &Value) -> Result<ElicitReply, AnswerError> {
+        let content = match result.get("content") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(content)) => Some(content.clone()),
+            Some(_) => return Err(AnswerError("`content` must be an object of fields".into())),
+        };
+        match result.get("action").and_then(Value::as_str) {
+            Some("accept") => Ok(ElicitReply::Accept(content)),
+            Some("decline") => Ok(ElicitReply::Decline),
+            Some("cancel") => Ok(ElicitReply::Cancel),
+            _ => Err(AnswerError("`action` must be \"accept\", \"decline\" or \"cancel\"".into())),
         }
     }
 

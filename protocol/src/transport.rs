@@ -42,6 +42,15 @@ pub enum TransportEvent {
     /// responses, and responses a test peer sends as a [`Message`], arrive
     /// as [`TransportEvent::Message`].
     Response(RawResponse),
+    /// A request from the server that arrived on the stream of one of
+    /// Warden's own requests (Streamable HTTP): it belongs to that request
+    /// — an elicitation during a tool call is that call's question.
+    RequestDuring {
+        /// The server's request.
+        request: crate::jsonrpc::Request,
+        /// The id of Warden's request whose stream carried it.
+        during: crate::jsonrpc::RequestId,
+    },
     /// Output that was not a JSON-RPC message; it was skipped.
     Malformed {
         /// What was wrong, with the start of the offending text.

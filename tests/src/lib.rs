@@ -5,6 +5,8 @@
 //!   the servers users run rather than against Warden's own idea of MCP.
 //! - [`http_everything`]: server-everything over Streamable HTTP on a free
 //!   loopback port, for the HTTP suites and benchmark.
+//! - [`python_http`]: a server on the pinned Python SDK over Streamable
+//!   HTTP on a free loopback port.
 //! - [`test_certs`]: a private CA and a server certificate made at test
 //!   time, for HTTPS test servers.
 //! - [`bins`]: where the binaries built by this package are (the scriptable
@@ -14,6 +16,7 @@
 
 pub mod bins;
 pub mod http_everything;
+pub mod python_http;
 pub mod real_servers;
 pub mod test_certs;
 

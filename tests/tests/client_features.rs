@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 use warden_actors::{
     ElicitReply, ElicitRequest, ElicitationAnswer, ElicitationRequest, FieldKind, Root, ServerState, Warden,
 };
+use warden_tests::python_http::PythonHttpServer;
 use warden_tests::real_servers::{python_script, python_server_command};
 use warden_tests::test_config;
 
@@ -74,7 +75,7 @@ async fn a_form_reaches_the_host_checked_and_its_answer_reaches_the_server_with_
     let task = call(&warden, "py__book_table");
     let (request, answer) = next_question(&mut questions).await;
     assert_eq!((request.server.as_str(), request.tool.as_deref()), ("py", Some("py__book_table")));
-    let ElicitRequest::Form { message, schema } = &request.request else { panic!("a form: {request:?}") };
+    let ElicitRequest::Form { message, schema, .. } = &request.request else { panic!("a form: {request:?}") };
     assert_eq!(message, "Book a table for how many nights?");
     let fields: Vec<(&str, Option<&str>, bool, Option<&Value>)> = schema
         .fields
@@ -172,4 +173,36 @@ async fn servers_are_told_their_roots_and_when_they_change() {
     tokio::time::timeout(Duration::from_secs(10), heard).await.expect("the server hears roots/list_changed");
     assert_eq!(result_of(call(&warden, "py__roots")).await, "file:///work/repo");
     warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn over_http_each_question_names_its_own_call_with_two_calls_in_flight() {
+    let server = PythonHttpServer::start("asking_server.py", &["http"]).await;
+    let toml = format!("[servers.py]\nurl = {:?}\nstartup_timeout_secs = 60\n", server.url);
+    let config = test_config(&toml).expect("valid config");
+    let (questions, mut receiver) = mpsc::unbounded_channel();
+    let elicitor = Arc::new(move |request, answer| {
+        let _ = questions.send((request, answer));
+    });
+    let warden = Warden::builder().config(&config).elicitor(elicitor).start().await.expect("Warden starts");
+    tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");
+    let booking = call(&warden, "py__book_table");
+    let signing = call(&warden, "py__sign_in");
+    // Both questions wait at once; each arrived on its own call's stream.
+    let mut asked = Vec::new();
+    for _ in 0..2 {
+        let (request, answer) = next_question(&mut receiver).await;
+        asked.push((request.tool.clone(), request.request.mode()));
+        let reply = match request.request.mode() {
+            "form" => ElicitReply::Accept(content(json!({"size": "small"}))),
+            _ => ElicitReply::Decline,
+        };
+        answer.send(reply, "the test").unwrap();
+    }
+    asked.sort();
+    assert_eq!(asked, [(Some("py__book_table".to_string()), "form"), (Some("py__sign_in".to_string()), "url")]);
+    assert_eq!(result_of(booking).await, "booked Ada small 2");
+    assert_eq!(result_of(signing).await, "url decline");
+    warden.shutdown().await;
+    server.stop().await;
 }

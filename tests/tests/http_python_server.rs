@@ -7,59 +7,12 @@
 //! framing, and its standalone GET stream, the only way a list_changed that
 //! is not tied to a request reaches the client). Real time, real processes.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
 use warden_actors::{ServerState, Warden};
-use warden_tests::real_servers::{python_script, python_server_command};
+use warden_tests::python_http::PythonHttpServer;
 use warden_tests::test_config;
-
-/// The Python server; killed when dropped, so a failing test does not leave
-/// it running.
-struct PythonServer {
-    child: Child,
-    url: String,
-}
-
-impl PythonServer {
-    /// Starts the server on a free port and waits until it listens.
-    async fn start() -> PythonServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let (python, mut args) = python_server_command(&python_script("streamable_server.py"));
-        args.push(port.to_string());
-        let mut child = Command::new(python)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("python starts");
-        // uvicorn says so on stderr once it listens; the rest of stderr is
-        // its request log, drained so the pipe never fills.
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let mut seen = Vec::new();
-        let listening = async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if line.contains(&format!("Uvicorn running on http://127.0.0.1:{port}")) {
-                    return;
-                }
-                seen.push(line);
-            }
-            panic!("the Python server exited before listening:\n{}", seen.join("\n"));
-        };
-        tokio::time::timeout(Duration::from_secs(60), listening).await.expect("the Python server listens in time");
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        PythonServer { child, url: format!("http://127.0.0.1:{port}/mcp") }
-    }
-
-    async fn stop(mut self) {
-        self.child.kill().await.expect("the server is killed");
-    }
-}
 
 fn tool_names(warden: &Warden) -> Vec<String> {
     warden.tools().into_iter().filter(|entry| entry.primitive_tool.is_none()).map(|entry| entry.name).collect()
@@ -67,7 +20,7 @@ fn tool_names(warden: &Warden) -> Vec<String> {
 
 #[tokio::test]
 async fn python_sdk_server_over_http_lists_calls_and_announces_a_new_tool() {
-    let server = PythonServer::start().await;
+    let server = PythonHttpServer::start("streamable_server.py", &[]).await;
     let toml = format!("[servers.py]\nurl = {:?}\nstartup_timeout_secs = 60\n", server.url);
     let config = test_config(&toml).expect("valid config");
     let warden = Warden::start(&config).await.expect("Warden starts");

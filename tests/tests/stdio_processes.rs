@@ -248,7 +248,7 @@ async fn server_requests_are_answered() {
     assert_eq!(warden.status()[0].state, ServerState::Running);
     assert_eq!(text_of(&warden, "test__ask_client", json!({"method": "ping"})).await, "result: {}");
     let roots = text_of(&warden, "test__ask_client", json!({"method": "roots/list"})).await;
-    assert_eq!(roots, "error: -32601 Warden does not support `roots/list`");
+    assert_eq!(roots, "error: -32601 Warden has no roots for this server (set `roots` in the config)");
     warden.shutdown().await;
 }
 

@@ -174,7 +174,7 @@ async fn spawn(
     let Answerers { approver, elicitor, roots } = answerers;
     let rules = watch::Sender::new(Arc::new(rules));
     let ids = WaitIds::new();
-    let client = Arc::new(ClientFeatures::new(elicitor, roots, rules.subscribe(), ids.clone()));
+    let client = Arc::new(ClientFeatures::new(elicitor, roots, Box::new(rules.subscribe()), ids.clone()));
     let identities = plans.iter().map(|(plan, identity)| (plan.name.clone(), identity.clone())).collect();
     let servers: Vec<ServerPlan> = plans.into_iter().map(|(plan, _)| plan).collect();
     let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.borrow().names.clone());

@@ -11,6 +11,7 @@
 //! (calls in flight are cancelled) and `warden mcp` exits.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use tokio::io::{AsyncWriteExt as _, BufReader};
@@ -18,6 +19,7 @@ use warden_actors::Warden;
 
 use super::load;
 use crate::cli::Common;
+use crate::front::asking::LoneClient;
 use crate::front::view::View;
 use crate::front::{lines, Front};
 
@@ -71,9 +73,12 @@ pub(super) async fn run(args: McpArgs, verbose: bool) -> anyhow::Result<ExitCode
 /// `--no-daemon`: the servers and the session in this process.
 async fn in_process(args: McpArgs) -> anyhow::Result<ExitCode> {
     let (_, config) = load(&args.common)?;
-    let warden = Warden::start(&config).await.context("starting Warden")?;
+    // Questions no call's own client takes go to the one client there is.
+    let lone_client = Arc::new(LoneClient::default());
+    let warden = Warden::builder().config(&config).elicitor(lone_client.clone()).start();
+    let warden = warden.await.context("starting Warden")?;
     let view = View::of(&warden, args.agent.as_deref(), args.server.as_deref(), config.front.resource_tools)?;
-    let front = Front::new(warden.clone());
+    let front = Front::with_lone_client(warden.clone(), Some(lone_client));
     tracing::info!("serving MCP on stdin/stdout ({})", view.who());
     let stdin = BufReader::new(tokio::io::stdin());
     lines::serve(front, view, stdin, tokio::io::stdout(), config.max_message_bytes).await;

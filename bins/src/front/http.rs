@@ -298,7 +298,12 @@ impl HttpFront {
         };
         let Some(http) = self.sessions.get(&id, &owner) else { return unknown_session() };
         let request_id = message.get("id").cloned();
-        let progress = message.pointer("/params/_meta/progressToken").is_some();
+        // A stream when something may come before the answer: progress the
+        // client asked for, or a question a call's server may ask a client
+        // that can answer (sent on this request's stream, as it belongs to it).
+        let progress = message.pointer("/params/_meta/progressToken").is_some()
+            || (message.get("method").and_then(Value::as_str) == Some("tools/call")
+                && http.session.elicitation() != warden_actors::ElicitModes::default());
         let (outbox, answers) = mpsc::channel(64);
         let outbox_of_stream = outbox.clone();
         match http.session.receive(message, outbox) {

@@ -43,6 +43,9 @@ where
             }
         }
     });
+    if let Some(lone_client) = &session.inner.front.lone_client {
+        lone_client.bind(Arc::new(session.clone()), outbox.clone());
+    }
     let notifier = session.spawn_notifier(outbox.clone());
     // The transports' own framer: bounded lines, the rest of a long one skipped.
     let mut input = LineReader::new(input, max_line);

@@ -22,9 +22,10 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
-use warden_actors::{CallError, CallOptions, CallToolResult, Progress, ServerState};
+use warden_actors::{CallError, CallOptions, CallToolResult, ElicitModes, Progress, ServerState};
 use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
+use super::asking::{AskClient, Asked, ClientAnswer, ClientElicitor};
 use super::view::View;
 use super::{Front, LogLevel, TOOLS_PAGE};
 
@@ -78,6 +79,10 @@ pub(super) struct State {
     /// The next registration's number.
     registrations: u64,
     closed: bool,
+    /// The elicitation modes the client declared at `initialize`.
+    pub(super) elicitation: ElicitModes,
+    /// Warden's own requests to the client, waiting for its answers.
+    asked: Asked,
 }
 
 /// A request being answered.
@@ -99,6 +104,11 @@ pub(crate) enum Received {
 impl Session {
     pub(crate) fn new(front: Arc<Front>, view: View) -> Session {
         Session { inner: Arc::new(Inner { front, view, state: Mutex::new(State::default()) }) }
+    }
+
+    /// The elicitation modes its client declared.
+    pub(crate) fn elicitation(&self) -> ElicitModes {
+        self.state().elicitation
     }
 
     /// The view this session serves, for logs.
@@ -146,8 +156,17 @@ impl Session {
                 self.notification(&method, params);
                 Received::Accepted
             }
-            // A response to a request Warden never makes (it asks clients nothing yet).
-            (None, Some(_)) => Received::Accepted,
+            // The client's answer to one of Warden's questions.
+            (None, Some(id)) => {
+                let answer = match message.remove("error") {
+                    Some(error) => Err(error),
+                    None => Ok(message.remove("result").unwrap_or(Value::Null)),
+                };
+                if !self.state().asked.answered(&id, answer) {
+                    tracing::debug!(session = %self.who(), %id, "a response to nothing Warden asked; ignored");
+                }
+                Received::Accepted
+            }
             (None, None) => Received::Answered(error(&Value::Null, code::INVALID_REQUEST, "no `method` and no `id`")),
         }
     }
@@ -205,6 +224,8 @@ impl Session {
         let (running, subscriptions) = {
             let mut state = self.state();
             state.closed = true;
+            // Questions still open are cancelled to their servers.
+            state.asked = Asked::default();
             (std::mem::take(&mut state.running), std::mem::take(&mut state.subscriptions))
         };
         for (_, task) in running.into_values() {
@@ -248,7 +269,12 @@ impl Session {
     fn initialize(&self, params: &Value) -> Value {
         let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
         let version = if SUPPORTED_PROTOCOL_VERSIONS.contains(&asked) { asked } else { SUPPORTED_PROTOCOL_VERSIONS[0] };
-        self.state().version = Some(version.to_string());
+        let declared = params.get("capabilities").map(ElicitModes::declared_in).unwrap_or_default();
+        {
+            let mut state = self.state();
+            state.version = Some(version.to_string());
+            state.elicitation = declared;
+        }
         let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("an unnamed client");
         tracing::info!(session = %self.who(), client, version, "front session initialized");
         let snapshot = self.inner.front.warden.snapshot();
@@ -319,6 +345,12 @@ impl Session {
             options = CallOptions::default().progress(sink);
             tokio::spawn(relay_progress(token, updates, reply.clone()))
         });
+        // Questions the call's servers ask go to this client if it can answer.
+        let modes = self.state().elicitation;
+        if modes != ElicitModes::default() {
+            let elicitor = ClientElicitor { session: Arc::new(self.clone()), reply: reply.clone(), modes };
+            options = options.elicitor(Arc::new(elicitor));
+        }
         // The options hold the progress sink: they are gone once the call
         // is, which ends the relay.
         let outcome = self.call_waiting_for_start(name, &namespaced, arguments, options.meta(meta)).await;
@@ -361,6 +393,24 @@ impl Session {
             snapshot.status(server).is_none_or(|status| !matches!(status.state, ServerState::Starting))
         });
         let _ = tokio::time::timeout(STARTING_WAIT, started).await;
+    }
+}
+
+impl AskClient for Session {
+    fn ask(&self) -> (Value, tokio::sync::oneshot::Receiver<ClientAnswer>) {
+        self.state().asked.ask()
+    }
+
+    fn forget(&self, id: &Value) {
+        self.state().asked.forget(id);
+    }
+
+    fn who(&self) -> String {
+        Session::who(self)
+    }
+
+    fn elicitation(&self) -> ElicitModes {
+        Session::elicitation(self)
     }
 }
 

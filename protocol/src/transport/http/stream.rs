@@ -30,7 +30,7 @@ use hyper::header::HeaderValue;
 use hyper::StatusCode;
 
 use super::{answers, content_type, error_chain, parse_message, Answer, Failure, Session};
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::{Message, RequestId};
 use crate::sse::{SseItem, SseParser};
 use crate::transport::TransportEvent;
 
@@ -169,6 +169,13 @@ impl Session {
                 }
                 answered = Some(StreamEnd::Answered(None));
             }
+            // A server's request on this request's stream belongs to it.
+            let event = match event {
+                TransportEvent::Message(Message::Request(request)) if !initialize => {
+                    TransportEvent::RequestDuring { request, during: id.clone() }
+                }
+                event => event,
+            };
             events.push(event);
         }
         match events.len() {

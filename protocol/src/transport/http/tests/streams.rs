@@ -29,8 +29,10 @@ async fn an_event_stream_delivers_notifications_before_the_response() {
     client.request(7, "tools/call");
     let TransportEvent::Message(Message::Notification(progress)) = client.next().await else { panic!("notification") };
     assert_eq!(progress.method, "notifications/progress");
-    let TransportEvent::Message(Message::Request(ping)) = client.next().await else { panic!("server request") };
+    // A server request on a request's stream belongs to that request.
+    let TransportEvent::RequestDuring { request: ping, during } = client.next().await else { panic!("server request") };
     assert_eq!((ping.id, ping.method.as_str()), (RequestId::String("s1".into()), "ping"));
+    assert_eq!(during, RequestId::Number(7));
     let TransportEvent::Response(response) = client.next().await else { panic!("the response") };
     assert_eq!((response.id, response.result.get()), (RequestId::Number(7), r#"{"content":[]}"#));
 }

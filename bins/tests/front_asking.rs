@@ -1,0 +1,92 @@
+//! A server's questions relayed to the MCP client whose call it is: the
+//! official Python SDK client (with an elicitation callback) calls tools of
+//! a Python SDK server that asks a form and a URL, through `warden mcp
+//! --no-daemon`, through the daemon, and over the HTTP front. The client
+//! is asked on its own call's path and its answer reaches the server.
+
+#![allow(unused_crate_dependencies)]
+
+mod common;
+
+use std::process::Command;
+
+use common::{stderr, Home};
+use serde_json::{json, Value};
+use warden_tests::real_servers::{python_script, python_server_command};
+
+const TOKEN: &str = "front-token-0123456789abcdef";
+
+/// A home whose config runs the asking server as `py`, plus `extra`.
+fn home(label: &str, extra: &str) -> Home {
+    let home = Home::new(label);
+    let (python, args) = python_server_command(&python_script("asking_server.py"));
+    let text = format!(
+        "[security]\nauto_approve = true\n\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n{extra}"
+    );
+    std::fs::write(&home.config, text).unwrap();
+    home
+}
+
+/// Runs the asking client with `mode`, `target`, `extra`; returns its JSON line.
+fn run_client(home: &Home, mode: &str, target: &str, extra: &str) -> Value {
+    let (program, mut args) = python_server_command(&python_script("ask_client.py"));
+    args.extend([mode.to_string(), target.to_string(), extra.to_string()]);
+    let output = Command::new(program)
+        .args(&args)
+        .env("WARDEN_HOME", &home.dir)
+        .env_remove("WARDEN_CONFIG")
+        .output()
+        .expect("the client runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "the client failed: {stdout}\n{}", stderr(&output));
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not the client's JSON ({e}): {stdout}\n{}", stderr(&output)))
+}
+
+fn warden_args(home: &Home, args: &[&str]) -> String {
+    let mut all: Vec<String> = args.iter().map(ToString::to_string).collect();
+    all.extend(["--config".to_string(), home.config.display().to_string()]);
+    json!(all).to_string()
+}
+
+/// What the client saw, the same on every path.
+fn assert_relayed(seen: &Value) {
+    assert_eq!(seen["booked"], "booked Ada small 4", "the client's answer, with the name's default: {seen}");
+    assert_eq!(seen["signed"], "url accept", "{seen}");
+    assert_eq!(
+        seen["asked"],
+        json!([
+            {"mode": "form", "message": "Book a table for how many nights?", "fields": ["name", "size", "nights"]},
+            {"mode": "url", "message": "Sign in to continue", "url": "https://login.example.com/auth?x=1"}
+        ])
+    );
+}
+
+#[test]
+fn the_client_is_asked_through_warden_mcp_without_a_daemon() {
+    let home = home("asking-no-daemon", "");
+    let seen = run_client(&home, "stdio", env!("CARGO_BIN_EXE_warden"), &warden_args(&home, &["mcp", "--no-daemon"]));
+    assert_relayed(&seen);
+}
+
+#[test]
+fn the_client_is_asked_through_the_daemon_and_nothing_waits_in_its_queue() {
+    let home = home("asking-daemon", "");
+    let seen = run_client(&home, "stdio", env!("CARGO_BIN_EXE_warden"), &warden_args(&home, &["mcp"]));
+    assert_relayed(&seen);
+    let pending = home.warden(&["pending"]);
+    assert_eq!(common::stdout(&pending), "nothing is waiting for a person\n", "{}", stderr(&pending));
+}
+
+#[test]
+fn the_client_is_asked_on_its_calls_stream_over_the_http_front() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let home = home(
+        "asking-http",
+        &format!("\n[front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n"),
+    );
+    let status = home.warden(&["status", "--json"]);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    let seen = run_client(&home, "http", &format!("http://127.0.0.1:{port}/mcp"), TOKEN);
+    assert_relayed(&seen);
+}
