@@ -36,6 +36,9 @@ pub struct ApprovalRequest {
     pub arguments: Value,
     /// Why approval is needed.
     pub reason: String,
+    /// The tool's approval is `always`: every call asks, and no grant or
+    /// earlier "for this session" answer may stand in for a person.
+    pub every_time: bool,
     /// When it was asked.
     #[serde(with = "unix_seconds")]
     pub requested_at: SystemTime,
@@ -90,6 +93,12 @@ impl ApprovalAnswer {
     /// Whether the call stopped waiting (it timed out or its caller left).
     pub fn is_abandoned(&self) -> bool {
         self.sender.is_closed()
+    }
+
+    /// Resolves when the call stops waiting: an approver relaying the
+    /// request elsewhere withdraws it.
+    pub async fn abandoned(&mut self) {
+        self.sender.closed().await
     }
 }
 

@@ -45,6 +45,7 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 use warden_protocol::{json_kind, CallToolResult};
 
+use crate::approver::Approver;
 use crate::client_features::AskContext;
 use crate::elicitor::Elicitor;
 use crate::error::CallError;
@@ -77,6 +78,17 @@ pub struct CallOptions {
     meta: Map<String, Value>,
     progress: Option<ProgressSink>,
     elicitor: Option<CallElicitor>,
+    approver: Option<CallApprover>,
+}
+
+/// A call's own approver (a newtype for `Debug`).
+#[derive(Clone)]
+struct CallApprover(Arc<dyn Approver>);
+
+impl std::fmt::Debug for CallApprover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallApprover")
+    }
 }
 
 /// A call's own elicitor (a newtype for `Debug`).
@@ -115,6 +127,14 @@ impl CallOptions {
     /// relays a server's question to the client whose call it is.
     pub fn elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> CallOptions {
         self.elicitor = Some(CallElicitor(elicitor));
+        self
+    }
+
+    /// Asks `approver`, instead of the host's, when this call needs a
+    /// person: how a front asks its own client. The decision is the gate's
+    /// as for any approval (timeout, log line); grants still apply first.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> CallOptions {
+        self.approver = Some(CallApprover(approver));
         self
     }
 
@@ -213,7 +233,8 @@ impl CallPath {
 
         // 2. Admit.
         let view = self.gate_view.borrow().clone();
-        let called = admit::Called { name, server: &server, agent: caller };
+        let approver = options.approver.as_ref().map(|approver| approver.0.clone());
+        let called = admit::Called { name, server: &server, agent: caller, approver };
         let arguments = Value::Object(arguments);
         admit::admit(&rules, &view, &self.gate, &called, &arguments, &policy).await?;
         let Value::Object(arguments) = arguments else { unreachable!("made an object above") };

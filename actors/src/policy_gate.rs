@@ -90,6 +90,9 @@ pub enum GateMsg {
         call: ApprovalRequest,
         /// The caller's own number for it, to withdraw it by.
         ticket: u64,
+        /// Who decides instead of the attached approver (a front client
+        /// that can be asked), if anyone.
+        approver: Option<Arc<dyn Approver>>,
         /// Gets the outcome.
         reply: RpcReplyPort<ApprovalOutcome>,
     },
@@ -179,7 +182,9 @@ impl Actor for PolicyGate {
         state: &mut GateState,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            GateMsg::RequestApproval { call, ticket, reply } => state.request(&myself, call, ticket, reply),
+            GateMsg::RequestApproval { call, ticket, approver, reply } => {
+                state.request(&myself, call, ticket, approver, reply)
+            }
             GateMsg::Withdraw { ticket } => state.withdraw(ticket),
             GateMsg::Answered { id, answer } => state.answered(id, answer),
             GateMsg::AttachApprover(approver) => state.approver = approver,
@@ -212,9 +217,10 @@ impl GateState {
         myself: &ActorRef<GateMsg>,
         mut call: ApprovalRequest,
         ticket: u64,
+        approver: Option<Arc<dyn Approver>>,
         reply: RpcReplyPort<ApprovalOutcome>,
     ) {
-        let Some(approver) = self.approver.clone() else {
+        let Some(approver) = approver.or_else(|| self.approver.clone()) else {
             tracing::warn!(tool = %call.tool, agent = ?call.agent, "approval needed, no approver attached: denied");
             let _ = reply.send(ApprovalOutcome::NoApprover);
             return;

@@ -16,6 +16,8 @@
 //! - [`asking`]: a server's question relayed to the client whose call it
 //!   is, when the client declared elicitation; the client's answer routed
 //!   back by id.
+//! - `client_approver`: a call that needs a person, asked of its own
+//!   client (approve once, for the session, for N minutes, or deny).
 //! - [`http`]: the Streamable HTTP face on the daemon (`[front]`): bearer
 //!   tokens, Origin and Host checks, sessions with ids, SSE streams.
 //!
@@ -32,6 +34,7 @@ use serde_json::{json, Value};
 use warden_actors::{ServerRequest, Warden};
 
 pub(crate) mod asking;
+mod client_approver;
 pub(crate) mod http;
 pub(crate) mod lines;
 mod notifier;

@@ -90,3 +90,41 @@ fn the_client_is_asked_on_its_calls_stream_over_the_http_front() {
     let seen = run_client(&home, "http", &format!("http://127.0.0.1:{port}/mcp"), TOKEN);
     assert_relayed(&seen);
 }
+
+#[test]
+fn a_call_that_needs_approval_asks_its_own_client_once_for_the_session_or_denied() {
+    let home = Home::new("asking-approvals");
+    let text = format!(
+        "[servers.test]\ncommand = {:?}\nargs = [\"--tools\", \"echo,pid\"]\n",
+        warden_tests::bins::test_server().display().to_string()
+    );
+    std::fs::write(&home.config, text).unwrap();
+    let (program, mut args) = python_server_command(&python_script("approve_client.py"));
+    args.extend([
+        "stdio".to_string(),
+        env!("CARGO_BIN_EXE_warden").to_string(),
+        warden_args(&home, &["mcp", "--no-daemon"]),
+    ]);
+    let output = Command::new(program).args(&args).env("WARDEN_HOME", &home.dir).output().expect("the client runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "the client failed: {stdout}\n{}", stderr(&output));
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    for n in 1..=4 {
+        assert_eq!(seen[format!("echo{n}")], format!("call {n}"), "{seen}");
+    }
+    let asked = seen["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 3, "once, then for the session (calls 3 and 4 unasked), then pid: {seen}");
+    let message = asked[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "Warden asks: may `test__echo` (server 'test', medium risk) run? 'test__echo' is medium risk (Warden default)"
+        ),
+        "{message}"
+    );
+    assert!(message.ends_with("Arguments: {\"message\":\"call 1\"}"), "{message}");
+    assert_eq!(asked[0]["choices"], json!(["once", "session", "minutes", "deny"]));
+    assert!(asked[2]["message"].as_str().unwrap().starts_with("Warden asks: may `test__pid`"), "{seen}");
+    assert_eq!(seen["pid_is_error"], true);
+    let denied = seen["pid"].as_str().unwrap();
+    assert!(denied.contains("denied by the client: not now"), "{denied}");
+}

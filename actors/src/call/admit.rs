@@ -14,7 +14,9 @@ use serde_json::Value;
 use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, ResolvedPolicy};
 
 use super::CastOnDrop;
-use crate::approver::ApprovalRequest;
+use std::sync::Arc;
+
+use crate::approver::{ApprovalRequest, Approver};
 use crate::error::CallError;
 use crate::policy_gate::{ApprovalOutcome, GateMsg, GateView};
 use crate::policy_rules::{AgentRules, PolicyRules};
@@ -52,6 +54,8 @@ pub(crate) struct Called<'a> {
     pub(crate) server: &'a str,
     /// The agent it is made for.
     pub(crate) agent: Option<&'a str>,
+    /// Who decides for this call instead of the host's approver.
+    pub(crate) approver: Option<Arc<dyn Approver>>,
 }
 
 /// Everything a call must pass before it is sent.
@@ -63,7 +67,7 @@ pub(crate) async fn admit(
     arguments: &Value,
     policy: &ResolvedPolicy,
 ) -> Result<(), CallError> {
-    let Called { name, server, agent } = *called;
+    let Called { name, server, agent, .. } = *called;
     if policy.leaks.value != LeakAction::Off {
         let leaks = rules.scanner.find_in_json(arguments);
         if !leaks.is_empty() {
@@ -106,13 +110,15 @@ pub(crate) async fn admit(
         risk: policy.risk.value,
         arguments: shown,
         reason: reason.clone(),
+        every_time: policy.approval.value == warden_policy::Approval::Always,
         requested_at: std::time::SystemTime::now(),
     };
+    let approver = called.approver.clone();
     // Dropped while waiting (the caller gave up), the guard withdraws the
     // request, so no queue goes on listing a call nobody waits for.
     let ticket = fresh_ticket();
     let withdraw = CastOnDrop::new(gate, GateMsg::Withdraw { ticket });
-    let outcome = gate.call(|reply| GateMsg::RequestApproval { call, ticket, reply }, None).await;
+    let outcome = gate.call(|reply| GateMsg::RequestApproval { call, ticket, approver, reply }, None).await;
     withdraw.disarm();
     match outcome {
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Approved { .. })) => Ok(()),

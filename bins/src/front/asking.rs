@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 use warden_actors::{ElicitModes, ElicitRequest, ElicitationAnswer, ElicitationRequest, Elicitor};
 
 /// Where a session's messages to its client go.
-type Outbox = mpsc::Sender<Value>;
+pub(super) type Outbox = mpsc::Sender<Value>;
 
 /// What asking needs of a session (a trait, so that the session, which
 /// makes the elicitors, is not imported back).
@@ -38,9 +38,15 @@ pub(super) trait AskClient: Send + Sync + 'static {
     fn who(&self) -> String;
     /// The elicitation modes its client declared.
     fn elicitation(&self) -> ElicitModes;
+    /// Whether the client approved `tool` for this session (or for minutes
+    /// that have not run out).
+    fn approved(&self, tool: &str) -> bool;
+    /// Remembers the client's approval of `tool` until `until` (`None`: for
+    /// the session).
+    fn approve(&self, tool: &str, until: Option<std::time::Instant>);
 }
 
-type Session = Arc<dyn AskClient>;
+pub(super) type Session = Arc<dyn AskClient>;
 
 /// What a client answered to one of Warden's requests: its `result`, or
 /// its `error`.
@@ -67,34 +73,17 @@ impl Elicitor for ClientElicitor {
 /// Sends the question, waits for the client (or for the server to stop
 /// waiting), and answers the server.
 async fn relay(session: Session, reply: Outbox, request: ElicitationRequest, mut answer: ElicitationAnswer) {
-    let (id, response) = session.ask();
     let params = request.request.to_params();
-    let message = json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params});
-    if reply.send(message).await.is_err() {
-        session.forget(&id);
-        return; // The client's stream is gone; dropping the answer cancels.
-    }
     tracing::info!(session = %session.who(), question = request.id, "a server's question relayed to the client");
-    let outcome = tokio::select! {
-        outcome = response => outcome,
-        () = answer.abandoned() => {
-            session.forget(&id);
-            let reason = "the server stopped waiting for the answer";
-            let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": reason}});
-            let _ = reply.send(cancelled).await;
-            return;
-        }
-    };
+    let Some(outcome) = put_question(&session, &reply, params, answer.abandoned()).await else { return };
     let by = format!("the client of front session {}", session.who());
     let reply = match outcome {
-        Ok(Ok(result)) => ElicitRequest::reply_of(&result),
-        Ok(Err(error)) => {
+        Ok(result) => ElicitRequest::reply_of(&result),
+        Err(error) => {
             let who = session.who();
             tracing::warn!(session = %who, question = request.id, %error, "the client refused the question; the server is told `cancel`");
             Ok(warden_actors::ElicitReply::Cancel)
         }
-        // The session closed before the client answered.
-        Err(_) => Ok(warden_actors::ElicitReply::Cancel),
     };
     let refused = match reply {
         Ok(reply) => answer.send(reply, by).err().map(|refused| {
@@ -106,6 +95,34 @@ async fn relay(session: Session, reply: Outbox, request: ElicitationRequest, mut
     if let Some((answer, problem)) = refused {
         tracing::warn!(session = %session.who(), question = request.id, %problem, "the client's answer does not fit the question; the server is told `cancel`");
         let _ = answer.send(warden_actors::ElicitReply::Cancel, "Warden (the client's answer did not fit)");
+    }
+}
+
+/// Sends `elicitation/create` with `params` to the client and waits for its
+/// answer (`Err`: its error; a session that closed first is an error too).
+/// `None` when `abandoned` came first (the client is sent
+/// `notifications/cancelled`) or the client's stream is gone.
+pub(super) async fn put_question(
+    session: &Session,
+    reply: &Outbox,
+    params: Value,
+    abandoned: impl std::future::Future<Output = ()>,
+) -> Option<ClientAnswer> {
+    let (id, response) = session.ask();
+    let message = json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params});
+    if reply.send(message).await.is_err() {
+        session.forget(&id);
+        return None;
+    }
+    tokio::select! {
+        outcome = response => Some(outcome.unwrap_or_else(|_| Err(json!({"message": "the session closed"})))),
+        () = abandoned => {
+            session.forget(&id);
+            let reason = "the request was withdrawn: Warden stopped waiting for the answer";
+            let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": reason}});
+            let _ = reply.send(cancelled).await;
+            None
+        }
     }
 }
 

@@ -22,12 +22,16 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
-use warden_actors::{CallError, CallOptions, CallToolResult, ElicitModes, Progress, ServerState};
+use warden_actors::{CallError, CallOptions, CallToolResult, ElicitModes, ServerState};
 use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
 use super::asking::{AskClient, Asked, ClientAnswer, ClientElicitor};
+use super::client_approver::ClientApprover;
 use super::view::View;
+
+mod progress;
 use super::{Front, LogLevel, TOOLS_PAGE};
+use progress::relay_progress;
 
 /// Where a session's messages to the client go.
 pub(crate) type Outbox = mpsc::Sender<Value>;
@@ -83,6 +87,9 @@ pub(super) struct State {
     pub(super) elicitation: ElicitModes,
     /// Warden's own requests to the client, waiting for its answers.
     asked: Asked,
+    /// Tools the client approved for this session, until when (`None`: the
+    /// session's end).
+    approved: HashMap<String, Option<std::time::Instant>>,
 }
 
 /// A request being answered.
@@ -351,6 +358,11 @@ impl Session {
             let elicitor = ClientElicitor { session: Arc::new(self.clone()), reply: reply.clone(), modes };
             options = options.elicitor(Arc::new(elicitor));
         }
+        // So are approvals its calls need, when it can answer a form.
+        if modes.form {
+            options =
+                options.approver(Arc::new(ClientApprover { session: Arc::new(self.clone()), reply: reply.clone() }));
+        }
         // The options hold the progress sink: they are gone once the call
         // is, which ends the relay.
         let outcome = self.call_waiting_for_start(name, &namespaced, arguments, options.meta(meta)).await;
@@ -412,6 +424,17 @@ impl AskClient for Session {
     fn elicitation(&self) -> ElicitModes {
         Session::elicitation(self)
     }
+
+    fn approved(&self, tool: &str) -> bool {
+        let now = std::time::Instant::now();
+        let mut state = self.state();
+        state.approved.retain(|_, until| until.is_none_or(|until| until > now));
+        state.approved.contains_key(tool)
+    }
+
+    fn approve(&self, tool: &str, until: Option<std::time::Instant>) {
+        self.state().approved.insert(tool.to_string(), until);
+    }
 }
 
 /// Takes a request out of the running set when its answer is made or its
@@ -427,24 +450,6 @@ impl Drop for Registered {
         let mut state = self.session.state();
         if state.running.get(&self.key).is_some_and(|(serial, _)| *serial == self.serial) {
             state.running.remove(&self.key);
-        }
-    }
-}
-
-/// Passes a call's progress to the client under the client's own token,
-/// until the call ends (its sink is dropped).
-async fn relay_progress(token: Value, mut updates: mpsc::Receiver<Progress>, reply: Outbox) {
-    while let Some(progress) = updates.recv().await {
-        let mut params = json!({"progressToken": token, "progress": progress.progress});
-        if let Some(total) = progress.total {
-            params["total"] = json!(total);
-        }
-        if let Some(message) = progress.message {
-            params["message"] = json!(message);
-        }
-        let notification = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params});
-        if reply.send(notification).await.is_err() {
-            return;
         }
     }
 }

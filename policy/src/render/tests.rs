@@ -137,14 +137,15 @@ fn unknown_and_malformed_blocks_leave_a_line() {
 fn structured_content_is_added_unless_a_text_block_already_has_it() {
     let structured = json!({"temperature": 22.5, "conditions": "Partly cloudy"});
     let alone = json!({"content": [], "structuredContent": structured});
-    assert_eq!(render_call_result(&alone).text, r#"{"conditions":"Partly cloudy","temperature":22.5}"#);
+    // In the server's own order.
+    assert_eq!(render_call_result(&alone).text, r#"{"temperature":22.5,"conditions":"Partly cloudy"}"#);
 
     // The same JSON, spaced and ordered differently, counts as the same.
     let echoed = json!({
-        "content": [{"type": "text", "text": "{ \"temperature\": 22.5, \"conditions\": \"Partly cloudy\" }"}],
+        "content": [{"type": "text", "text": "{ \"conditions\": \"Partly cloudy\", \"temperature\": 22.5 }"}],
         "structuredContent": structured
     });
-    assert_eq!(render_call_result(&echoed).text, "{ \"temperature\": 22.5, \"conditions\": \"Partly cloudy\" }");
+    assert_eq!(render_call_result(&echoed).text, "{ \"conditions\": \"Partly cloudy\", \"temperature\": 22.5 }");
 
     let different = json!({
         "content": [{"type": "text", "text": "It is mild."}],
@@ -152,7 +153,7 @@ fn structured_content_is_added_unless_a_text_block_already_has_it() {
     });
     assert_eq!(
         render_call_result(&different).text,
-        "It is mild.\n{\"conditions\":\"Partly cloudy\",\"temperature\":22.5}"
+        "It is mild.\n{\"temperature\":22.5,\"conditions\":\"Partly cloudy\"}"
     );
 }
 
