@@ -36,10 +36,13 @@ use warden_protocol::{ElicitModes, ElicitReply, ElicitRequest, ErrorCode, ErrorO
 use crate::elicitor::{ElicitationAnswer, ElicitationRequest, Elicitor};
 
 pub(crate) mod roots;
+pub(crate) mod sampler;
+mod sampling;
 mod throttle;
 
 pub use roots::Root;
 use roots::RootsTable;
+use sampler::Sampler;
 use throttle::{Kind, Throttle};
 
 /// How a server's request is answered: the actor's own cast back to itself.
@@ -94,6 +97,8 @@ pub(crate) trait AskPolicy: Send + Sync + 'static {
     fn redact(&self, text: &str) -> Option<String>;
     /// `security.approval_timeout_secs`.
     fn answer_within(&self) -> std::time::Duration;
+    /// `security.auto_approve`.
+    fn auto_approve(&self) -> bool;
 }
 
 /// The shared answerer. Built with the Warden; read by every ServerActor.
@@ -103,6 +108,8 @@ pub(crate) struct ClientFeatures {
     rules: Box<dyn AskPolicy>,
     ids: WaitIds,
     throttle: Throttle,
+    /// The `[sampling]` model, when configured.
+    sampler: Option<Sampler>,
 }
 
 impl ClientFeatures {
@@ -111,13 +118,17 @@ impl ClientFeatures {
         roots: RootsTable,
         rules: Box<dyn AskPolicy>,
         ids: WaitIds,
+        sampler: Option<Sampler>,
     ) -> ClientFeatures {
-        ClientFeatures {
-            elicitor,
-            roots: watch::Sender::new(Arc::new(roots)),
-            rules,
-            ids,
-            throttle: Throttle::default(),
+        let roots = watch::Sender::new(Arc::new(roots));
+        ClientFeatures { elicitor, roots, rules, ids, throttle: Throttle::default(), sampler }
+    }
+
+    /// The PolicyGate, which sampling approvals go through (it starts
+    /// after the servers' tree, so it is attached afterwards).
+    pub(crate) fn attach_gate(&self, gate: ractor::ActorRef<crate::policy_gate::GateMsg>) {
+        if let Some(sampler) = &self.sampler {
+            sampler.attach_gate(gate);
         }
     }
 
@@ -127,6 +138,9 @@ impl ClientFeatures {
         let mut capabilities = serde_json::Map::new();
         if let Some(elicitation) = self.elicitor.as_ref().and_then(|elicitor| elicitor.modes().capability()) {
             capabilities.insert("elicitation".into(), elicitation);
+        }
+        if self.sampler.as_ref().is_some_and(|sampler| sampler.serves(server)) {
+            capabilities.insert("sampling".into(), json!({}));
         }
         if self.roots.borrow().declared_for(server) {
             capabilities.insert("roots".into(), json!({"listChanged": true}));
@@ -177,6 +191,34 @@ impl ClientFeatures {
                 }
                 Err(refusal) => refusal,
             },
+            "sampling/createMessage" if self.sampler.as_ref().is_some_and(|sampler| sampler.serves(server)) => {
+                let ticket = during.as_ref().map(|call| call.ticket);
+                match self.throttle.admit(server, ticket, Kind::Sampling) {
+                    Ok(permit) => {
+                        let this = self.clone();
+                        let server = server.to_string();
+                        let task = tokio::spawn(async move {
+                            let _permit = permit;
+                            let sampler = this.sampler.as_ref().expect("checked above");
+                            let outcome =
+                                sampler.sample(&*this.rules, &server, request.params.as_ref(), during.as_ref());
+                            reply(match outcome.await {
+                                Ok(result) => Message::result(id, result),
+                                Err((code, message)) => {
+                                    tracing::warn!(server, "a sampling request failed: {message}");
+                                    Message::error(id, ErrorObject::new(code, message))
+                                }
+                            });
+                        });
+                        return Some(task.abort_handle());
+                    }
+                    Err(limit) => (ErrorCode::INVALID_REQUEST, limit),
+                }
+            }
+            "sampling/createMessage" if self.sampler.is_some() => (
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("server '{server}' may not sample: add it to `[sampling] servers` to let it"),
+            ),
             "sampling/createMessage" => (
                 ErrorCode::METHOD_NOT_FOUND,
                 "Warden does not offer sampling: no model is configured for servers to use".into(),

@@ -50,6 +50,7 @@
 mod approval_queue;
 mod approver;
 mod call;
+mod chat;
 mod client_features;
 mod elicitor;
 mod error;

@@ -205,4 +205,8 @@ impl crate::client_features::AskPolicy for tokio::sync::watch::Receiver<std::syn
     fn answer_within(&self) -> Duration {
         self.borrow().approval_timeout
     }
+
+    fn auto_approve(&self) -> bool {
+        self.borrow().auto_approve
+    }
 }

@@ -32,9 +32,10 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::chat::ChatClient;
 use crate::registry::Snapshot;
 use cache::{tool_hash, Cache};
-use client::{ChatClient, Outcome};
+use client::Outcome;
 use warden_config::SummaryConfig;
 
 /// Everything the Summarizer needs, resolved from `[summary]` or built by
@@ -186,8 +187,7 @@ impl Actor for Summarizer {
         args: SummarizerArgs,
     ) -> Result<SummarizerState, ActorProcessingErr> {
         let settings = args.settings;
-        let client =
-            ChatClient::new(&settings.url, &settings.model, settings.api_key.as_deref(), settings.request_timeout)?;
+        let client = ChatClient::new(&settings.url, settings.api_key.as_deref(), settings.request_timeout)?;
         let cache = Cache::load(&settings.cache_dir);
         let watcher = tokio::spawn(watch_tools(args.snapshots, myself));
         Ok(SummarizerState {
@@ -317,10 +317,11 @@ impl SummarizerState {
             let job = &self.jobs[&key];
             let (client, hash, description, schema) =
                 (self.client.clone(), job.hash.clone(), job.description.clone(), job.input_schema.clone());
+            let model = self.settings.model.clone();
             self.in_flight.insert(key.clone());
             let myself = myself.clone();
             tokio::spawn(async move {
-                let outcome = client.summarise(&key.1, &description, &schema).await;
+                let outcome = client::summarise(&client, &model, &key.1, &description, &schema).await;
                 let _ = myself.cast(SummarizerMsg::Finished { key, hash, outcome });
             });
         }

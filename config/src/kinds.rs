@@ -46,7 +46,7 @@ const SERVER_FIELDS: [(&str, Kind); 15] = [
 ];
 
 /// Fields outside `servers`, by their full dotted name.
-const SETTINGS: [(&str, Kind); 23] = [
+const SETTINGS: [(&str, Kind); 31] = [
     ("call_timeout_secs", Kind::Number),
     ("max_message_bytes", Kind::Integer),
     ("output_limit_bytes", Kind::Integer),
@@ -70,6 +70,14 @@ const SETTINGS: [(&str, Kind); 23] = [
     ("security.approval_timeout_secs", Kind::Number),
     ("security.secrets", Kind::TextList),
     ("naming.separator", Kind::Text),
+    ("sampling.endpoint", Kind::Text),
+    ("sampling.model", Kind::Text),
+    ("sampling.api_key_env", Kind::Text),
+    ("sampling.max_tokens", Kind::Integer),
+    ("sampling.servers", Kind::TextList),
+    ("sampling.approval", Kind::Text),
+    ("sampling.review_results", Kind::Boolean),
+    ("sampling.timeout_secs", Kind::Number),
 ];
 
 /// Checks one server's fields; errors name the server and the field.

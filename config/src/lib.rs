@@ -75,6 +75,7 @@ mod profiles;
 #[cfg(test)]
 mod properties;
 mod roots;
+mod sampling;
 mod security;
 mod server;
 mod shapes;
@@ -88,6 +89,7 @@ pub use front::{FrontConfig, FrontToken};
 pub use masked::Masked;
 pub use naming::NamingConfig;
 pub use profiles::ProfileConfig;
+pub use sampling::{SamplingConfig, SAMPLING_APPROVALS};
 pub use security::{AgentConfig, SecurityConfig};
 pub use server::ServerConfig;
 pub use summary::SummaryConfig;
@@ -141,6 +143,9 @@ pub struct WardenConfig {
     /// (absolute paths are turned into them at load time).
     #[serde(default)]
     pub roots: Vec<String>,
+    /// The model servers may ask for completions: `[sampling]`.
+    #[serde(default)]
+    pub sampling: SamplingConfig,
 }
 
 fn default_output_limit_bytes() -> usize {
@@ -376,6 +381,12 @@ impl WardenConfig {
         }
         secrets.extend(self.security.secrets.iter().filter_map(|name| Some((name.clone(), lookup(name)?))));
         secrets.extend(summary_key);
+        let servers = &self.servers;
+        let sampling_key = self
+            .sampling
+            .check(|name| servers.contains_key(name), lookup)
+            .map_err(|(field, problem)| ConfigError::Setting { file: file.into(), field, problem })?;
+        secrets.extend(sampling_key);
         // The front's error fields are indexed (`front.tokens[0].token`).
         let front_tokens = self.front.check(lookup).map_err(policy_error)?;
         secrets.extend(front_tokens);

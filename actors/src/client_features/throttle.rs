@@ -32,12 +32,14 @@ const RATE_WINDOW: Duration = Duration::from_secs(60);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Kind {
     Elicitation,
+    Sampling,
 }
 
 impl Kind {
     fn noun(self) -> &'static str {
         match self {
             Kind::Elicitation => "elicitation",
+            Kind::Sampling => "sampling",
         }
     }
 }

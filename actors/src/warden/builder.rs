@@ -18,6 +18,7 @@ use crate::approver::Approver;
 use crate::call::slots::Slot;
 use crate::call::CallPath;
 use crate::client_features::roots::RootsTable;
+use crate::client_features::sampler::Sampler;
 use crate::client_features::{ClientFeatures, Root, WaitIds};
 use crate::elicitor::Elicitor;
 use crate::hub::{Hub, HubArgs, ServerPlan};
@@ -41,6 +42,8 @@ pub struct WardenBuilder {
     /// From `roots`: wins over the config's.
     roots: Option<Vec<Root>>,
     config_roots: RootsTable,
+    /// The config's `[sampling]` model.
+    sampler: Option<Sampler>,
     /// From `summaries`: wins over the config's likewise.
     summaries: Option<SummarySettings>,
     config_summaries: Option<SummarySettings>,
@@ -70,6 +73,15 @@ impl WardenBuilder {
         self.config_rules = Some(PolicyRules::from_config(config));
         self.config_summaries = SummarySettings::from_config(&config.summary, &|name| std::env::var(name).ok());
         self.config_roots = RootsTable::of_config(config);
+        self.sampler = match Sampler::of_config(&config.sampling, &|name| std::env::var(name).ok()) {
+            None => None,
+            Some(Ok(sampler)) => Some(sampler),
+            // Checked at load time; what is left is a URL hyper cannot use.
+            Some(Err(error)) => {
+                tracing::warn!(%error, "sampling is off: the [sampling] endpoint cannot be used");
+                None
+            }
+        };
         self
     }
 
@@ -130,6 +142,7 @@ impl WardenBuilder {
             elicitor,
             roots,
             mut config_roots,
+            sampler,
             summaries,
             config_summaries,
         } = self;
@@ -152,7 +165,7 @@ impl WardenBuilder {
                 return Err(StartError::DuplicateServer(plan.name.clone()));
             }
         }
-        spawn(plans, rules, Answerers { approver, elicitor, roots: config_roots }, summaries).await
+        spawn(plans, rules, Answerers { approver, elicitor, roots: config_roots, sampler }, summaries).await
     }
 }
 
@@ -163,6 +176,7 @@ struct Answerers {
     approver: Option<Arc<dyn Approver>>,
     elicitor: Option<Arc<dyn Elicitor>>,
     roots: RootsTable,
+    sampler: Option<Sampler>,
 }
 
 async fn spawn(
@@ -171,10 +185,10 @@ async fn spawn(
     answerers: Answerers,
     summaries: Option<SummarySettings>,
 ) -> Result<Warden, StartError> {
-    let Answerers { approver, elicitor, roots } = answerers;
+    let Answerers { approver, elicitor, roots, sampler } = answerers;
     let rules = watch::Sender::new(Arc::new(rules));
     let ids = WaitIds::new();
-    let client = Arc::new(ClientFeatures::new(elicitor, roots, Box::new(rules.subscribe()), ids.clone()));
+    let client = Arc::new(ClientFeatures::new(elicitor, roots, Box::new(rules.subscribe()), ids.clone(), sampler));
     let identities = plans.iter().map(|(plan, identity)| (plan.name.clone(), identity.clone())).collect();
     let servers: Vec<ServerPlan> = plans.into_iter().map(|(plan, _)| plan).collect();
     let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.borrow().names.clone());
@@ -201,6 +215,7 @@ async fn spawn(
             return Err(StartError::Spawn(error.to_string()));
         }
     };
+    client.attach_gate(gate.clone());
     let (publish_summaries, summary_view) = watch::channel(Arc::new(SummaryView::default()));
     let summarizer = match summaries {
         None => None,
