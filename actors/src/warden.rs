@@ -273,6 +273,17 @@ impl Warden {
         Ok(self.render(name, &result))
     }
 
+    /// [`Warden::call_tool_text`] with per-call options.
+    pub async fn call_text(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<RenderedResult, CallError> {
+        let result = self.call(name, arguments, options).await?;
+        Ok(self.render(name, &result))
+    }
+
     /// A result as the text a model reads, cut at the server's output limit.
     pub(crate) fn render(&self, name: &str, result: &CallToolResult) -> RenderedResult {
         let value = serde_json::to_value(result).expect("a tool result always serialises");

@@ -20,6 +20,7 @@ use crate::cli::{Cli, Command, Common, ConfigCommand};
 
 pub(crate) use crate::usage::UsageError;
 
+mod ask;
 mod check;
 mod local;
 pub(crate) mod mcp;

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 mod pending;
+pub(crate) use pending::question;
 use warden_actors::{ServerState, ServerStatus, ToolEntry};
 use warden_protocol::{ServerReport, ToolListing};
 

@@ -31,6 +31,7 @@ fn spawn_call(home: &Home, tool: &str) -> Child {
     home.command(&["call", tool, "{}"])
         .arg("--config")
         .arg(&home.config)
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -94,6 +95,14 @@ fn a_question_waits_in_the_daemon_and_another_process_answers_it() {
     assert_eq!(stdout(&output), format!("answered #{id} (accept)\n"));
     let call = call.wait_with_output().unwrap();
     assert_eq!(call.status.code(), Some(0), "{}", stderr(&call));
+    // Not on a terminal: stderr said at once what waits and how to answer it.
+    let told = stderr(&call);
+    assert!(
+        told.starts_with(&format!(
+            "waiting for a person: #{id} question from server py during py__book_table: Book a table for how many nights?\n"
+        )) && told.contains(&format!("    answer: `warden answer {id} --accept '{{\"size\": \"small\"}}'`")),
+        "{told}"
+    );
     // The text, then the SDK's structured copy of it.
     assert_eq!(stdout(&call), "booked Ada large 3\n{\"result\":\"booked Ada large 3\"}\n");
 
@@ -127,4 +136,29 @@ fn a_url_question_shows_where_it_leads_and_is_declined() {
     assert_eq!(stdout(&output), format!("answered #{id} (decline)\n"), "{}", stderr(&output));
     let call = call.wait_with_output().unwrap();
     assert_eq!(stdout(&call), "url decline\n{\"result\":\"url decline\"}\n", "{}", stderr(&call));
+}
+
+#[test]
+fn on_a_terminal_warden_call_asks_in_place_and_asks_again_after_a_wrong_answer() {
+    let home = asking_home("questions-tty");
+    let warden = env!("CARGO_BIN_EXE_warden").to_string();
+    let config = home.config.display().to_string();
+    // What a person types, each after the prompt it answers.
+    let steps = json!([
+        ["answer it? [Y]es / [n]o (decline) / [c]ancel: ", ""],
+        ["Name (text) — Who the table is for [\"Ada\"]: ", ""],
+        ["Size (one of: small, large) [required]: ", "huge"],
+        ["Nights (a whole number from 1 to 14) [2]: ", ""],
+        ["`size` must be one of: small, large; `huge` is not one; try again", ""],
+        ["Name (text)", "Bo"],
+        ["Size (one of", "large"],
+        ["Nights (a whole", "5"]
+    ]);
+    let (python, mut args) = python_server_command(&python_script("tty_drive.py"));
+    args.extend([steps.to_string(), warden, "call".into(), "py__book_table".into(), "--config".into(), config]);
+    let output = std::process::Command::new(python).args(&args).env("WARDEN_HOME", &home.dir).output().unwrap();
+    let screen = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    assert_eq!(output.status.code(), Some(0), "{screen}\n{}", stderr(&output));
+    assert!(screen.contains("server 'py' asks (during py__book_table): Book a table for how many nights?"), "{screen}");
+    assert!(screen.contains("booked Bo large 5"), "the second answer reached the server: {screen}");
 }

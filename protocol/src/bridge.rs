@@ -160,6 +160,11 @@ pub enum Request {
         /// Absent: the host's own call.
         #[serde(default)]
         agent: Option<String>,
+        /// Send notice lines (`{"id", "notice"}`) before the answer when
+        /// something about this call waits for a person (a server's
+        /// question), so the caller can say so at once.
+        #[serde(default)]
+        notices: bool,
     },
     /// The approvals waiting for a person.
     Approvals {},

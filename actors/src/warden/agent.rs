@@ -94,6 +94,17 @@ impl AgentScope {
         Ok(self.warden.render(name, &result))
     }
 
+    /// [`AgentScope::call_tool_text`] with per-call options.
+    pub async fn call_text(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<RenderedResult, CallError> {
+        let result = self.call(name, arguments, options).await?;
+        Ok(self.warden.render(name, &result))
+    }
+
     /// Hands out a grant that covers this agent's calls only.
     pub async fn add_grant(&self, grant: GrantRequest, by: &str) -> Result<u64, GrantError> {
         self.warden.add_grant_for(Some(&self.agent), grant, by).await

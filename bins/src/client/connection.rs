@@ -55,7 +55,17 @@ impl Client {
     }
 
     /// Sends `request` (an object with `op`) and waits for its answer.
-    pub(crate) async fn request(&mut self, mut request: Value) -> Result<Box<RawValue>, ClientError> {
+    pub(crate) async fn request(&mut self, request: Value) -> Result<Box<RawValue>, ClientError> {
+        self.request_noticed(request, &mut |_| {}).await
+    }
+
+    /// [`Client::request`], handing each notice line the daemon sends
+    /// before the answer (a `call_tool` with `notices`) to `on_notice`.
+    pub(crate) async fn request_noticed(
+        &mut self,
+        mut request: Value,
+        on_notice: &mut (dyn FnMut(Value) + Send),
+    ) -> Result<Box<RawValue>, ClientError> {
         request["token"] = Value::String(self.lockfile.token.clone());
         let mut line = request.to_string();
         line.push('\n');
@@ -65,11 +75,21 @@ impl Client {
         }
         self.writer.write_all(line.as_bytes()).await?;
         let mut answer = String::new();
-        if self.read_answer(&mut answer).await? == 0 {
-            return Err(ClientError::Io(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "it closed the connection without answering",
-            )));
+        loop {
+            answer.clear();
+            if self.read_answer(&mut answer).await? == 0 {
+                return Err(ClientError::Io(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "it closed the connection without answering",
+                )));
+            }
+            // A notice line has `notice` and no `ok`; an answer has `ok`.
+            match serde_json::from_str::<Value>(&answer) {
+                Ok(mut line) if line.get("ok").is_none() && line.get("notice").is_some() => {
+                    on_notice(line["notice"].take())
+                }
+                _ => break,
+            }
         }
         let answer = BridgeResponse::parse(&answer).map_err(|error| ClientError::BadAnswer(error.to_string()))?;
         self.proven = true;

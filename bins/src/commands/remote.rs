@@ -124,8 +124,11 @@ pub(super) async fn call(common: &Common, name: &str, arguments: Value, verbose:
         report(&client.request_as(json!({"op": "status"})).await?);
     }
     let format = if common.json { "raw" } else { "text" };
-    let result: Value =
-        client.request_as(json!({"op": "call_tool", "name": name, "args": arguments, "format": format})).await?;
+    // A question its server asks is asked here (or said on stderr) at once.
+    let request = json!({"op": "call_tool", "name": name, "args": arguments, "format": format, "notices": true});
+    let lockfile = client.lockfile.clone();
+    let answer = client.request_noticed(request, &mut |notice| super::ask::on_notice(&lockfile, notice)).await?;
+    let result: Value = serde_json::from_str(answer.get())?;
     let is_error = if common.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
         result["isError"] == true

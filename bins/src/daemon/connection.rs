@@ -42,6 +42,7 @@ use tokio::time::Instant;
 
 use super::admission::{Arrival, Busy, MAX_CONNECTIONS, MAX_UNPROVEN_LINE_BYTES, PROVE_WITHIN};
 use super::ops::Ops;
+use super::questions::Notices;
 use super::token;
 
 /// How many requests one connection may have unanswered.
@@ -108,6 +109,9 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
     let mut last_progress = Instant::now();
     let mut reading = true;
     let mut writing = true;
+    // Notice lines of calls in flight (what waits for a person), written
+    // as they come, ahead of the answers.
+    let (notices, mut notice_lines) = tokio::sync::mpsc::unbounded_channel::<String>();
     while reading || !in_flight.is_empty() {
         let (deadline, limit) = match &standing {
             Standing::Unproven { by, .. } => (*by, MAX_UNPROVEN_LINE_BYTES),
@@ -125,6 +129,12 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
         tokio::select! {
             // Answers first: they reach the client sooner and free room.
             biased;
+            Some(line) = notice_lines.recv(), if writing => {
+                if write.write_all(line.as_bytes()).await.is_err() {
+                    writing = false;
+                    reading = false;
+                }
+            }
             Some(answer) = in_flight.next(), if !in_flight.is_empty() => {
                 last_progress = Instant::now();
                 // A client that left still has its calls run to the end.
@@ -162,7 +172,10 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
                             reading = !answer.close;
                             Box::pin(std::future::ready(answer))
                         }
-                        Prepared::Run { request, id } => Box::pin(run(Arc::clone(&ops), request, id)),
+                        Prepared::Run { request, id } => {
+                            let notices = Notices { lines: notices.clone(), id: id.clone() };
+                            Box::pin(run(Arc::clone(&ops), request, id, notices))
+                        }
                         Prepared::Mcp { id, agent, server } if in_flight.is_empty() => {
                             return upgrade(&ops, reader, write, id, agent, server).await;
                         }
@@ -208,8 +221,8 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
 }
 
 /// Runs one request to its answer line.
-async fn run(ops: Arc<Ops>, request: warden_protocol::BridgeRequest, id: Option<Value>) -> Answer {
-    let outcome = ops.run(request).await;
+async fn run(ops: Arc<Ops>, request: warden_protocol::BridgeRequest, id: Option<Value>, notices: Notices) -> Answer {
+    let outcome = ops.run(request, Some(notices)).await;
     let (result, error) = match &outcome.result {
         Ok(result) => (Some(&**result), None),
         Err(error) => (None, Some(error)),

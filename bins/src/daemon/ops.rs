@@ -16,12 +16,13 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::time::Instant;
-use warden_actors::{ApprovalQueue, CallError, ToolEntry, Warden};
+use warden_actors::{ApprovalQueue, CallError, CallOptions, ToolEntry, Warden};
 use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, ResultFormat, ToolListing};
 
 use super::idle::Activity;
 use super::lockfile::Lockfile;
 use super::names::Names;
+use super::questions::Notices;
 use super::shutdown::Shutdown;
 use super::{approvals, questions};
 use crate::render::{self, listing};
@@ -62,13 +63,20 @@ pub(crate) struct Outcome {
 }
 
 impl Ops {
-    /// Runs one operation.
-    pub(crate) async fn run(&self, request: Request) -> Outcome {
+    /// Runs one operation; `notices` is where a call that asked for them
+    /// says what waits for a person before its answer.
+    pub(crate) async fn run(&self, request: Request, notices: Option<Notices>) -> Outcome {
         let then_shutdown = matches!(request, Request::Shutdown {});
         let result = match request {
             // The hot path: the result goes straight to JSON text.
-            Request::CallTool { server, tool, name, args, format, agent } => {
-                self.call_request(name, server, tool, args, format, agent.as_deref()).await
+            Request::CallTool { server, tool, name, args, format, agent, notices: wanted } => {
+                let options = match notices.filter(|_| wanted) {
+                    // Its questions still wait in the queue, and are told of at once.
+                    Some(notices) => CallOptions::default()
+                        .elicitor(Arc::new(questions::Noticing { queue: self.approvals.clone(), notices })),
+                    None => CallOptions::default(),
+                };
+                self.call_request(name, server, tool, args, format, agent.as_deref(), options).await
             }
             other => self.dispatch(other).await.map(|value| raw(&value)),
         };
@@ -134,6 +142,7 @@ impl Ops {
         args: Option<Value>,
         format: ResultFormat,
         agent: Option<&str>,
+        options: CallOptions,
     ) -> Result<Box<RawValue>, BridgeError> {
         let name = match (name, server, tool) {
             (Some(name), _, _) => name,
@@ -148,7 +157,7 @@ impl Ops {
                 return Err(BridgeError::new(Code::INVALID_REQUEST, message));
             }
         };
-        self.call(agent, &name, args.unwrap_or(Value::Null), format).await
+        self.call(agent, &name, args.unwrap_or(Value::Null), format, options).await
     }
 
     async fn call(
@@ -157,6 +166,7 @@ impl Ops {
         name: &str,
         args: Value,
         format: ResultFormat,
+        options: CallOptions,
     ) -> Result<Box<RawValue>, BridgeError> {
         if self.shutdown.is_triggered() {
             return Err(BridgeError::new(
@@ -173,16 +183,16 @@ impl Ops {
         match (format, scope) {
             (ResultFormat::Raw, scope) => {
                 let result = match scope {
-                    Some(scope) => scope.call_tool(name, args).await,
-                    None => self.warden.call_tool(name, args).await,
+                    Some(scope) => scope.call(name, args, options).await,
+                    None => self.warden.call(name, args, options).await,
                 };
                 Ok(serde_json::value::to_raw_value(&result.map_err(call_error)?)
                     .expect("a tool result always serialises"))
             }
             (ResultFormat::Text, scope) => {
                 let rendered = match scope {
-                    Some(scope) => scope.call_tool_text(name, args).await,
-                    None => self.warden.call_tool_text(name, args).await,
+                    Some(scope) => scope.call_text(name, args, options).await,
+                    None => self.warden.call_text(name, args, options).await,
                 };
                 let rendered = rendered.map_err(call_error)?;
                 Ok(raw(&json!({"text": rendered.text, "is_error": rendered.is_error})))

@@ -9,7 +9,8 @@
 //! `security.approval_timeout_secs` is cancelled.
 
 use serde_json::{json, Map, Value};
-use warden_actors::{ApprovalQueue, ElicitReply, QueueError};
+use tokio::sync::mpsc;
+use warden_actors::{ApprovalQueue, ElicitReply, ElicitationAnswer, ElicitationRequest, Elicitor, QueueError};
 use warden_protocol::{AnswerAction, BridgeError, BridgeErrorCode as Code};
 
 /// Who the log says answered.
@@ -54,5 +55,31 @@ pub(crate) fn answer(
         }
         Err(error @ QueueError::Refused { .. }) => Err(BridgeError::new(Code::ANSWER_REFUSED, error.to_string())),
         Err(error) => Err(BridgeError::new(Code::UNKNOWN_QUESTION, crate::advice::queue_error(&error))),
+    }
+}
+
+/// Where a connection's notice lines go, with the id of the request they
+/// are about.
+#[derive(Clone)]
+pub(crate) struct Notices {
+    pub(crate) lines: mpsc::UnboundedSender<String>,
+    pub(crate) id: Option<Value>,
+}
+
+/// The elicitor of a `call_tool` that asked for notices (`warden call`):
+/// the question waits in the queue like any other, and the caller is told
+/// at once — so a person at a terminal is asked in place, and a script sees
+/// on stderr what waits and the command that answers it.
+pub(crate) struct Noticing {
+    pub(crate) queue: ApprovalQueue,
+    pub(crate) notices: Notices,
+}
+
+impl Elicitor for Noticing {
+    fn elicit(&self, request: ElicitationRequest, answer: ElicitationAnswer) {
+        let notice = json!({"id": self.notices.id, "notice": request.to_json()});
+        self.queue.elicit(request, answer);
+        // A caller that left has nobody to tell; the question still waits.
+        let _ = self.notices.lines.send(format!("{notice}\n"));
     }
 }

@@ -18,6 +18,7 @@ fn the_seed_ops_keep_their_shapes() {
             args: Some(json!({"q": "x"})),
             format: ResultFormat::Raw,
             agent: None,
+            notices: false,
         }
     );
     assert_eq!(
@@ -96,6 +97,7 @@ fn calls_by_namespaced_name_and_text_results() {
             args: None,
             format: ResultFormat::Text,
             agent: Some("coder".into()),
+            notices: false,
         }
     );
     assert_eq!(

@@ -1,0 +1,111 @@
+//! A server's question met at the terminal during `warden call`.
+//!
+//! The daemon tells the call about a question of its server at once (a
+//! notice line, `call_tool` with `notices`). The question waits in the
+//! daemon's queue either way, so it can be answered from anywhere; what
+//! this file adds is where the person already is:
+//!
+//! - on a terminal, it asks in place: the server's message, then each
+//!   field with its title, what it takes, its default and choices (Enter
+//!   takes the default); `n` declines and `c` cancels at the first prompt.
+//!   The answer goes to the daemon on a second connection (`answer`); one
+//!   the daemon refuses (a value that does not fit) is said and asked
+//!   again. A URL is shown in full with the host it leads to; Warden never
+//!   opens it.
+//! - not on a terminal, it says on stderr at once what waits and the exact
+//!   `warden answer` command that answers it.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+
+use serde_json::{json, Map, Value};
+
+use crate::client::Client;
+use crate::daemon::lockfile::Lockfile;
+
+/// What happens to a notice the daemon sent for this call.
+pub(super) fn on_notice(lockfile: &Lockfile, notice: Value) {
+    if !std::io::stdin().is_terminal() {
+        eprint!("waiting for a person: {}", crate::render::question(&notice));
+        return;
+    }
+    let lockfile = lockfile.clone();
+    tokio::spawn(async move {
+        let Some(id) = notice["id"].as_u64() else { return };
+        loop {
+            let question = notice.clone();
+            let Ok(Some((action, content))) = tokio::task::spawn_blocking(move || ask(&question)).await else {
+                return; // stdin closed: the question waits for `warden answer`.
+            };
+            let request = json!({"op": "answer", "question": id.to_string(), "action": action, "content": content});
+            let answered = match Client::connect(lockfile.clone()).await {
+                Ok(mut client) => client.request(request).await.map(|_| ()).map_err(|error| error.to_string()),
+                Err(error) => Err(format!("cannot reach the daemon: {error}")),
+            };
+            match answered {
+                Ok(()) => return,
+                Err(problem) if problem.contains("was not answered") => eprintln!("  {problem}; try again"),
+                Err(problem) => return eprintln!("  {problem}"),
+            }
+        }
+    });
+}
+
+/// Asks at the terminal; the answer's action and content, or `None` when
+/// stdin ended.
+fn ask(question: &Value) -> Option<(&'static str, Option<Value>)> {
+    let server = question["server"].as_str().unwrap_or("?");
+    let during = question["tool"].as_str().map(|tool| format!(" (during {tool})")).unwrap_or_default();
+    eprintln!("server '{server}' asks{during}: {}", question["message"].as_str().unwrap_or(""));
+    if let Some(url) = question["url"].as_str() {
+        eprintln!(
+            "  open {url}\n  it leads to {} — check that; Warden does not open it",
+            question["host"].as_str().unwrap_or("?")
+        );
+        return Some(match read_line("  opened it? [Y]es / [n]o (decline) / [c]ancel: ")?.as_str() {
+            "n" | "no" => ("decline", None),
+            "c" | "cancel" => ("cancel", None),
+            _ => ("accept", Some(json!({}))),
+        });
+    }
+    match read_line("  answer it? [Y]es / [n]o (decline) / [c]ancel: ")?.as_str() {
+        "n" | "no" => return Some(("decline", None)),
+        "c" | "cancel" => return Some(("cancel", None)),
+        _ => {}
+    }
+    let mut content = Map::new();
+    for field in question["fields"].as_array().into_iter().flatten() {
+        let name = field["name"].as_str().unwrap_or("?");
+        let title = field["title"].as_str().unwrap_or(name);
+        let mut prompt = format!("  {title} ({})", field["expects"].as_str().unwrap_or("?"));
+        if let Some(description) = field["description"].as_str() {
+            prompt.push_str(&format!(" — {description}"));
+        }
+        match &field["default"] {
+            Value::Null if field["required"] == true => prompt.push_str(" [required]"),
+            Value::Null => {}
+            default => prompt.push_str(&format!(" [{default}]")),
+        }
+        let typed = read_line(&format!("{prompt}: "))?;
+        if typed.is_empty() {
+            continue; // The default, or nothing.
+        }
+        let value = if field["expects"].as_str().is_some_and(|expects| expects.starts_with("a list of")) {
+            Value::Array(typed.split(',').map(|item| Value::String(item.trim().to_string())).collect())
+        } else {
+            Value::String(typed)
+        };
+        content.insert(name.to_string(), value);
+    }
+    Some(("accept", Some(Value::Object(content))))
+}
+
+/// One line from stdin, trimmed; `None` at its end.
+fn read_line(prompt: &str) -> Option<String> {
+    eprint!("{prompt}");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line.trim().to_string()),
+    }
+}
