@@ -17,6 +17,13 @@
 //! When the server gave event ids, the reopened stream carries
 //! `Last-Event-ID` so the server can replay what was missed.
 //!
+//! It is opened right after `notifications/initialized` is accepted, and
+//! the messages queued behind that notification (discovery's `tools/list`)
+//! wait until the GET has its answer (at most [`FIRST_OPEN_WAIT`]): a
+//! server that answers a request with a priming event and closes expects
+//! the resume (`GET` + `Last-Event-ID`) after its `retry`, and finds the
+//! session's own stream already there rather than opened in the middle.
+//!
 //! The task ends when Warden closes the connection.
 
 use std::hash::{BuildHasher, Hasher};
@@ -32,6 +39,10 @@ use hyper::StatusCode;
 use super::stream::NoStream;
 use super::{error_chain, lock, Session};
 use crate::sse::SseParser;
+
+/// How long discovery waits for the GET stream's first answer: a server
+/// that never answers GET does not hold up its tools for longer.
+pub(super) const FIRST_OPEN_WAIT: Duration = Duration::from_secs(2);
 
 /// How one opening of the GET stream went.
 enum Outcome {
@@ -97,7 +108,9 @@ impl Session {
         if resume.session != session {
             *resume = Resume { session, last_event_id: None };
         }
-        match self.open_stream(resume.last_event_id.as_deref()).await {
+        let opened = self.open_stream(resume.last_event_id.as_deref()).await;
+        self.listen_opened.send_replace(true);
+        match opened {
             Ok(body) => self.read_events(body, resume).await,
             Err(NoStream { status: Some(StatusCode::METHOD_NOT_ALLOWED), .. }) => Outcome::NotOffered,
             Err(NoStream { problem, .. }) => Outcome::Failed(problem),

@@ -14,6 +14,7 @@ use bytes::Bytes;
 use tokio::sync::watch;
 
 use super::body::lock;
+use super::listen::FIRST_OPEN_WAIT;
 use super::session::{Kind, Session};
 use crate::jsonrpc::Message;
 use crate::transport::{Outbound, TransportError};
@@ -82,7 +83,10 @@ impl Outbound for HttpOutbound {
                 if let (Kind::Other { initialized: true }, None) = (&kind, session.legacy.get()) {
                     // The session is set up: the server may talk now (a
                     // legacy server talks on the stream it already has).
+                    // What is queued behind (discovery) waits for the GET.
                     session.start_listening();
+                    let mut opened = session.listen_opened.subscribe();
+                    let _ = tokio::time::timeout(FIRST_OPEN_WAIT, opened.wait_for(|opened| *opened)).await;
                 }
             };
             let abandoned = async {

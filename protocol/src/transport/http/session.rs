@@ -54,6 +54,9 @@ pub(super) struct Session {
     pub(super) renewal: tokio::sync::Mutex<Result<(), String>>,
     /// Set once the GET stream's task is started.
     pub(super) listening: AtomicBool,
+    /// Becomes true once the GET stream's first opening got its answer (a
+    /// stream, a 405, a failure): discovery waits for it.
+    pub(super) listen_opened: watch::Sender<bool>,
     /// The requests whose POSTs are running, to drop one when the actor
     /// cancels it.
     pub(super) in_flight: abandon::InFlight,
@@ -97,6 +100,7 @@ pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<(Arc<Session
         epoch: AtomicU64::new(0),
         renewal: tokio::sync::Mutex::new(Ok(())),
         listening: AtomicBool::new(false),
+        listen_opened: watch::Sender::new(false),
         in_flight: abandon::InFlight::default(),
         legacy: OnceLock::new(),
     });
