@@ -46,13 +46,14 @@ use tokio::sync::watch;
 use warden_protocol::{json_kind, CallToolResult};
 
 use crate::approver::Approver;
-use crate::client_features::AskContext;
+use crate::client_features::{AskContext, ClientFeatures, During};
 use crate::elicitor::Elicitor;
 use crate::error::CallError;
 use crate::policy_gate::{GateMsg, GateView};
 use crate::policy_rules::PolicyRules;
 use crate::progress::ProgressSink;
 use crate::registry::Snapshot;
+use crate::server_actor::fresh_ticket;
 
 pub(crate) mod admit;
 mod attempt;
@@ -192,6 +193,8 @@ pub(crate) struct CallPath {
     pub(crate) gate: ActorRef<GateMsg>,
     /// What the gate last published.
     pub(crate) gate_view: watch::Receiver<Arc<GateView>>,
+    /// Who asks the person what servers need (a URL opened, for one).
+    pub(crate) client: Arc<ClientFeatures>,
 }
 
 impl CallPath {
@@ -239,10 +242,21 @@ impl CallPath {
         admit::admit(&rules, &view, &self.gate, &called, &arguments, &policy).await?;
         let Value::Object(arguments) = arguments else { unreachable!("made an object above") };
 
-        // 3. Attempt.
+        // 3. Attempt; a server that needs a URL opened first (-32042) has
+        // the person asked, and the call made again once.
         let asks = options.ask_context(caller);
         let attempt = attempt::Attempt { name, server: &server, settings: &settings, options: &options, asks };
-        let result = attempt::run(&self.snapshot, attempt, arguments).await?;
+        let result = match attempt::run(&self.snapshot, attempt.again(), &arguments).await {
+            Err(CallError::UrlElicitationRequired { server, name, message, elicitations }) => {
+                tracing::info!(server = %server, tool = %name, "the server needs a URL opened first: {message}");
+                let during = During { tool: name.clone(), ticket: fresh_ticket(), context: attempt.asks.clone() };
+                if let Err(outcome) = self.client.open_urls(&server, during, &elicitations).await {
+                    return Err(CallError::UrlElicitationNotDone { server, name, outcome });
+                }
+                attempt::run(&self.snapshot, attempt, &arguments).await?
+            }
+            other => other?,
+        };
 
         // 4. Police.
         Ok(police::police_result(&rules, &policy, name, result))

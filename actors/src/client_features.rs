@@ -260,6 +260,36 @@ impl ClientFeatures {
         Ok((question, elicitor, permit))
     }
 
+    /// A server answered a call "URL elicitation required" (-32042): each
+    /// URL it named is put to the person like a URL question. `Ok` once
+    /// every one was accepted (the caller then calls again); `Err` says
+    /// which was not, and why.
+    pub(crate) async fn open_urls(&self, server: &str, during: During, elicitations: &[Value]) -> Result<(), String> {
+        if elicitations.is_empty() {
+            return Err("the server named no URL to open".into());
+        }
+        for elicitation in elicitations {
+            let mut params = elicitation.clone();
+            params["mode"] = json!("url");
+            let (question, elicitor, _permit) = self
+                .admit_question(server, Some(&params), Some(&during))
+                .map_err(|(_, problem)| format!("Warden could not ask the person: {problem}"))?;
+            let url = match &question {
+                ElicitRequest::Url { url, .. } => url.clone(),
+                ElicitRequest::Form { .. } => unreachable!("asked as mode url"),
+            };
+            let during = During { tool: during.tool.clone(), ticket: during.ticket, context: during.context.clone() };
+            match self.elicit(elicitor, server, question, Some(during)).await {
+                ElicitReply::Accept(_) => {}
+                ElicitReply::Decline => return Err(format!("the person declined to open {url}")),
+                ElicitReply::Cancel => {
+                    return Err(format!("the person did not open {url} (cancelled or not answered)"))
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The call's own elicitor if it can answer this mode, else the host's.
     fn elicitor_for(&self, question: &ElicitRequest, during: Option<&During>) -> Option<Arc<dyn Elicitor>> {
         let own = during.and_then(|call| call.context.as_ref()).and_then(|context| context.elicitor.clone());

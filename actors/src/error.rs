@@ -85,6 +85,30 @@ pub enum CallError {
         /// The server's message.
         message: String,
     },
+    /// The server needs the person to open a URL first (-32042, "URL
+    /// elicitation required"); Warden asks and, when they did, calls again
+    /// once. The caller sees this only when that retry asks again.
+    #[error("server '{server}' needs a URL opened before '{name}' can run: {message}")]
+    UrlElicitationRequired {
+        /// The server.
+        server: String,
+        /// The tool.
+        name: String,
+        /// The server's message.
+        message: String,
+        /// The URL elicitations it asked for (`error.data.elicitations`).
+        elicitations: Vec<serde_json::Value>,
+    },
+    /// The server needed a URL opened and the person did not.
+    #[error("server '{server}' needs a URL opened before '{name}' can run, and {outcome}")]
+    UrlElicitationNotDone {
+        /// The server.
+        server: String,
+        /// The tool.
+        name: String,
+        /// What happened, in words ("the person declined to open https://…").
+        outcome: String,
+    },
     /// The server's answer is not a `tools/call` result.
     #[error("server '{server}' answered '{name}' with something that is not a tool result: {problem}")]
     BadResult {

@@ -55,6 +55,9 @@ impl ErrorCode {
     pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
     /// The peer failed internally.
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// MCP 2025-11-25: the request needs URL elicitations completed first
+    /// (`data.elicitations`).
+    pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
     /// Warden's own, never sent by a peer: the answer was over the size
     /// limit and was not read (made by the transport for the request it
     /// answered).

@@ -72,11 +72,18 @@ pub(super) struct Attempt<'a> {
     pub(super) asks: Option<Arc<AskContext>>,
 }
 
+impl Attempt<'_> {
+    /// The same call again (after the person did what the server needed).
+    pub(super) fn again(&self) -> Self {
+        Attempt { asks: self.asks.clone(), ..*self }
+    }
+}
+
 /// Runs the call with `arguments` until it has an outcome.
 pub(super) async fn run(
     snapshots: &watch::Receiver<Arc<Snapshot>>,
     attempt: Attempt<'_>,
-    arguments: Map<String, Value>,
+    arguments: &Map<String, Value>,
 ) -> Result<CallToolResult, CallError> {
     let Attempt { name, server, settings, options, asks } = attempt;
     let deadline = Instant::now() + settings.call_timeout;
@@ -101,10 +108,10 @@ pub(super) async fn run(
                         })
                     }
                 };
-                primitive_tools::run(wrapper, &arguments, settings.output_limit, request).await
+                primitive_tools::run(wrapper, arguments, settings.output_limit, request).await
             }
             None => {
-                let call = tool_call(name, &target.tool, &arguments, options, deadline, settings.call_timeout);
+                let call = tool_call(name, &target.tool, arguments, options, deadline, settings.call_timeout);
                 let call = ToolCall { asks: asks.clone(), ..call };
                 // Decoded here, in the caller's task, not in the actor that
                 // every call to this server passes through.

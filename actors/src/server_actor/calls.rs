@@ -181,6 +181,21 @@ impl ServerActorState {
             ErrorCode::ANSWER_TOO_LARGE => {
                 CallError::AnswerTooLarge { server: self.name.clone(), name, detail: error.message }
             }
+            ErrorCode::URL_ELICITATION_REQUIRED => {
+                let elicitations = error
+                    .data
+                    .as_ref()
+                    .and_then(|data| data.get("elicitations"))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                CallError::UrlElicitationRequired {
+                    server: self.name.clone(),
+                    name,
+                    message: error.message,
+                    elicitations,
+                }
+            }
             code => CallError::Server { server: self.name.clone(), name, code: code.0, message: error.message },
         });
         let _ = call.reply.send(result);

@@ -47,6 +47,12 @@ impl ServerActorState {
             "notifications/progress" => return self.forward_progress(notification.params),
             "notifications/message" => self.log_server_message(notification.params.as_ref()),
             "notifications/cancelled" => return self.server_cancelled(notification.params.as_ref()),
+            "notifications/elicitation/complete" => {
+                // Warden calls again as soon as the person accepted the URL;
+                // the server's word that the flow ended is for the log.
+                let id = notification.params.as_ref().and_then(|params| params.get("elicitationId")).cloned();
+                return tracing::info!(server = %self.name, elicitation = ?id, "the server says a URL elicitation is complete");
+            }
             method if RELAYED.contains(&method) => {}
             method => return tracing::trace!(server = %self.name, method, "notification ignored"),
         }

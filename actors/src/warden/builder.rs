@@ -231,7 +231,8 @@ async fn spawn(
             }
         }
     };
-    let path = CallPath { snapshot, slots: watch::Sender::new(Arc::new(slots)), rules, gate, gate_view };
+    let slots = watch::Sender::new(Arc::new(slots));
+    let path = CallPath { snapshot, slots, rules, gate, gate_view, client: client.clone() };
     let core = Core {
         path,
         hub,
