@@ -27,9 +27,14 @@ fn home(label: &str, extra: &str) -> Home {
     home
 }
 
-/// Runs the asking client with `mode`, `target`, `extra`; returns its JSON line.
+/// Runs the Python SDK's asking client with `mode`, `target`, `extra`;
+/// returns its JSON line.
 fn run_client(home: &Home, mode: &str, target: &str, extra: &str) -> Value {
-    let (program, mut args) = python_server_command(&python_script("ask_client.py"));
+    run(home, python_server_command(&python_script("ask_client.py")), mode, target, extra)
+}
+
+/// Runs a client `program` + `args` with `mode`, `target`, `extra`.
+fn run(home: &Home, (program, mut args): (String, Vec<String>), mode: &str, target: &str, extra: &str) -> Value {
     args.extend([mode.to_string(), target.to_string(), extra.to_string()]);
     let output = Command::new(program)
         .args(&args)
@@ -88,6 +93,18 @@ fn the_client_is_asked_on_its_calls_stream_over_the_http_front() {
     let status = home.warden(&["status", "--json"]);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
     let seen = run_client(&home, "http", &format!("http://127.0.0.1:{port}/mcp"), TOKEN);
+    assert_relayed(&seen);
+    // The TypeScript SDK's client, on the same daemon.
+    let node = warden_tests::real_servers::node_script("ask_client.mjs");
+    let seen = run(&home, node, "http", &format!("http://127.0.0.1:{port}/mcp"), TOKEN);
+    assert_relayed(&seen);
+}
+
+#[test]
+fn the_typescript_sdk_client_is_asked_through_warden_mcp() {
+    let home = home("asking-ts", "");
+    let node = warden_tests::real_servers::node_script("ask_client.mjs");
+    let seen = run(&home, node, "stdio", env!("CARGO_BIN_EXE_warden"), &warden_args(&home, &["mcp", "--no-daemon"]));
     assert_relayed(&seen);
 }
 
