@@ -46,7 +46,7 @@ use tokio::sync::watch;
 use warden_protocol::{json_kind, CallToolResult};
 
 use crate::approver::Approver;
-use crate::client_features::{AskContext, ClientFeatures, During};
+use crate::client_features::{AskContext, ClientFeatures, ClientRoots, During};
 use crate::elicitor::Elicitor;
 use crate::error::CallError;
 use crate::policy_gate::{GateMsg, GateView};
@@ -80,6 +80,17 @@ pub struct CallOptions {
     progress: Option<ProgressSink>,
     elicitor: Option<CallElicitor>,
     approver: Option<CallApprover>,
+    roots: Option<CallRoots>,
+}
+
+/// A call's own roots (a newtype for `Debug`).
+#[derive(Clone)]
+struct CallRoots(Arc<dyn ClientRoots>);
+
+impl std::fmt::Debug for CallRoots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallRoots")
+    }
 }
 
 /// A call's own approver (a newtype for `Debug`).
@@ -139,13 +150,22 @@ impl CallOptions {
         self
     }
 
+    /// Tells the call's server `roots` when it asks for roots during the
+    /// call, instead of the configured ones: how a front passes on its
+    /// client's own roots (to servers told Warden has roots).
+    pub fn client_roots(mut self, roots: Arc<dyn ClientRoots>) -> CallOptions {
+        self.roots = Some(CallRoots(roots));
+        self
+    }
+
     /// What the call's server requests are answered with.
     fn ask_context(&self, caller: Caller<'_>) -> Option<Arc<AskContext>> {
-        if caller.is_none() && self.elicitor.is_none() {
+        if caller.is_none() && self.elicitor.is_none() && self.roots.is_none() {
             return None;
         }
         let elicitor = self.elicitor.as_ref().map(|elicitor| elicitor.0.clone());
-        Some(Arc::new(AskContext { agent: caller.map(str::to_string), elicitor }))
+        let roots = self.roots.as_ref().map(|roots| roots.0.clone());
+        Some(Arc::new(AskContext { agent: caller.map(str::to_string), elicitor, roots }))
     }
 }
 

@@ -48,6 +48,9 @@ use throttle::{Kind, Throttle};
 /// How a server's request is answered: the actor's own cast back to itself.
 pub(crate) type Reply = Box<dyn FnOnce(Message) + Send>;
 
+/// How long a calling client may take to list its roots.
+const CLIENT_ROOTS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Numbers for what waits for a person — approval requests and questions
 /// share them, so `warden answer 7` names one thing. One per Warden.
 #[derive(Debug, Clone)]
@@ -63,6 +66,14 @@ impl WaitIds {
     }
 }
 
+/// A caller's own roots, fetched when a server asks during its call (a
+/// front client that declared `roots`: Warden asks it `roots/list`).
+pub trait ClientRoots: Send + Sync + 'static {
+    /// The roots as `roots/list` lists them (`{uri, name?}` objects), or
+    /// why they could not be had.
+    fn roots(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<Value>, String>> + Send>>;
+}
+
 /// What a call carries for the requests its server may make while it runs.
 #[derive(Clone, Default)]
 pub(crate) struct AskContext {
@@ -70,6 +81,8 @@ pub(crate) struct AskContext {
     pub(crate) agent: Option<String>,
     /// Who answers its questions before the host does.
     pub(crate) elicitor: Option<Arc<dyn Elicitor>>,
+    /// Its caller's own roots, told instead of the configured ones.
+    pub(crate) roots: Option<Arc<dyn ClientRoots>>,
 }
 
 impl std::fmt::Debug for AskContext {
@@ -172,11 +185,41 @@ impl ClientFeatures {
         let id = request.id.clone();
         let (code, message) = match request.method.as_str() {
             "roots/list" if self.roots.borrow().declared_for(server) => {
-                let roots = self.roots.borrow().for_server(server);
-                let tool = during.as_ref().map(|call| call.tool.as_str());
-                tracing::info!(server, tool, count = roots.len(), "roots listed");
-                reply(Message::result(id, json!({ "roots": roots })));
-                return None;
+                let configured = self.roots.borrow().for_server(server);
+                let tool = during.as_ref().map(|call| call.tool.clone());
+                let own =
+                    during.as_ref().and_then(|call| call.context.as_ref()).and_then(|context| context.roots.clone());
+                let Some(own) = own else {
+                    tracing::info!(server, tool, count = configured.len(), "roots listed (the configured ones)");
+                    reply(Message::result(id, json!({ "roots": configured })));
+                    return None;
+                };
+                // The calling client's own roots, asked of it now; never
+                // another client's, and the configured ones if it fails.
+                let server = server.to_string();
+                let task = tokio::spawn(async move {
+                    let roots = match tokio::time::timeout(CLIENT_ROOTS_WAIT, own.roots()).await {
+                        Ok(Ok(roots)) => {
+                            tracing::info!(server, tool, count = roots.len(), "roots listed (the calling client's)");
+                            json!(roots)
+                        }
+                        Ok(Err(problem)) => {
+                            tracing::warn!(server, tool, "the calling client's roots could not be had ({problem}); the configured ones were told");
+                            json!(configured)
+                        }
+                        Err(_) => {
+                            tracing::warn!(
+                                server,
+                                tool,
+                                "the calling client did not list its roots within {} s; the configured ones were told",
+                                CLIENT_ROOTS_WAIT.as_secs()
+                            );
+                            json!(configured)
+                        }
+                    };
+                    reply(Message::result(id, json!({ "roots": roots })));
+                });
+                return Some(task.abort_handle());
             }
             "elicitation/create" => match self.admit_question(server, request.params.as_ref(), during.as_ref()) {
                 Ok((question, elicitor, permit)) => {

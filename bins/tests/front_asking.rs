@@ -145,3 +145,30 @@ fn a_call_that_needs_approval_asks_its_own_client_once_for_the_session_or_denied
     let denied = seen["pid"].as_str().unwrap();
     assert!(denied.contains("denied by the client: not now"), "{denied}");
 }
+
+#[test]
+fn a_server_asking_for_roots_during_a_clients_call_is_told_that_clients_own_and_no_one_elses() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let home = home(
+        "asking-roots",
+        &format!("roots = [\"/srv/default\"]\n\n[front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n"),
+    );
+    // Top-level `roots` must come before any table: move it to the top.
+    let text = std::fs::read_to_string(&home.config).unwrap().replace("roots = [\"/srv/default\"]\n", "");
+    std::fs::write(&home.config, format!("roots = [\"/srv/default\"]\n{text}")).unwrap();
+    let status = home.warden(&["status", "--json"]);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let client = |roots: &str| {
+        let (program, mut args) = python_server_command(&python_script("roots_client.py"));
+        args.extend([url.clone(), TOKEN.to_string(), roots.to_string()]);
+        let output = Command::new(program).args(&args).output().expect("the client runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+        assert!(output.status.success(), "the client failed: {stdout}\n{}", stderr(&output));
+        serde_json::from_str::<Value>(stdout.lines().last().unwrap_or_default()).unwrap()
+    };
+    let with_roots = client(r#"["file:///client/a", "file:///client/b"]"#);
+    assert_eq!(with_roots, json!({"roots": "file:///client/a\nfile:///client/b", "asked": 1}));
+    let without = client("null");
+    assert_eq!(without, json!({"roots": "file:///srv/default", "asked": 0}), "never the other client's roots");
+}

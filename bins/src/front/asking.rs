@@ -108,8 +108,20 @@ pub(super) async fn put_question(
     params: Value,
     abandoned: impl std::future::Future<Output = ()>,
 ) -> Option<ClientAnswer> {
+    ask_client(session, reply, "elicitation/create", params, abandoned).await
+}
+
+/// Sends the request `method` with `params` to the client and waits for
+/// its answer, as [`put_question`] does.
+pub(super) async fn ask_client(
+    session: &Session,
+    reply: &Outbox,
+    method: &str,
+    params: Value,
+    abandoned: impl std::future::Future<Output = ()>,
+) -> Option<ClientAnswer> {
     let (id, response) = session.ask();
-    let message = json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params});
+    let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     if reply.send(message).await.is_err() {
         session.forget(&id);
         return None;
@@ -184,5 +196,30 @@ impl Elicitor for LoneClient {
             return;
         };
         tokio::spawn(relay(session, reply, request, answer));
+    }
+}
+
+/// A front client's own roots, asked of it (`roots/list`, on the call's
+/// reply path) when a server asks for roots during that client's call.
+pub(super) struct RootsOfClient {
+    pub(super) session: Session,
+    pub(super) reply: Outbox,
+}
+
+impl warden_actors::ClientRoots for RootsOfClient {
+    fn roots(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<Value>, String>> + Send>> {
+        let (session, reply) = (self.session.clone(), self.reply.clone());
+        Box::pin(async move {
+            let answer = ask_client(&session, &reply, "roots/list", json!({}), std::future::pending()).await;
+            match answer {
+                Some(Ok(result)) => result
+                    .get("roots")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .ok_or_else(|| "the client's roots/list answer has no `roots` list".to_string()),
+                Some(Err(error)) => Err(format!("the client refused roots/list: {error}")),
+                None => Err("the client's stream is gone".into()),
+            }
+        })
     }
 }

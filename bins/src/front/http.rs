@@ -300,10 +300,10 @@ impl HttpFront {
         let request_id = message.get("id").cloned();
         // A stream when something may come before the answer: progress the
         // client asked for, or a question a call's server may ask a client
-        // that can answer (sent on this request's stream, as it belongs to it).
+        // that can answer, or its roots asked of it (sent on this request's
+        // stream, as it belongs to it).
         let progress = message.pointer("/params/_meta/progressToken").is_some()
-            || (message.get("method").and_then(Value::as_str) == Some("tools/call")
-                && http.session.elicitation() != warden_actors::ElicitModes::default());
+            || (message.get("method").and_then(Value::as_str) == Some("tools/call") && http.session.may_be_asked());
         let (outbox, answers) = mpsc::channel(64);
         let outbox_of_stream = outbox.clone();
         match http.session.receive(message, outbox) {

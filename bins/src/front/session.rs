@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use warden_actors::{CallError, CallOptions, CallToolResult, ElicitModes, ServerState};
 use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
-use super::asking::{AskClient, Asked, ClientAnswer, ClientElicitor};
+use super::asking::{AskClient, Asked, ClientAnswer, ClientElicitor, RootsOfClient};
 use super::client_approver::ClientApprover;
 use super::view::View;
 
@@ -85,6 +85,9 @@ pub(super) struct State {
     closed: bool,
     /// The elicitation modes the client declared at `initialize`.
     pub(super) elicitation: ElicitModes,
+    /// The client declared `roots`: servers asking during its calls are
+    /// told its own.
+    pub(super) roots: bool,
     /// Warden's own requests to the client, waiting for its answers.
     asked: Asked,
     /// Tools the client approved for this session, until when (`None`: the
@@ -116,6 +119,13 @@ impl Session {
     /// The elicitation modes its client declared.
     pub(crate) fn elicitation(&self) -> ElicitModes {
         self.state().elicitation
+    }
+
+    /// Whether Warden may ask its client something during a call (it
+    /// declared elicitation or roots).
+    pub(crate) fn may_be_asked(&self) -> bool {
+        let state = self.state();
+        state.elicitation != ElicitModes::default() || state.roots
     }
 
     /// The view this session serves, for logs.
@@ -281,6 +291,7 @@ impl Session {
             let mut state = self.state();
             state.version = Some(version.to_string());
             state.elicitation = declared;
+            state.roots = params.pointer("/capabilities/roots").is_some();
         }
         let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("an unnamed client");
         tracing::info!(session = %self.who(), client, version, "front session initialized");
@@ -357,6 +368,11 @@ impl Session {
         if modes != ElicitModes::default() {
             let elicitor = ClientElicitor { session: Arc::new(self.clone()), reply: reply.clone(), modes };
             options = options.elicitor(Arc::new(elicitor));
+        }
+        // Its own roots, when it has them, to servers asking during its calls.
+        if self.state().roots {
+            options =
+                options.client_roots(Arc::new(RootsOfClient { session: Arc::new(self.clone()), reply: reply.clone() }));
         }
         // So are approvals its calls need, when it can answer a form.
         if modes.form {
