@@ -29,9 +29,12 @@ use super::asking::{AskClient, Asked, ClientAnswer, ClientElicitor, RootsOfClien
 use super::client_approver::ClientApprover;
 use super::view::View;
 
-mod progress;
 use super::{Front, LogLevel, TOOLS_PAGE};
+
+mod progress;
+mod registered;
 use progress::relay_progress;
+use registered::Registered;
 
 /// Where a session's messages to the client go.
 pub(crate) type Outbox = mpsc::Sender<Value>;
@@ -450,23 +453,6 @@ impl AskClient for Session {
 
     fn approve(&self, tool: &str, until: Option<std::time::Instant>) {
         self.state().approved.insert(tool.to_string(), until);
-    }
-}
-
-/// Takes a request out of the running set when its answer is made or its
-/// future dropped (the client went away).
-struct Registered {
-    session: Session,
-    key: String,
-    serial: u64,
-}
-
-impl Drop for Registered {
-    fn drop(&mut self) {
-        let mut state = self.session.state();
-        if state.running.get(&self.key).is_some_and(|(serial, _)| *serial == self.serial) {
-            state.running.remove(&self.key);
-        }
     }
 }
 
