@@ -46,7 +46,7 @@ use tokio::sync::watch;
 use warden_protocol::{json_kind, CallToolResult};
 
 use crate::approver::Approver;
-use crate::client_features::{AskContext, ClientFeatures, ClientRoots, During};
+use crate::client_features::{AskContext, CallingClient, ClientFeatures, During};
 use crate::elicitor::Elicitor;
 use crate::error::CallError;
 use crate::policy_gate::{GateMsg, GateView};
@@ -80,16 +80,16 @@ pub struct CallOptions {
     progress: Option<ProgressSink>,
     elicitor: Option<CallElicitor>,
     approver: Option<CallApprover>,
-    roots: Option<CallRoots>,
+    client: Option<CallClient>,
 }
 
-/// A call's own roots (a newtype for `Debug`).
+/// The calling client (a newtype for `Debug`).
 #[derive(Clone)]
-struct CallRoots(Arc<dyn ClientRoots>);
+struct CallClient(Arc<dyn CallingClient>);
 
-impl std::fmt::Debug for CallRoots {
+impl std::fmt::Debug for CallClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CallRoots")
+        write!(f, "CallClient({:?})", self.0.offers())
     }
 }
 
@@ -150,22 +150,23 @@ impl CallOptions {
         self
     }
 
-    /// Tells the call's server `roots` when it asks for roots during the
-    /// call, instead of the configured ones: how a front passes on its
-    /// client's own roots (to servers told Warden has roots).
-    pub fn client_roots(mut self, roots: Arc<dyn ClientRoots>) -> CallOptions {
-        self.roots = Some(CallRoots(roots));
+    /// The client the call is made for: a server asking for roots during
+    /// the call is told the client's own (if it offers roots), and a
+    /// server's sampling request goes to the client's model (if it offers
+    /// sampling) — how a front passes on its client's roots and model.
+    pub fn calling_client(mut self, client: Arc<dyn CallingClient>) -> CallOptions {
+        self.client = Some(CallClient(client));
         self
     }
 
     /// What the call's server requests are answered with.
     fn ask_context(&self, caller: Caller<'_>) -> Option<Arc<AskContext>> {
-        if caller.is_none() && self.elicitor.is_none() && self.roots.is_none() {
+        if caller.is_none() && self.elicitor.is_none() && self.client.is_none() {
             return None;
         }
         let elicitor = self.elicitor.as_ref().map(|elicitor| elicitor.0.clone());
-        let roots = self.roots.as_ref().map(|roots| roots.0.clone());
-        Some(Arc::new(AskContext { agent: caller.map(str::to_string), elicitor, roots }))
+        let client = self.client.as_ref().map(|client| client.0.clone());
+        Some(Arc::new(AskContext { agent: caller.map(str::to_string), elicitor, client }))
     }
 }
 

@@ -66,12 +66,28 @@ impl WaitIds {
     }
 }
 
-/// A caller's own roots, fetched when a server asks during its call (a
-/// front client that declared `roots`: Warden asks it `roots/list`).
-pub trait ClientRoots: Send + Sync + 'static {
-    /// The roots as `roots/list` lists them (`{uri, name?}` objects), or
-    /// why they could not be had.
-    fn roots(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<Value>, String>> + Send>>;
+/// What a calling client declared it answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientOffers {
+    /// `roots`: its own roots are told to servers asking during its calls.
+    pub roots: bool,
+    /// `sampling`: servers' sampling requests during its calls go to it.
+    pub sampling: bool,
+}
+
+/// The client a call is made for, when Warden can ask it things during
+/// the call — a front client: its roots, its model. Its answers stand in
+/// for the configured ones for requests tied to its own calls only.
+pub trait CallingClient: Send + Sync + 'static {
+    /// What it declared.
+    fn offers(&self) -> ClientOffers;
+    /// Sends it the request `method` with `params`: its result, or its
+    /// error (or why it could not be asked, as an error).
+    fn ask(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, ErrorObject>> + Send>>;
 }
 
 /// What a call carries for the requests its server may make while it runs.
@@ -81,8 +97,8 @@ pub(crate) struct AskContext {
     pub(crate) agent: Option<String>,
     /// Who answers its questions before the host does.
     pub(crate) elicitor: Option<Arc<dyn Elicitor>>,
-    /// Its caller's own roots, told instead of the configured ones.
-    pub(crate) roots: Option<Arc<dyn ClientRoots>>,
+    /// The client it is made for, asked for its roots and model.
+    pub(crate) client: Option<Arc<dyn CallingClient>>,
 }
 
 impl std::fmt::Debug for AskContext {
@@ -123,6 +139,9 @@ pub(crate) struct ClientFeatures {
     throttle: Throttle,
     /// The `[sampling]` model, when configured.
     sampler: Option<Sampler>,
+    /// The servers that may sample (`[sampling] servers`): through the
+    /// calling client when it can, else the model.
+    sampling_servers: Vec<String>,
 }
 
 impl ClientFeatures {
@@ -131,10 +150,34 @@ impl ClientFeatures {
         roots: RootsTable,
         rules: Box<dyn AskPolicy>,
         ids: WaitIds,
-        sampler: Option<Sampler>,
+        sampling: (Option<Sampler>, Vec<String>),
     ) -> ClientFeatures {
         let roots = watch::Sender::new(Arc::new(roots));
-        ClientFeatures { elicitor, roots, rules, ids, throttle: Throttle::default(), sampler }
+        let (sampler, sampling_servers) = sampling;
+        ClientFeatures { elicitor, roots, rules, ids, throttle: Throttle::default(), sampler, sampling_servers }
+    }
+
+    /// One sampling request of a listed server: to the calling client's
+    /// model when it offers one (its own person in the loop; texts
+    /// redacted), else to the `[sampling]` endpoint.
+    async fn sample(&self, server: &str, params: Option<Value>, during: Option<&During>) -> Result<Value, ErrorObject> {
+        if let Some(client) = calling_client(during).filter(|client| client.offers().sampling) {
+            let tool = during.map(|call| call.tool.as_str());
+            tracing::info!(server, tool, "a server's sampling request relayed to the calling client");
+            let params =
+                sampling::redacted_params(params.unwrap_or_else(|| json!({})), &|text| self.rules.redact(text));
+            return client.ask("sampling/createMessage", params).await;
+        }
+        match &self.sampler {
+            Some(sampler) => sampler
+                .sample(&*self.rules, server, params.as_ref(), during)
+                .await
+                .map_err(|(code, message)| ErrorObject::new(code, message)),
+            None => Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "Warden has no model for this request: no [sampling] endpoint is configured and the calling client offers none",
+            )),
+        }
     }
 
     /// The PolicyGate, which sampling approvals go through (it starts
@@ -152,7 +195,7 @@ impl ClientFeatures {
         if let Some(elicitation) = self.elicitor.as_ref().and_then(|elicitor| elicitor.modes().capability()) {
             capabilities.insert("elicitation".into(), elicitation);
         }
-        if self.sampler.as_ref().is_some_and(|sampler| sampler.serves(server)) {
+        if self.sampling_servers.iter().any(|name| name == server) {
             capabilities.insert("sampling".into(), json!({}));
         }
         if self.roots.borrow().declared_for(server) {
@@ -187,8 +230,7 @@ impl ClientFeatures {
             "roots/list" if self.roots.borrow().declared_for(server) => {
                 let configured = self.roots.borrow().for_server(server);
                 let tool = during.as_ref().map(|call| call.tool.clone());
-                let own =
-                    during.as_ref().and_then(|call| call.context.as_ref()).and_then(|context| context.roots.clone());
+                let own = calling_client(during.as_ref()).filter(|client| client.offers().roots);
                 let Some(own) = own else {
                     tracing::info!(server, tool, count = configured.len(), "roots listed (the configured ones)");
                     reply(Message::result(id, json!({ "roots": configured })));
@@ -198,10 +240,20 @@ impl ClientFeatures {
                 // another client's, and the configured ones if it fails.
                 let server = server.to_string();
                 let task = tokio::spawn(async move {
-                    let roots = match tokio::time::timeout(CLIENT_ROOTS_WAIT, own.roots()).await {
+                    let asked = own.ask("roots/list", json!({}));
+                    let listed = match tokio::time::timeout(CLIENT_ROOTS_WAIT, asked).await {
+                        Ok(Ok(result)) => match result.get("roots").filter(|roots| roots.is_array()) {
+                            Some(roots) => Ok(Ok(roots.clone())),
+                            None => Ok(Err("its answer has no `roots` list".to_string())),
+                        },
+                        Ok(Err(error)) => Ok(Err(format!("it answered {}", error.message))),
+                        Err(elapsed) => Err(elapsed),
+                    };
+                    let roots = match listed {
                         Ok(Ok(roots)) => {
-                            tracing::info!(server, tool, count = roots.len(), "roots listed (the calling client's)");
-                            json!(roots)
+                            let count = roots.as_array().map_or(0, Vec::len);
+                            tracing::info!(server, tool, count, "roots listed (the calling client's)");
+                            roots
                         }
                         Ok(Err(problem)) => {
                             tracing::warn!(server, tool, "the calling client's roots could not be had ({problem}); the configured ones were told");
@@ -234,7 +286,7 @@ impl ClientFeatures {
                 }
                 Err(refusal) => refusal,
             },
-            "sampling/createMessage" if self.sampler.as_ref().is_some_and(|sampler| sampler.serves(server)) => {
+            "sampling/createMessage" if self.sampling_servers.iter().any(|name| name == server) => {
                 let ticket = during.as_ref().map(|call| call.ticket);
                 match self.throttle.admit(server, ticket, Kind::Sampling) {
                     Ok(permit) => {
@@ -242,14 +294,12 @@ impl ClientFeatures {
                         let server = server.to_string();
                         let task = tokio::spawn(async move {
                             let _permit = permit;
-                            let sampler = this.sampler.as_ref().expect("checked above");
-                            let outcome =
-                                sampler.sample(&*this.rules, &server, request.params.as_ref(), during.as_ref());
-                            reply(match outcome.await {
+                            let outcome = this.sample(&server, request.params, during.as_ref()).await;
+                            reply(match outcome {
                                 Ok(result) => Message::result(id, result),
-                                Err((code, message)) => {
-                                    tracing::warn!(server, "a sampling request failed: {message}");
-                                    Message::error(id, ErrorObject::new(code, message))
+                                Err(error) => {
+                                    tracing::warn!(server, "a sampling request failed: {}", error.message);
+                                    Message::error(id, error)
                                 }
                             });
                         });
@@ -258,13 +308,9 @@ impl ClientFeatures {
                     Err(limit) => (ErrorCode::INVALID_REQUEST, limit),
                 }
             }
-            "sampling/createMessage" if self.sampler.is_some() => (
-                ErrorCode::METHOD_NOT_FOUND,
-                format!("server '{server}' may not sample: add it to `[sampling] servers` to let it"),
-            ),
             "sampling/createMessage" => (
                 ErrorCode::METHOD_NOT_FOUND,
-                "Warden does not offer sampling: no model is configured for servers to use".into(),
+                format!("server '{server}' may not sample: add it to `[sampling] servers` to let it"),
             ),
             "roots/list" => {
                 (ErrorCode::METHOD_NOT_FOUND, "Warden has no roots for this server (set `roots` in the config)".into())
@@ -398,4 +444,9 @@ fn redacted(rules: &dyn AskPolicy, mut question: ElicitRequest) -> ElicitRequest
         }
     }
     question
+}
+
+/// The client the call `during` is made for, if Warden can ask it.
+fn calling_client(during: Option<&During>) -> Option<Arc<dyn CallingClient>> {
+    during.and_then(|call| call.context.as_ref()).and_then(|context| context.client.clone())
 }

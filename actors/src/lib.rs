@@ -74,7 +74,7 @@ pub use approver::{
 pub use call::describe::DESCRIBE_TOOL;
 pub use call::forward::ServerRequest;
 pub use call::CallOptions;
-pub use client_features::{ClientRoots, Root};
+pub use client_features::{CallingClient, ClientOffers, Root};
 pub use elicitor::{ActorElicitor, ElicitationAnswer, ElicitationRequest, Elicitor, Refused};
 // The config a host loads to start Warden (the whole schema is `warden_config`).
 pub use error::{CallError, GrantError};

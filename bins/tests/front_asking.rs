@@ -172,3 +172,30 @@ fn a_server_asking_for_roots_during_a_clients_call_is_told_that_clients_own_and_
     let without = client("null");
     assert_eq!(without, json!({"roots": "file:///srv/default", "asked": 0}), "never the other client's roots");
 }
+
+#[test]
+fn a_listed_servers_sampling_goes_to_the_calling_clients_model_and_nowhere_else() {
+    let home = home("asking-sampling", "\n[sampling]\nservers = [\"py\"]\n");
+    let sample = |offer: &str| {
+        let (program, mut args) = python_server_command(&python_script("sample_client.py"));
+        args.extend([
+            offer.to_string(),
+            env!("CARGO_BIN_EXE_warden").to_string(),
+            warden_args(&home, &["mcp", "--no-daemon"]),
+        ]);
+        let output = Command::new(program).args(&args).env("WARDEN_HOME", &home.dir).output().expect("the client runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+        assert!(output.status.success(), "the client failed: {stdout}\n{}", stderr(&output));
+        serde_json::from_str::<Value>(stdout.lines().last().unwrap_or_default()).unwrap()
+    };
+    assert_eq!(
+        sample("with"),
+        json!({"sampled": "client-model: client says: hi from the test", "seen": [{"maxTokens": 100, "text": "hi from the test"}]})
+    );
+    // No endpoint configured, and this client offers no model.
+    let without = sample("without");
+    assert_eq!(
+        without["sampled"],
+        "error: Warden has no model for this request: no [sampling] endpoint is configured and the calling client offers none"
+    );
+}

@@ -15,9 +15,9 @@
 //! claude = "gpt-4.1"
 //! ```
 //!
-//! `endpoint` means what it means in `[summary]`. Without `endpoint`
-//! nothing samples: servers are not told Warden can, and their requests
-//! are refused. A server must be named in `servers` to sample — a model
+//! `endpoint` means what it means in `[summary]`. Without `endpoint`,
+//! listed servers sample only through the MCP front's calling clients that
+//! declared sampling; unlisted servers are never told Warden can sample. A server must be named in `servers` to sample — a model
 //! call costs money and carries what the server chose to say, so no server
 //! gets it by default. `approval` defaults to `always`: the spec asks for a
 //! person in the loop, and the request (server, model, messages) is shown
@@ -115,14 +115,11 @@ impl SamplingConfig {
         configured: impl Fn(&str) -> bool + 'a,
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Option<(String, String)>, (&'static str, String)> {
+        if let Some(unknown) = self.servers.iter().find(|server| !configured(server)) {
+            return Err(("sampling.servers", format!("names '{unknown}', which is not a configured server")));
+        }
         if !self.enabled() {
-            if !self.servers.is_empty() {
-                return Err((
-                    "sampling.servers",
-                    "has servers but `sampling.endpoint` is not set: set the model's endpoint, or remove `servers`"
-                        .into(),
-                ));
-            }
+            // Listed servers sample through their calling clients only (the front).
             return Ok(None);
         }
         let endpoint = &self.endpoint;
@@ -152,9 +149,6 @@ impl SamplingConfig {
                 "sampling.timeout_secs",
                 format!("must be a positive number of seconds, not {}", self.timeout_secs),
             ));
-        }
-        if let Some(unknown) = self.servers.iter().find(|server| !configured(server)) {
-            return Err(("sampling.servers", format!("names '{unknown}', which is not a configured server")));
         }
         let Some(name) = &self.api_key_env else { return Ok(None) };
         match lookup(name) {
@@ -200,8 +194,8 @@ mod tests {
         );
         let approval = table("endpoint = \"http://x/v1\"\nmodel = \"m\"\napproval = \"sometimes\"\n");
         assert_eq!(approval.check(known, &none).unwrap_err().0, "sampling.approval");
-        let no_endpoint = table("servers = [\"ask\"]\n");
-        assert_eq!(no_endpoint.check(known, &none).unwrap_err().0, "sampling.servers");
+        let relay_only = table("servers = [\"ask\"]\n");
+        assert_eq!(relay_only.check(known, &none), Ok(None), "without an endpoint: through calling clients only");
         assert_eq!(SamplingConfig::default().check(known, &none), Ok(None), "an absent table is fine");
     }
 

@@ -32,7 +32,7 @@ async fn server_requests_get_pong_or_method_not_found_with_their_own_ids() {
     ];
     let refusals = [
         "Warden has no roots for this server (set `roots` in the config)",
-        "Warden does not offer sampling: no model is configured for servers to use",
+        "server 'srv' may not sample: add it to `[sampling] servers` to let it",
         "Warden does not offer elicitation: no elicitation handler is attached",
     ];
     for ((id, method, params), message) in requests.into_iter().zip(refusals) {

@@ -56,11 +56,6 @@ impl Sampler {
         }))
     }
 
-    /// Whether `server` may sample.
-    pub(crate) fn serves(&self, server: &str) -> bool {
-        self.config.servers.iter().any(|name| name == server)
-    }
-
     pub(crate) fn attach_gate(&self, gate: ActorRef<GateMsg>) {
         let _ = self.gate.set(gate);
     }

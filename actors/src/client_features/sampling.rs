@@ -123,6 +123,31 @@ fn part_of(block: &Value, scrub: &dyn Fn(&str) -> String) -> Result<Value, Strin
     }
 }
 
+/// `params` with every text a server wrote redacted (the system prompt and
+/// each message's text), for relaying to a client's model.
+pub(crate) fn redacted_params(mut params: Value, redact: &dyn Fn(&str) -> Option<String>) -> Value {
+    let scrub = |text: &mut Value| {
+        if let Some(clean) = text.as_str().and_then(|text| redact(text)) {
+            *text = Value::String(clean);
+        }
+    };
+    if let Some(system) = params.get_mut("systemPrompt") {
+        scrub(system);
+    }
+    for message in params.get_mut("messages").and_then(Value::as_array_mut).into_iter().flatten() {
+        match message.get_mut("content") {
+            Some(Value::Array(blocks)) => blocks.iter_mut().filter_map(|block| block.get_mut("text")).for_each(scrub),
+            Some(block) => {
+                if let Some(text) = block.get_mut("text") {
+                    scrub(text)
+                }
+            }
+            None => {}
+        }
+    }
+    params
+}
+
 /// The `CreateMessageResult` for the endpoint's `answer`.
 pub(crate) fn result_of(answer: &Value, model: &str) -> Result<Value, String> {
     let choice = answer.pointer("/choices/0").ok_or("the endpoint's answer has no `choices`")?;

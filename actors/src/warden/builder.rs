@@ -42,8 +42,9 @@ pub struct WardenBuilder {
     /// From `roots`: wins over the config's.
     roots: Option<Vec<Root>>,
     config_roots: RootsTable,
-    /// The config's `[sampling]` model.
+    /// The config's `[sampling]` model, and the servers that may sample.
     sampler: Option<Sampler>,
+    sampling_servers: Vec<String>,
     /// From `summaries`: wins over the config's likewise.
     summaries: Option<SummarySettings>,
     config_summaries: Option<SummarySettings>,
@@ -73,6 +74,7 @@ impl WardenBuilder {
         self.config_rules = Some(PolicyRules::from_config(config));
         self.config_summaries = SummarySettings::from_config(&config.summary, &|name| std::env::var(name).ok());
         self.config_roots = RootsTable::of_config(config);
+        self.sampling_servers = config.sampling.servers.clone();
         self.sampler = match Sampler::of_config(&config.sampling, &|name| std::env::var(name).ok()) {
             None => None,
             Some(Ok(sampler)) => Some(sampler),
@@ -143,6 +145,7 @@ impl WardenBuilder {
             roots,
             mut config_roots,
             sampler,
+            sampling_servers,
             summaries,
             config_summaries,
         } = self;
@@ -165,7 +168,13 @@ impl WardenBuilder {
                 return Err(StartError::DuplicateServer(plan.name.clone()));
             }
         }
-        spawn(plans, rules, Answerers { approver, elicitor, roots: config_roots, sampler }, summaries).await
+        spawn(
+            plans,
+            rules,
+            Answerers { approver, elicitor, roots: config_roots, sampling: (sampler, sampling_servers) },
+            summaries,
+        )
+        .await
     }
 }
 
@@ -176,7 +185,7 @@ struct Answerers {
     approver: Option<Arc<dyn Approver>>,
     elicitor: Option<Arc<dyn Elicitor>>,
     roots: RootsTable,
-    sampler: Option<Sampler>,
+    sampling: (Option<Sampler>, Vec<String>),
 }
 
 async fn spawn(
@@ -185,10 +194,10 @@ async fn spawn(
     answerers: Answerers,
     summaries: Option<SummarySettings>,
 ) -> Result<Warden, StartError> {
-    let Answerers { approver, elicitor, roots, sampler } = answerers;
+    let Answerers { approver, elicitor, roots, sampling } = answerers;
     let rules = watch::Sender::new(Arc::new(rules));
     let ids = WaitIds::new();
-    let client = Arc::new(ClientFeatures::new(elicitor, roots, Box::new(rules.subscribe()), ids.clone(), sampler));
+    let client = Arc::new(ClientFeatures::new(elicitor, roots, Box::new(rules.subscribe()), ids.clone(), sampling));
     let identities = plans.iter().map(|(plan, identity)| (plan.name.clone(), identity.clone())).collect();
     let servers: Vec<ServerPlan> = plans.into_iter().map(|(plan, _)| plan).collect();
     let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.borrow().names.clone());

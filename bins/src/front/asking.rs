@@ -23,6 +23,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use warden_actors::{ElicitModes, ElicitRequest, ElicitationAnswer, ElicitationRequest, Elicitor};
+use warden_protocol::{ErrorCode, ErrorObject};
 
 /// Where a session's messages to its client go.
 pub(super) type Outbox = mpsc::Sender<Value>;
@@ -199,26 +200,35 @@ impl Elicitor for LoneClient {
     }
 }
 
-/// A front client's own roots, asked of it (`roots/list`, on the call's
-/// reply path) when a server asks for roots during that client's call.
-pub(super) struct RootsOfClient {
+/// A front client, asked during its own calls for what it declared: its
+/// roots (`roots/list`) and its model (`sampling/createMessage`), on the
+/// call's reply path.
+pub(super) struct FrontClient {
     pub(super) session: Session,
     pub(super) reply: Outbox,
+    pub(super) offers: warden_actors::ClientOffers,
 }
 
-impl warden_actors::ClientRoots for RootsOfClient {
-    fn roots(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<Value>, String>> + Send>> {
+impl warden_actors::CallingClient for FrontClient {
+    fn offers(&self) -> warden_actors::ClientOffers {
+        self.offers
+    }
+
+    fn ask(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Value, ErrorObject>> + Send>> {
         let (session, reply) = (self.session.clone(), self.reply.clone());
         Box::pin(async move {
-            let answer = ask_client(&session, &reply, "roots/list", json!({}), std::future::pending()).await;
-            match answer {
-                Some(Ok(result)) => result
-                    .get("roots")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .ok_or_else(|| "the client's roots/list answer has no `roots` list".to_string()),
-                Some(Err(error)) => Err(format!("the client refused roots/list: {error}")),
-                None => Err("the client's stream is gone".into()),
+            match ask_client(&session, &reply, method, params, std::future::pending()).await {
+                Some(Ok(result)) => Ok(result),
+                Some(Err(error)) => {
+                    let code = error.get("code").and_then(Value::as_i64).unwrap_or(-32603) as i32;
+                    let message = error.get("message").and_then(Value::as_str).unwrap_or("the client refused");
+                    Err(ErrorObject::new(ErrorCode(code), format!("the calling client answered: {message}")))
+                }
+                None => Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the calling client's stream is gone")),
             }
         })
     }

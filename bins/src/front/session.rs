@@ -22,10 +22,10 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
-use warden_actors::{CallError, CallOptions, CallToolResult, ElicitModes, ServerState};
+use warden_actors::{CallError, CallOptions, CallToolResult, ClientOffers, ElicitModes, ServerState};
 use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
-use super::asking::{AskClient, Asked, ClientAnswer, ClientElicitor, RootsOfClient};
+use super::asking::{AskClient, Asked, ClientAnswer, ClientElicitor, FrontClient};
 use super::client_approver::ClientApprover;
 use super::view::View;
 
@@ -88,9 +88,8 @@ pub(super) struct State {
     closed: bool,
     /// The elicitation modes the client declared at `initialize`.
     pub(super) elicitation: ElicitModes,
-    /// The client declared `roots`: servers asking during its calls are
-    /// told its own.
-    pub(super) roots: bool,
+    /// What else the client declared: its roots, its model.
+    pub(super) offers: ClientOffers,
     /// Warden's own requests to the client, waiting for its answers.
     asked: Asked,
     /// Tools the client approved for this session, until when (`None`: the
@@ -128,7 +127,7 @@ impl Session {
     /// declared elicitation or roots).
     pub(crate) fn may_be_asked(&self) -> bool {
         let state = self.state();
-        state.elicitation != ElicitModes::default() || state.roots
+        state.elicitation != ElicitModes::default() || state.offers != ClientOffers::default()
     }
 
     /// The view this session serves, for logs.
@@ -294,7 +293,10 @@ impl Session {
             let mut state = self.state();
             state.version = Some(version.to_string());
             state.elicitation = declared;
-            state.roots = params.pointer("/capabilities/roots").is_some();
+            state.offers = ClientOffers {
+                roots: params.pointer("/capabilities/roots").is_some(),
+                sampling: params.pointer("/capabilities/sampling").is_some(),
+            };
         }
         let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("an unnamed client");
         tracing::info!(session = %self.who(), client, version, "front session initialized");
@@ -372,10 +374,11 @@ impl Session {
             let elicitor = ClientElicitor { session: Arc::new(self.clone()), reply: reply.clone(), modes };
             options = options.elicitor(Arc::new(elicitor));
         }
-        // Its own roots, when it has them, to servers asking during its calls.
-        if self.state().roots {
-            options =
-                options.client_roots(Arc::new(RootsOfClient { session: Arc::new(self.clone()), reply: reply.clone() }));
+        // Its own roots and model, for servers asking during its calls.
+        let offers = self.state().offers;
+        if offers != ClientOffers::default() {
+            let client = FrontClient { session: Arc::new(self.clone()), reply: reply.clone(), offers };
+            options = options.calling_client(Arc::new(client));
         }
         // So are approvals its calls need, when it can answer a form.
         if modes.form {
