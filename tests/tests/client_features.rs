@@ -155,7 +155,7 @@ async fn without_an_elicitor_servers_are_not_offered_elicitation_nor_roots() {
 
 #[tokio::test]
 async fn servers_are_told_their_roots_and_when_they_change() {
-    let extra = "roots = [\"/srv/project\", \"file:///home/me/notes\"]\n[servers.own]\ncommand = \"/bin/false\"\nroots = [\"/tmp/own\"]\n";
+    let extra = "roots = [\"/srv/project\", \"file:///home/me/notes\"]\n[servers.own]\ncommand = \"/bin/false\"\nmax_restarts = 0\nroots = [\"/tmp/own\"]\n";
     let (warden, _questions) = start(extra, false, None).await;
     assert_eq!(result_of(call(&warden, "py__roots")).await, "file:///srv/project\nfile:///home/me/notes");
     assert_eq!(warden.roots_of("own"), [Root::new("file:///tmp/own")], "a server's own roots win");
@@ -172,6 +172,23 @@ async fn servers_are_told_their_roots_and_when_they_change() {
     };
     tokio::time::timeout(Duration::from_secs(10), heard).await.expect("the server hears roots/list_changed");
     assert_eq!(result_of(call(&warden, "py__roots")).await, "file:///work/repo");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_reload_that_changes_a_servers_roots_tells_it_without_a_restart() {
+    let (warden, _questions) = start("roots = [\"/srv/before\"]\n", false, None).await;
+    assert_eq!(result_of(call(&warden, "py__roots")).await, "file:///srv/before");
+    let config = test_config(&config_toml("roots = [\"/srv/after\"]\n")).unwrap();
+    let report = warden.reload(&config).await.unwrap();
+    assert_eq!(report.unchanged, ["py"], "roots apply live: {report:?}");
+    let heard = async {
+        while result_of(call(&warden, "py__roots_changes")).await != "1" {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), heard).await.expect("the server hears roots/list_changed");
+    assert_eq!(result_of(call(&warden, "py__roots")).await, "file:///srv/after");
     warden.shutdown().await;
 }
 

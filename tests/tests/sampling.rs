@@ -162,3 +162,33 @@ async fn without_a_model_or_outside_the_list_a_server_is_refused() {
     assert!(seen.lock().unwrap().is_empty());
     warden.shutdown().await;
 }
+
+#[tokio::test]
+async fn with_review_results_a_completion_the_approver_rejects_never_reaches_the_server() {
+    let (url, seen) = endpoint().await;
+    let asked: Arc<Mutex<Vec<ApprovalRequest>>> = Arc::default();
+    let record = asked.clone();
+    let approver = Arc::new(move |request: ApprovalRequest, answer: ApprovalAnswer| {
+        // The request itself is fine; its completion is not.
+        let decision = if request.arguments.get("completion").is_some() {
+            ApprovalDecision::Deny { reason: "not that answer".into() }
+        } else {
+            ApprovalDecision::Approve
+        };
+        record.lock().unwrap().push(request);
+        answer.send(decision, "the reviewer");
+    });
+    let extra =
+        format!("[sampling]\nendpoint = {url:?}\nmodel = \"gpt-test\"\nservers = [\"py\"]\nreview_results = true\n");
+    let warden = start(&extra, Some(approver)).await;
+    assert_eq!(
+        sample(&warden, "say hi").await,
+        "error: the sampling request was denied by the reviewer: not that answer"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1, "the model was asked");
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 2, "the request, then its completion");
+    assert_eq!(asked[1].arguments, json!({"model": "gpt-test-served", "completion": "echo: say hi"}));
+    drop(asked);
+    warden.shutdown().await;
+}
