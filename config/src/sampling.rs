@@ -99,12 +99,7 @@ impl SamplingConfig {
 
     /// The full chat-completions URL.
     pub fn completions_url(&self) -> String {
-        let endpoint = self.endpoint.trim_end_matches('/');
-        if endpoint.ends_with("/chat/completions") {
-            endpoint.to_string()
-        } else {
-            format!("{endpoint}/chat/completions")
-        }
+        crate::summary::completions_url(&self.endpoint)
     }
 
     /// Checks the table (when `endpoint` is set) against the configured

@@ -45,6 +45,17 @@ pub struct SummaryConfig {
     pub cache_dir: Option<PathBuf>,
 }
 
+/// An `endpoint` as the full chat-completions URL: a base URL gets
+/// `/chat/completions`, a full one is kept (`[summary]`, `[sampling]`).
+pub(crate) fn completions_url(endpoint: &str) -> String {
+    let endpoint = endpoint.trim_end_matches('/');
+    if endpoint.ends_with("/chat/completions") {
+        endpoint.to_string()
+    } else {
+        format!("{endpoint}/chat/completions")
+    }
+}
+
 fn default_concurrency() -> usize {
     3
 }
@@ -65,12 +76,7 @@ impl Default for SummaryConfig {
 impl SummaryConfig {
     /// The full chat-completions URL.
     pub fn completions_url(&self) -> String {
-        let endpoint = self.endpoint.trim_end_matches('/');
-        if endpoint.ends_with("/chat/completions") {
-            endpoint.to_string()
-        } else {
-            format!("{endpoint}/chat/completions")
-        }
+        completions_url(&self.endpoint)
     }
 
     /// The directory of `summaries.jsonl`: `cache_dir`, else

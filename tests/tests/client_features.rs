@@ -65,6 +65,16 @@ async fn result_of(task: tokio::task::JoinHandle<String>) -> String {
     tokio::time::timeout(Duration::from_secs(30), task).await.expect("the call ends within 30 s").unwrap()
 }
 
+/// Waits (10 s at most) until the server has heard `count` roots list changes.
+async fn roots_changes_heard(warden: &Warden, count: &str) {
+    let heard = async {
+        while result_of(call(warden, "py__roots_changes")).await != count {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), heard).await.expect("the server hears roots/list_changed");
+}
+
 fn content(value: Value) -> Option<Map<String, Value>> {
     Some(value.as_object().unwrap().clone())
 }
@@ -162,15 +172,7 @@ async fn servers_are_told_their_roots_and_when_they_change() {
     assert_eq!(result_of(call(&warden, "py__roots_changes")).await, "0");
 
     warden.set_roots(vec![Root::new("file:///work/repo")]);
-    let heard = async {
-        loop {
-            if result_of(call(&warden, "py__roots_changes")).await == "1" {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), heard).await.expect("the server hears roots/list_changed");
+    roots_changes_heard(&warden, "1").await;
     assert_eq!(result_of(call(&warden, "py__roots")).await, "file:///work/repo");
     warden.shutdown().await;
 }
@@ -182,12 +184,7 @@ async fn a_reload_that_changes_a_servers_roots_tells_it_without_a_restart() {
     let config = test_config(&config_toml("roots = [\"/srv/after\"]\n")).unwrap();
     let report = warden.reload(&config).await.unwrap();
     assert_eq!(report.unchanged, ["py"], "roots apply live: {report:?}");
-    let heard = async {
-        while result_of(call(&warden, "py__roots_changes")).await != "1" {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), heard).await.expect("the server hears roots/list_changed");
+    roots_changes_heard(&warden, "1").await;
     assert_eq!(result_of(call(&warden, "py__roots")).await, "file:///srv/after");
     warden.shutdown().await;
 }
