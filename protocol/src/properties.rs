@@ -1,5 +1,6 @@
 //! Property tests of the protocol crate's parsers, on inputs nobody wrote
-//! by hand: whatever the bytes, no parser panics; the streaming parsers
+//! by hand: whatever the bytes, no parser panics (elicitation schemas and
+//! answers included); the streaming parsers
 //! (line framing, SSE) give the same messages however the bytes are split
 //! into chunks; JSON-RPC messages survive a round trip; memory stays
 //! bounded by the limit for unbounded lines.
@@ -10,6 +11,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
+mod elicitation;
 mod framing;
 mod messages;
 mod sse;
