@@ -38,6 +38,7 @@ use crate::elicitor::{ElicitationAnswer, ElicitationRequest, Elicitor};
 pub(crate) mod roots;
 pub(crate) mod sampler;
 mod sampling;
+mod sampling_tools;
 mod throttle;
 
 pub use roots::Root;
@@ -196,7 +197,9 @@ impl ClientFeatures {
             capabilities.insert("elicitation".into(), elicitation);
         }
         if self.sampling_servers.iter().any(|name| name == server) {
-            capabilities.insert("sampling".into(), json!({}));
+            // `tools` only when the endpoint can call them ([sampling] tools).
+            let tools = self.sampler.as_ref().is_some_and(|sampler| sampler.tools());
+            capabilities.insert("sampling".into(), if tools { json!({"tools": {}}) } else { json!({}) });
         }
         if self.roots.borrow().declared_for(server) {
             capabilities.insert("roots".into(), json!({"listChanged": true}));

@@ -46,7 +46,7 @@ const SERVER_FIELDS: [(&str, Kind); 15] = [
 ];
 
 /// Fields outside `servers`, by their full dotted name.
-const SETTINGS: [(&str, Kind); 31] = [
+const SETTINGS: [(&str, Kind); 32] = [
     ("call_timeout_secs", Kind::Number),
     ("max_message_bytes", Kind::Integer),
     ("output_limit_bytes", Kind::Integer),
@@ -78,6 +78,7 @@ const SETTINGS: [(&str, Kind); 31] = [
     ("sampling.approval", Kind::Text),
     ("sampling.review_results", Kind::Boolean),
     ("sampling.timeout_secs", Kind::Number),
+    ("sampling.tools", Kind::Boolean),
 ];
 
 /// Checks one server's fields; errors name the server and the field.

@@ -11,6 +11,7 @@
 //! approval = "always"                     # always | never | unless_auto_approved
 //! review_results = false                  # also approve each completion before the server gets it
 //! timeout_secs = 60                       # one completion, the endpoint's answer included
+//! tools = false                           # the endpoint can call tools: servers may offer some
 //! [sampling.models]                       # a server's model hint (substring) → the model asked
 //! claude = "gpt-4.1"
 //! ```
@@ -54,6 +55,10 @@ pub struct SamplingConfig {
     /// How long one completion may take, in seconds.
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: f64,
+    /// The endpoint can call tools: servers are told `sampling.tools` and
+    /// may offer the model tools (2025-11-25).
+    #[serde(default)]
+    pub tools: bool,
     /// A server's model hint (matched as a substring of the hint's name) →
     /// the model asked instead of `model`.
     #[serde(default)]
@@ -83,6 +88,7 @@ impl Default for SamplingConfig {
             approval: default_approval(),
             review_results: false,
             timeout_secs: default_timeout_secs(),
+            tools: false,
             models: BTreeMap::new(),
         }
     }

@@ -56,6 +56,11 @@ impl Sampler {
         }))
     }
 
+    /// Whether the endpoint calls tools (`[sampling] tools`).
+    pub(crate) fn tools(&self) -> bool {
+        self.config.tools
+    }
+
     pub(crate) fn attach_gate(&self, gate: ActorRef<GateMsg>) {
         let _ = self.gate.set(gate);
     }

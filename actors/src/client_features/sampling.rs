@@ -24,6 +24,8 @@
 use serde_json::{json, Map, Value};
 use warden_config::SamplingConfig;
 
+use super::sampling_tools;
+
 /// A request ready to send, and what the approver is shown.
 pub(crate) struct Prepared {
     /// The chat-completions body.
@@ -60,10 +62,25 @@ pub(crate) fn prepare(
             _ => return Err(format!("messages[{index}].content must be a content block or a list of them")),
         };
         let mut parts = Vec::new();
+        let mut tool_calls = Vec::new();
+        let mut tool_messages = Vec::new();
+        let at = |problem: String| format!("messages[{index}].content: {problem}");
         for block in blocks {
-            parts.push(part_of(block, &scrub).map_err(|problem| format!("messages[{index}].content: {problem}"))?);
+            match block.get("type").and_then(Value::as_str) {
+                Some("tool_use") if config.tools => tool_calls.push(sampling_tools::tool_call_of(block).map_err(at)?),
+                Some("tool_result") if config.tools => {
+                    tool_messages.push(sampling_tools::tool_message_of(block, &scrub).map_err(at)?)
+                }
+                _ => parts.push(part_of(block, &scrub).map_err(at)?),
+            }
         }
-        messages.push(json!({"role": role, "content": parts}));
+        // Results answer the calls of the turn before, so they go first.
+        messages.extend(tool_messages);
+        match (parts.is_empty(), tool_calls.is_empty()) {
+            (_, false) => messages.push(json!({"role": role, "content": if parts.is_empty() { Value::Null } else { Value::Array(parts) }, "tool_calls": tool_calls})),
+            (false, true) => messages.push(json!({"role": role, "content": parts})),
+            (true, true) => {}
+        }
     }
     match params.get("includeContext").and_then(Value::as_str) {
         None | Some("none") => {}
@@ -93,6 +110,10 @@ pub(crate) fn prepare(
     if let Some(stop) = params.get("stopSequences").and_then(Value::as_array).filter(|stop| !stop.is_empty()) {
         body.insert("stop".into(), Value::Array(stop.clone()));
     }
+    if params.contains_key("tools") && !config.tools {
+        return Err("`tools` were offered, but Warden did not declare sampling.tools ([sampling] tools = false)".into());
+    }
+    sampling_tools::tools_of(params, &mut body)?;
     Ok(Prepared { body: Value::Object(body), model, notes })
 }
 
@@ -151,19 +172,25 @@ pub(crate) fn redacted_params(mut params: Value, redact: &dyn Fn(&str) -> Option
 /// The `CreateMessageResult` for the endpoint's `answer`.
 pub(crate) fn result_of(answer: &Value, model: &str) -> Result<Value, String> {
     let choice = answer.pointer("/choices/0").ok_or("the endpoint's answer has no `choices`")?;
-    let text = choice.pointer("/message/content").and_then(Value::as_str).ok_or("the endpoint's answer has no text")?;
+    let text = choice.pointer("/message/content").and_then(Value::as_str);
+    let tool_uses = choice.get("message").map(sampling_tools::tool_uses_of).unwrap_or_default();
     let stop_reason = match choice.get("finish_reason").and_then(Value::as_str) {
         Some("length") => "maxTokens",
+        Some("tool_calls") => "toolUse",
         Some("stop") | None => "endTurn",
         Some(other) => other,
     };
+    let content = match (text, tool_uses.is_empty()) {
+        (Some(text), true) => json!({"type": "text", "text": text}),
+        (None, true) => return Err("the endpoint's answer has no text".into()),
+        (text, false) => {
+            let mut blocks: Vec<Value> = text.into_iter().map(|text| json!({"type": "text", "text": text})).collect();
+            blocks.extend(tool_uses);
+            Value::Array(blocks)
+        }
+    };
     let model = answer.get("model").and_then(Value::as_str).unwrap_or(model);
-    Ok(json!({
-        "role": "assistant",
-        "content": {"type": "text", "text": text},
-        "model": model,
-        "stopReason": stop_reason,
-    }))
+    Ok(json!({"role": "assistant", "content": content, "model": model, "stopReason": stop_reason}))
 }
 
 /// What the approver is shown of a request: the model, the system prompt,
@@ -259,6 +286,46 @@ mod tests {
         );
         let no_cap = json!({"messages": []});
         assert_eq!(prepare(&config(), Some(&no_cap), &none).err().unwrap(), "`maxTokens` must be a positive integer");
+    }
+
+    #[test]
+    fn tools_and_their_uses_and_results_map_to_function_calls() {
+        let mut config = config();
+        let none = |_: &str| None;
+        let params = json!({
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": "weather?"}},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "weather", "input": {"city": "Oslo"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "toolUseId": "c1", "content": [{"type": "text", "text": "rain"}]}]}
+            ],
+            "maxTokens": 10,
+            "tools": [{"name": "weather", "description": "The weather.", "inputSchema": {"type": "object"}}],
+            "toolChoice": {"mode": "auto"}
+        });
+        assert_eq!(
+            prepare(&config, Some(&params), &none).err().unwrap(),
+            "messages[1].content: content of type Some(\"tool_use\") cannot be sent to the model (Warden sends text, images and audio)"
+        );
+        config.tools = true;
+        let body = prepare(&config, Some(&params), &none).unwrap().body;
+        assert_eq!(
+            body["tools"],
+            json!([{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}, "description": "The weather."}}])
+        );
+        assert_eq!(body["tool_choice"], "auto");
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "user", "content": [{"type": "text", "text": "weather?"}]},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Oslo\"}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "rain"}
+            ])
+        );
+        let answer = json!({"choices": [{"message": {"content": null, "tool_calls": [{"id": "c2", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Bergen\"}"}}]}, "finish_reason": "tool_calls"}]});
+        assert_eq!(
+            result_of(&answer, "m").unwrap(),
+            json!({"role": "assistant", "content": [{"type": "tool_use", "id": "c2", "name": "weather", "input": {"city": "Bergen"}}], "model": "m", "stopReason": "toolUse"})
+        );
     }
 
     #[test]
