@@ -114,12 +114,6 @@ impl ApprovalQueue {
         questions.values().map(|(request, _)| request.clone()).collect()
     }
 
-    /// Question `id`, if it still waits.
-    pub fn question(&self, id: u64) -> Option<ElicitationRequest> {
-        let questions = self.lock_questions();
-        questions.get(&id).filter(|(_, answer)| !answer.is_abandoned()).map(|(request, _)| request.clone())
-    }
-
     /// Answers question `id`. An accept that does not fit the form is
     /// refused, and the question goes on waiting.
     pub fn answer_question(&self, id: u64, reply: ElicitReply, answered_by: &str) -> Result<(), QueueError> {
@@ -134,20 +128,6 @@ impl ApprovalQueue {
                 self.lock_questions().insert(id, (request, refused.answer));
                 Err(QueueError::Refused { id, problem })
             }
-        }
-    }
-
-    /// Waits until at least `count` questions are waiting, and returns them.
-    pub async fn wait_for_questions(&self, count: usize) -> Vec<ElicitationRequest> {
-        loop {
-            let arrived = self.shared.arrived.notified();
-            tokio::pin!(arrived);
-            arrived.as_mut().enable();
-            let questions = self.questions();
-            if questions.len() >= count {
-                return questions;
-            }
-            arrived.await;
         }
     }
 

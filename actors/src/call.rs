@@ -53,7 +53,7 @@ use crate::policy_gate::{GateMsg, GateView};
 use crate::policy_rules::PolicyRules;
 use crate::progress::ProgressSink;
 use crate::registry::Snapshot;
-use crate::server_actor::fresh_ticket;
+use crate::tickets::fresh_ticket;
 
 pub(crate) mod admit;
 mod attempt;
@@ -170,33 +170,6 @@ impl CallOptions {
     }
 }
 
-/// Casts `message` to `actor` when dropped, unless disarmed first: what a
-/// call tells an actor when its caller stops waiting (the server actor to
-/// cancel the request, the policy gate to withdraw an approval request).
-pub(crate) struct CastOnDrop<'a, M: ractor::Message> {
-    actor: &'a ActorRef<M>,
-    message: Option<M>,
-}
-
-impl<'a, M: ractor::Message> CastOnDrop<'a, M> {
-    pub(crate) fn new(actor: &'a ActorRef<M>, message: M) -> Self {
-        CastOnDrop { actor, message: Some(message) }
-    }
-
-    /// The caller got its answer: nothing to say.
-    pub(crate) fn disarm(mut self) {
-        self.message = None;
-    }
-}
-
-impl<M: ractor::Message> Drop for CastOnDrop<'_, M> {
-    fn drop(&mut self) {
-        if let Some(message) = self.message.take() {
-            let _ = self.actor.cast(message);
-        }
-    }
-}
-
 /// Who a call is made for: the host itself (every tool) or one agent
 /// (its allowlist and auto-approval apply).
 pub(crate) type Caller<'a> = Option<&'a str>;
@@ -267,14 +240,14 @@ impl CallPath {
         // the person asked, and the call made again once.
         let asks = options.ask_context(caller);
         let attempt = attempt::Attempt { name, server: &server, settings: &settings, options: &options, asks };
-        let result = match attempt::run(&self.snapshot, attempt.again(), &arguments).await {
+        let result = match attempt::run(&self.snapshot, &attempt, &arguments).await {
             Err(CallError::UrlElicitationRequired { server, name, message, elicitations }) => {
                 tracing::info!(server = %server, tool = %name, "the server needs a URL opened first: {message}");
                 let during = During { tool: name.clone(), ticket: fresh_ticket(), context: attempt.asks.clone() };
                 if let Err(outcome) = self.client.open_urls(&server, during, &elicitations).await {
                     return Err(CallError::UrlElicitationNotDone { server, name, outcome });
                 }
-                attempt::run(&self.snapshot, attempt, &arguments).await?
+                attempt::run(&self.snapshot, &attempt, &arguments).await?
             }
             other => other?,
         };

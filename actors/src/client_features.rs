@@ -15,10 +15,14 @@
 //!   can answer) or the host's. Unanswered within
 //!   `security.approval_timeout_secs` → `cancel`. Logged when asked and
 //!   when answered, with the server and the call.
-//! - **Roots** (`roots/list`): the server's own `roots`, else the config's
-//!   or host's ([`roots`]); answered at once.
-//! - **Sampling**: not offered yet; refused with -32601 like anything else
-//!   Warden does not declare.
+//! - **Roots** (`roots/list`): during a front client's call that offers
+//!   roots, that client's own (asked of it); otherwise the server's own
+//!   `roots`, else the config's or host's ([`roots`]).
+//! - **Sampling** (`sampling/createMessage`, servers listed in
+//!   `[sampling]`): the calling client's model when it offers one, else the
+//!   configured endpoint, approved through the PolicyGate ([`sampler`]).
+//! - **URL elicitation required** (-32042 on a call): [`ClientFeatures::open_urls`]
+//!   puts each URL to the person before the call is made again.
 //!
 //! A server that floods is bounded ([`throttle`]): one question of each
 //! kind at a time per call, a few at a time outside calls, and a rate per
@@ -110,6 +114,7 @@ impl std::fmt::Debug for AskContext {
 }
 
 /// The call a server's request belongs to.
+#[derive(Clone)]
 pub(crate) struct During {
     /// The namespaced tool name.
     pub(crate) tool: String,
@@ -245,30 +250,22 @@ impl ClientFeatures {
                 let task = tokio::spawn(async move {
                     let asked = own.ask("roots/list", json!({}));
                     let listed = match tokio::time::timeout(CLIENT_ROOTS_WAIT, asked).await {
-                        Ok(Ok(result)) => match result.get("roots").filter(|roots| roots.is_array()) {
-                            Some(roots) => Ok(Ok(roots.clone())),
-                            None => Ok(Err("its answer has no `roots` list".to_string())),
-                        },
-                        Ok(Err(error)) => Ok(Err(format!("it answered {}", error.message))),
-                        Err(elapsed) => Err(elapsed),
+                        Err(_) => Err(format!("it did not list them within {} s", CLIENT_ROOTS_WAIT.as_secs())),
+                        Ok(Err(error)) => Err(format!("it answered {}", error.message)),
+                        Ok(Ok(result)) => result
+                            .get("roots")
+                            .filter(|roots| roots.is_array())
+                            .cloned()
+                            .ok_or_else(|| "its answer has no `roots` list".to_string()),
                     };
                     let roots = match listed {
-                        Ok(Ok(roots)) => {
+                        Ok(roots) => {
                             let count = roots.as_array().map_or(0, Vec::len);
                             tracing::info!(server, tool, count, "roots listed (the calling client's)");
                             roots
                         }
-                        Ok(Err(problem)) => {
+                        Err(problem) => {
                             tracing::warn!(server, tool, "the calling client's roots could not be had ({problem}); the configured ones were told");
-                            json!(configured)
-                        }
-                        Err(_) => {
-                            tracing::warn!(
-                                server,
-                                tool,
-                                "the calling client did not list its roots within {} s; the configured ones were told",
-                                CLIENT_ROOTS_WAIT.as_secs()
-                            );
                             json!(configured)
                         }
                     };
@@ -370,8 +367,7 @@ impl ClientFeatures {
                 ElicitRequest::Url { url, .. } => url.clone(),
                 ElicitRequest::Form { .. } => unreachable!("asked as mode url"),
             };
-            let during = During { tool: during.tool.clone(), ticket: during.ticket, context: during.context.clone() };
-            match self.elicit(elicitor, server, question, Some(during)).await {
+            match self.elicit(elicitor, server, question, Some(during.clone())).await {
                 ElicitReply::Accept(_) => {}
                 ElicitReply::Decline => return Err(format!("the person declined to open {url}")),
                 ElicitReply::Cancel => {

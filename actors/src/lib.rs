@@ -42,6 +42,8 @@
 //! - `wrappers.rs`: a server's resources and prompts as tools.
 //! - `summarizer.rs` + `summarizer/`: background summaries and their cache.
 //! - `progress.rs`: [`Progress`] reports of one call.
+//! - `tickets.rs`: a waiting caller's ticket, and the guard that tells an
+//!   actor when the caller leaves (cancel the call, withdraw the request).
 //! - `error.rs`: [`CallError`], every way a call can fail, each with advice.
 //!
 //! The **leak scan** itself is `warden_policy::LeakScanner`; the bridge's
@@ -64,6 +66,7 @@ mod server_actor;
 mod server_settings;
 mod server_supervisor;
 mod summarizer;
+mod tickets;
 mod warden;
 
 pub use approval_queue::{ApprovalQueue, QueueError};

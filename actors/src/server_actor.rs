@@ -66,7 +66,6 @@ use crate::server_settings::{ServerSettings, MAX_LIST_PAGES};
 
 mod asks;
 mod calls;
-pub(crate) use calls::fresh_ticket;
 use calls::IdHasher;
 mod discovery;
 mod events;

@@ -269,8 +269,7 @@ impl Warden {
     /// resources as their text, `isError` marked, and at most the server's
     /// output limit (`output_limit_bytes`), cut with a note saying how much.
     pub async fn call_tool_text(&self, name: &str, arguments: Value) -> Result<RenderedResult, CallError> {
-        let result = self.call_tool(name, arguments).await?;
-        Ok(self.render(name, &result))
+        self.call_text(name, arguments, CallOptions::default()).await
     }
 
     /// [`Warden::call_tool_text`] with per-call options.

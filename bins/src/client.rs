@@ -9,5 +9,5 @@ mod connection;
 mod find;
 mod spawn;
 
-pub(crate) use connection::Client;
+pub(crate) use connection::{Client, ClientError};
 pub(crate) use find::{connect, running};

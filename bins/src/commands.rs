@@ -85,19 +85,21 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         }
         Command::Pending { common } => remote::approvals(&common, serde_json::json!({"op": "pending"})).await,
         Command::Answer { id, accept, defaults, decline, cancel, common } => {
-            let (action, content) = match (accept, defaults, decline, cancel) {
-                (Some(fields), ..) => {
-                    let fields: serde_json::Value = serde_json::from_str(&fields).map_err(|error| {
-                        UsageError(format!(
-                            "--accept takes the fields as a JSON object, e.g. '{{\"name\": \"x\"}}': {error}"
-                        ))
-                    })?;
-                    ("accept", Some(fields))
-                }
-                (None, true, ..) => ("defaults", None),
-                (None, false, true, _) => ("decline", None),
-                _ if cancel => ("cancel", None),
-                _ => unreachable!("clap requires one action"),
+            // clap requires exactly one of the four.
+            let (action, content) = if let Some(fields) = accept {
+                let fields: serde_json::Value = serde_json::from_str(&fields).map_err(|error| {
+                    UsageError(format!(
+                        "--accept takes the fields as a JSON object, e.g. '{{\"name\": \"x\"}}': {error}"
+                    ))
+                })?;
+                ("accept", Some(fields))
+            } else if defaults {
+                ("defaults", None)
+            } else if decline {
+                ("decline", None)
+            } else {
+                debug_assert!(cancel);
+                ("cancel", None)
             };
             let request = serde_json::json!({"op": "answer", "question": id, "action": action, "content": content});
             remote::approvals(&common, request).await

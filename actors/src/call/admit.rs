@@ -13,14 +13,13 @@ use ractor::ActorRef;
 use serde_json::Value;
 use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, ResolvedPolicy};
 
-use super::CastOnDrop;
 use std::sync::Arc;
 
 use crate::approver::{ApprovalRequest, Approver};
 use crate::error::CallError;
 use crate::policy_gate::{ApprovalOutcome, GateMsg, GateView};
 use crate::policy_rules::{AgentRules, PolicyRules};
-use crate::server_actor::fresh_ticket;
+use crate::tickets::{fresh_ticket, CastOnDrop};
 
 /// Refuses a tool outside `agent`'s allowlist (no agent: the host itself,
 /// which may use every tool).

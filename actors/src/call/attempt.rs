@@ -30,13 +30,14 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use warden_protocol::CallToolResult;
 
-use super::{CallOptions, CastOnDrop};
+use super::CallOptions;
 use crate::client_features::AskContext;
 use crate::error::CallError;
 use crate::primitive_tools::{self, PrimitiveTool};
 use crate::registry::{ServerEntry, ServerState, Snapshot};
-use crate::server_actor::{fresh_ticket, ServerMsg, ToolCall};
+use crate::server_actor::{ServerMsg, ToolCall};
 use crate::server_settings::ServerSettings;
+use crate::tickets::{fresh_ticket, CastOnDrop};
 
 /// What to do with a call given one snapshot.
 enum Route {
@@ -72,20 +73,13 @@ pub(super) struct Attempt<'a> {
     pub(super) asks: Option<Arc<AskContext>>,
 }
 
-impl Attempt<'_> {
-    /// The same call again (after the person did what the server needed).
-    pub(super) fn again(&self) -> Self {
-        Attempt { asks: self.asks.clone(), ..*self }
-    }
-}
-
 /// Runs the call with `arguments` until it has an outcome.
 pub(super) async fn run(
     snapshots: &watch::Receiver<Arc<Snapshot>>,
-    attempt: Attempt<'_>,
+    attempt: &Attempt<'_>,
     arguments: &Map<String, Value>,
 ) -> Result<CallToolResult, CallError> {
-    let Attempt { name, server, settings, options, asks } = attempt;
+    let Attempt { name, server, settings, options, ref asks } = *attempt;
     let deadline = Instant::now() + settings.call_timeout;
     let mut failed_actor: Option<ActorId> = None;
     loop {

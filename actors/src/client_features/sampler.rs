@@ -25,6 +25,7 @@ use super::{AskPolicy, During};
 use crate::approver::ApprovalRequest;
 use crate::chat::{Answer, ChatClient};
 use crate::policy_gate::{ApprovalOutcome, GateMsg};
+use crate::tickets::{fresh_ticket, CastOnDrop};
 
 /// The error code of a request a person (or the policy) refused.
 const REJECTED: ErrorCode = ErrorCode(-1);
@@ -90,7 +91,7 @@ impl Sampler {
                 "server '{server}' asks the model '{}' for a completion ([sampling] approval = \"{}\")",
                 prepared.model, self.config.approval
             );
-            self.approve(rules, server, during, sampling::shown(&prepared), reason).await?;
+            self.approve(server, during, sampling::shown(&prepared), reason).await?;
         }
         let answer = match self.chat.complete(&prepared.body).await {
             Answer::Json(answer) => answer,
@@ -106,7 +107,7 @@ impl Sampler {
             let shown = json!({"model": result["model"], "completion": result["content"]["text"]});
             let reason =
                 format!("review the completion for server '{server}' before it gets it ([sampling] review_results)");
-            self.approve(rules, server, during, shown, reason).await?;
+            self.approve(server, during, shown, reason).await?;
         }
         tracing::info!(server, tool, model = %result["model"], "a completion went to the server");
         Ok(result)
@@ -115,7 +116,6 @@ impl Sampler {
     /// Puts `shown` to the approver through the PolicyGate.
     async fn approve(
         &self,
-        rules: &dyn AskPolicy,
         server: &str,
         during: Option<&During>,
         shown: Value,
@@ -135,13 +135,11 @@ impl Sampler {
             every_time: true,
             requested_at: SystemTime::now(),
         };
-        // Tickets of these requests count down from the top, far from the
-        // calls' tickets, which count up: a withdrawal never meets a call's.
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
-        let ticket = NEXT.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        let withdraw = Withdraw(Some((gate.clone(), ticket)));
+        // Dropped while waiting (the server gave up), the request is withdrawn.
+        let ticket = fresh_ticket();
+        let withdraw = CastOnDrop::new(gate, GateMsg::Withdraw { ticket });
         let outcome = gate.call(|reply| GateMsg::RequestApproval { call, ticket, approver: None, reply }, None).await;
-        drop(withdraw.disarm());
+        withdraw.disarm();
         let refused = |why: String| Err((REJECTED, why));
         match outcome {
             Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Approved { .. })) => Ok(()),
@@ -153,27 +151,8 @@ impl Sampler {
                 after.as_secs_f64()
             )),
             _ => refused(format!(
-                "the sampling request needs approval and no approver is attached (within {} s); set [sampling] approval = \"never\" to let '{server}' sample unasked",
-                rules.answer_within().as_secs_f64()
+                "the sampling request needs approval and no approver is attached; set [sampling] approval = \"never\" to let '{server}' sample unasked"
             )),
-        }
-    }
-}
-
-/// Withdraws a waiting approval request when dropped (the server gave up).
-struct Withdraw(Option<(ActorRef<GateMsg>, u64)>);
-
-impl Withdraw {
-    fn disarm(mut self) -> Self {
-        self.0 = None;
-        self
-    }
-}
-
-impl Drop for Withdraw {
-    fn drop(&mut self) {
-        if let Some((gate, ticket)) = self.0.take() {
-            let _ = gate.cast(GateMsg::Withdraw { ticket });
         }
     }
 }

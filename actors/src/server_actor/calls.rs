@@ -7,12 +7,8 @@
 //! ignored). One timer rather than one per call: spawning and aborting a
 //! task per call cost a thread hand-off on every call's path.
 
-use std::sync::atomic::AtomicU64;
-
 use super::*;
-
-/// The next [`ToolCall::ticket`].
-static NEXT_TICKET: AtomicU64 = AtomicU64::new(1);
+use crate::tickets::fresh_ticket;
 
 impl ToolCall {
     /// A `tools/call` of the server's tool `tool` with `arguments`, and
@@ -55,11 +51,6 @@ impl ToolCall {
             asks: None,
         }
     }
-}
-
-/// A ticket no other call in this process has.
-pub(crate) fn fresh_ticket() -> u64 {
-    NEXT_TICKET.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The request numbered `id`, as one line of JSON (no newline), built by

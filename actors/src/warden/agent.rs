@@ -90,8 +90,7 @@ impl AgentScope {
 
     /// [`Warden::call_tool_text`] for the agent.
     pub async fn call_tool_text(&self, name: &str, arguments: Value) -> Result<RenderedResult, CallError> {
-        let result = self.call_tool(name, arguments).await?;
-        Ok(self.warden.render(name, &result))
+        self.call_text(name, arguments, CallOptions::default()).await
     }
 
     /// [`AgentScope::call_tool_text`] with per-call options.

@@ -19,7 +19,9 @@ use std::io::{BufRead as _, IsTerminal as _, Write as _};
 
 use serde_json::{json, Map, Value};
 
-use crate::client::Client;
+use warden_protocol::BridgeErrorCode as Code;
+
+use crate::client::{Client, ClientError};
 use crate::daemon::lockfile::Lockfile;
 
 /// What happens to a notice the daemon sent for this call.
@@ -37,14 +39,17 @@ pub(super) fn on_notice(lockfile: &Lockfile, notice: Value) {
                 return; // stdin closed: the question waits for `warden answer`.
             };
             let request = json!({"op": "answer", "question": id.to_string(), "action": action, "content": content});
-            let answered = match Client::connect(lockfile.clone()).await {
-                Ok(mut client) => client.request(request).await.map(|_| ()).map_err(|error| error.to_string()),
-                Err(error) => Err(format!("cannot reach the daemon: {error}")),
+            let mut client = match Client::connect(lockfile.clone()).await {
+                Ok(client) => client,
+                Err(error) => return eprintln!("  cannot reach the daemon: {error}"),
             };
-            match answered {
-                Ok(()) => return,
-                Err(problem) if problem.contains("was not answered") => eprintln!("  {problem}; try again"),
-                Err(problem) => return eprintln!("  {problem}"),
+            match client.request(request).await {
+                Ok(_) => return,
+                // The answer did not fit; the question still waits.
+                Err(ClientError::Bridge(error)) if error.code == Code::ANSWER_REFUSED => {
+                    eprintln!("  {}; try again", error.message)
+                }
+                Err(error) => return eprintln!("  {error}"),
             }
         }
     });

@@ -222,7 +222,7 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
 
 /// Runs one request to its answer line.
 async fn run(ops: Arc<Ops>, request: warden_protocol::BridgeRequest, id: Option<Value>, notices: Notices) -> Answer {
-    let outcome = ops.run(request, Some(notices)).await;
+    let outcome = ops.run(request, notices).await;
     let (result, error) = match &outcome.result {
         Ok(result) => (Some(&**result), None),
         Err(error) => (None, Some(error)),

@@ -65,17 +65,17 @@ pub(crate) struct Outcome {
 impl Ops {
     /// Runs one operation; `notices` is where a call that asked for them
     /// says what waits for a person before its answer.
-    pub(crate) async fn run(&self, request: Request, notices: Option<Notices>) -> Outcome {
+    pub(crate) async fn run(&self, request: Request, notices: Notices) -> Outcome {
         let then_shutdown = matches!(request, Request::Shutdown {});
         let result = match request {
             // The hot path: the result goes straight to JSON text.
             Request::CallTool { server, tool, name, args, format, agent, notices: wanted } => {
-                let options = match notices.filter(|_| wanted) {
+                let mut options = CallOptions::default();
+                if wanted {
                     // Its questions still wait in the queue, and are told of at once.
-                    Some(notices) => CallOptions::default()
-                        .elicitor(Arc::new(questions::Noticing { queue: self.approvals.clone(), notices })),
-                    None => CallOptions::default(),
-                };
+                    let noticing = questions::Noticing { queue: self.approvals.clone(), notices };
+                    options = options.elicitor(Arc::new(noticing));
+                }
                 self.call_request(name, server, tool, args, format, agent.as_deref(), options).await
             }
             other => self.dispatch(other).await.map(|value| raw(&value)),

@@ -76,7 +76,9 @@ impl Elicitor for ClientElicitor {
 async fn relay(session: Session, reply: Outbox, request: ElicitationRequest, mut answer: ElicitationAnswer) {
     let params = request.request.to_params();
     tracing::info!(session = %session.who(), question = request.id, "a server's question relayed to the client");
-    let Some(outcome) = put_question(&session, &reply, params, answer.abandoned()).await else { return };
+    let Some(outcome) = ask_client(&session, &reply, "elicitation/create", params, answer.abandoned()).await else {
+        return;
+    };
     let by = format!("the client of front session {}", session.who());
     let reply = match outcome {
         Ok(result) => ElicitRequest::reply_of(&result),
@@ -99,21 +101,10 @@ async fn relay(session: Session, reply: Outbox, request: ElicitationRequest, mut
     }
 }
 
-/// Sends `elicitation/create` with `params` to the client and waits for its
-/// answer (`Err`: its error; a session that closed first is an error too).
-/// `None` when `abandoned` came first (the client is sent
-/// `notifications/cancelled`) or the client's stream is gone.
-pub(super) async fn put_question(
-    session: &Session,
-    reply: &Outbox,
-    params: Value,
-    abandoned: impl std::future::Future<Output = ()>,
-) -> Option<ClientAnswer> {
-    ask_client(session, reply, "elicitation/create", params, abandoned).await
-}
-
 /// Sends the request `method` with `params` to the client and waits for
-/// its answer, as [`put_question`] does.
+/// its answer (`Err`: its error; a session that closed first is an error
+/// too). `None` when `abandoned` came first (the client is sent
+/// `notifications/cancelled`) or the client's stream is gone.
 pub(super) async fn ask_client(
     session: &Session,
     reply: &Outbox,

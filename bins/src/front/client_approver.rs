@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use warden_actors::{ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approver, ElicitReply, ElicitRequest};
 
-use super::asking::{put_question, Outbox, Session};
+use super::asking::{ask_client, Outbox, Session};
 
 /// The most minutes one "approve for N minutes" may cover: a day.
 const MAX_MINUTES: u64 = 24 * 60;
@@ -50,7 +50,9 @@ async fn ask(session: Session, reply: Outbox, request: ApprovalRequest, mut answ
         unreachable!("Warden's own approval form is within the schema subset")
     };
     tracing::info!(session = %session.who(), approval = request.id, tool = %request.tool, "approval asked of the front's client");
-    let Some(outcome) = put_question(&session, &reply, question, answer.abandoned()).await else { return };
+    let Some(outcome) = ask_client(&session, &reply, "elicitation/create", question, answer.abandoned()).await else {
+        return;
+    };
     let by = format!("the client of front session {}", session.who());
     let decision = match outcome.map(|result| ElicitRequest::reply_of(&result).map(|reply| checked.check(reply))) {
         Ok(Ok(Ok(ElicitReply::Accept(Some(content))))) => decide(&session, &request, &content),
