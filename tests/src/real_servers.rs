@@ -315,8 +315,11 @@ pub fn node_script(name: &str) -> (String, Vec<String>) {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("node").join(name);
     let copy = prefix.join(name);
     let text = fs::read_to_string(&source).unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()));
-    // Written to a temporary name and renamed: parallel tests may copy at once.
-    let partial = prefix.join(format!(".{name}.{}", std::process::id()));
+    // Written to a temporary name and renamed: parallel tests may copy at
+    // once, from several processes and from several threads of one.
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let nth = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let partial = prefix.join(format!(".{name}.{}.{nth}", std::process::id()));
     write_file(&partial, &text);
     fs::rename(&partial, &copy).unwrap_or_else(|e| panic!("cannot write {}: {e}", copy.display()));
     ("node".to_string(), vec![copy.display().to_string()])
