@@ -71,6 +71,7 @@ mod front;
 mod kinds;
 mod masked;
 mod naming;
+mod oauth;
 mod profiles;
 #[cfg(test)]
 mod properties;
@@ -88,6 +89,7 @@ pub use discovery::Discovered;
 pub use front::{FrontConfig, FrontToken};
 pub use masked::Masked;
 pub use naming::NamingConfig;
+pub use oauth::{state_home, OAuthConfig, OAuthGrant, OAUTH_SIGNING_ALGS};
 pub use profiles::ProfileConfig;
 pub use sampling::{SamplingConfig, SAMPLING_APPROVALS};
 pub use security::{AgentConfig, SecurityConfig};

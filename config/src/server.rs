@@ -36,6 +36,8 @@ pub struct ServerConfig {
     /// HTTP+SSE transport for a server that refuses it), `streamable-http`
     /// or `sse` (legacy only).
     pub transport: Option<String>,
+    /// HTTP: how Warden logs in to a server behind OAuth (all optional).
+    pub oauth: Option<crate::OAuthConfig>,
     /// How long the handshake plus tool discovery may take, in seconds.
     pub startup_timeout_secs: Option<f64>,
     /// stdio: start with Warden's environment (default) or an empty one.
@@ -85,6 +87,7 @@ impl ServerConfig {
             (Some(_), None) if !self.headers.is_empty() => return Err("`headers` only applies to `url` servers; use `env` for a `command` server".into()),
             (Some(_), None) if self.ca_cert.is_some() => return Err("`ca_cert` only applies to `https://` `url` servers".into()),
             (Some(_), None) if self.transport.is_some() => return Err("`transport` only applies to `url` servers".into()),
+            (Some(_), None) if self.oauth.is_some() => return Err("`oauth` only applies to `url` servers".into()),
             (None, Some(_))
                 if !self.args.is_empty()
                     || !self.env.is_empty()
@@ -131,6 +134,9 @@ impl ServerConfig {
                     "`transport` must be \"auto\", \"streamable-http\" or \"sse\", not \"{transport}\""
                 ));
             }
+        }
+        if let Some(oauth) = &mut self.oauth {
+            oauth.check(lookup)?;
         }
         if let Some(retry) = &self.retry_after_crash {
             if CrashRetry::parse(retry).is_none() {

@@ -35,6 +35,7 @@ mod elicitation;
 mod framing;
 mod jsonrpc;
 mod mcp;
+mod oauth;
 #[cfg(test)]
 mod properties;
 mod sse;
@@ -58,6 +59,7 @@ pub use mcp::{
     ListToolsResult, ResourceContents, ServerCapabilities, Tool, ToolAnnotations, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
 };
+pub use oauth::{AuthFailure, Authorizer, Challenge, LoggedIn, LoginUi};
 pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{
     http_client, memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, HttpClient, HttpConnector,

@@ -28,6 +28,7 @@ use tokio::sync::mpsc;
 use crate::framing::Frame;
 use crate::jsonrpc::{Message, RawResponse};
 
+pub(crate) use http::{error_chain, oauth_connector};
 pub use http::{http_client, HttpClient, HttpConnector, HttpSpec, HttpTransport, HTTP_TRANSPORT_ERROR};
 pub use memory::{memory_pair, MemoryConnector, MemoryPeer};
 pub use stdio::{StdioConnector, StdioSpec};

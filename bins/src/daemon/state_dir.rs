@@ -39,11 +39,7 @@ impl StateDir {
 
     /// The directory, with the environment read through `var`.
     fn from_vars(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<StateDir, StateDirError> {
-        let non_empty = |name: &str| var(name).filter(|value| !value.is_empty()).map(PathBuf::from);
-        let dir = non_empty("WARDEN_HOME")
-            .or_else(|| non_empty("XDG_STATE_HOME").map(|state| state.join("warden")))
-            .or_else(|| non_empty("HOME").map(|home| home.join(".local/state/warden")))
-            .ok_or(StateDirError::NoHome)?;
+        let dir = warden_config::state_home(var).ok_or(StateDirError::NoHome)?;
         Ok(StateDir { dir })
     }
 

@@ -87,7 +87,7 @@ mod tests;
 mod tls;
 
 // What the submodules share, named once here for all of them.
-use body::{answers, content_type, error_chain, lock, parse_message};
+use body::{answers, content_type, lock, parse_message};
 use session::{Answer, Failure, Kind, Session};
 
 /// A hyper client that speaks TLS (rustls, the system's roots) to
@@ -99,6 +99,16 @@ pub type HttpClient = Client<tls::Connector, Full<Bytes>>;
 pub fn http_client(https: bool) -> Result<HttpClient, String> {
     Ok(Client::builder(TokioExecutor::new()).build(tls::connector(None, https)?))
 }
+
+/// A client for OAuth's endpoints: like [`http_client`], speaking TLS or
+/// plain TCP by each URL's scheme, trusting the system's roots plus the
+/// server's own `ca_cert` (its authorization server is often behind the
+/// same private CA).
+pub(crate) fn oauth_connector(ca_cert: Option<&std::path::Path>) -> Result<HttpClient, String> {
+    Ok(Client::builder(TokioExecutor::new()).build(tls::connector(ca_cert, true)?))
+}
+
+pub(crate) use body::error_chain;
 
 /// The JSON-RPC error code of the answers this transport makes up for a
 /// request whose POST failed: the first of the range JSON-RPC leaves to

@@ -41,7 +41,7 @@ pub(super) fn answers(event: &TransportEvent, id: &RequestId) -> bool {
 /// An error and its causes, `: `-separated: hyper's own text alone
 /// ("client error (Connect)") does not say what went wrong.
 /// A failed TLS handshake is told as what it means instead.
-pub(super) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     if let Some(tls) = tls::explain(error) {
         return tls;
     }
