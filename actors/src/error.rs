@@ -28,6 +28,16 @@ pub enum CallError {
         /// The tool asked for.
         name: String,
     },
+    /// The tool's server waits for a person to log in (OAuth).
+    #[error("server '{server}' {reason}, so '{name}' is unavailable: run `warden login {server}`")]
+    NeedsLogin {
+        /// The server.
+        server: String,
+        /// The tool asked for.
+        name: String,
+        /// Why it needs one.
+        reason: String,
+    },
     /// The tool's server failed and is not running.
     #[error("server '{server}' failed, so '{name}' is unavailable: {reason}")]
     ServerFailed {

@@ -29,7 +29,7 @@ use warden_protocol::Connector;
 
 use crate::registry::{Registry, RegistryMsg};
 use crate::server_settings::ServerSettings;
-use crate::server_supervisor::{ServerSupervisor, SupervisorArgs};
+use crate::server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 
 /// How long shutdown waits for one server to close before moving on.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
@@ -91,6 +91,15 @@ pub enum HubMsg {
         /// The server.
         name: String,
     },
+    /// Start a server again that is not running and not scheduled to
+    /// (one waiting for a login): answered `false` when there is no such
+    /// server.
+    Reconnect {
+        /// The server.
+        name: String,
+        /// Whether the server is known.
+        reply: RpcReplyPort<bool>,
+    },
     /// Stop a server and wait (bounded) until its transport is closed.
     StopServer {
         /// The server.
@@ -143,6 +152,11 @@ impl Actor for Hub {
                 let _ = state.registry.cast(RegistryMsg::ServerRemoved { server: name });
             }
             HubMsg::StopServer { name, reply } => state.stop_server(&name, reply),
+            HubMsg::Reconnect { name, reply } => {
+                let supervisor = state.servers.values().find(|(server, _)| *server == name).map(|(_, cell)| cell);
+                let known = supervisor.is_some_and(|cell| cell.send_message(SupervisorMsg::Reconnect).is_ok());
+                let _ = reply.send(known);
+            }
         }
         Ok(())
     }

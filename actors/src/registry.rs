@@ -71,6 +71,13 @@ pub enum RegistryMsg {
         /// What failed.
         problem: String,
     },
+    /// A server waits for a login.
+    ServerNeedsLogin {
+        /// The server.
+        server: String,
+        /// Why.
+        reason: String,
+    },
     /// A server stopped for good.
     ServerFailed {
         /// The server.
@@ -130,7 +137,12 @@ impl Actor for Registry {
                 let at = tokio::time::Instant::now() + delay;
                 state.record_restart(&server, ServerState::Restarting { attempt, max_attempts, at, reason });
             }
-            RegistryMsg::ServerFailed { server, reason } => state.record_failure(&server, reason),
+            RegistryMsg::ServerFailed { server, reason } => {
+                state.record_down(&server, ServerState::Failed { reason })
+            }
+            RegistryMsg::ServerNeedsLogin { server, reason } => {
+                state.record_down(&server, ServerState::NeedsLogin { reason })
+            }
             RegistryMsg::ServerAdded { server } => state.add_server(server),
             RegistryMsg::ServerRemoved { server } => state.remove_server(&server),
             RegistryMsg::TransportFaulted { server, problem } => {
@@ -243,15 +255,17 @@ impl RegistryState {
         }
     }
 
-    fn record_failure(&mut self, server: &str, reason: String) {
+    /// The server is not running and will not be restarted on its own:
+    /// its tools are withdrawn.
+    fn record_down(&mut self, server: &str, down: ServerState) {
         let before = self.snapshot.tools.len();
         self.snapshot.tools.retain(|_, tool| tool.server != server);
         if self.snapshot.tools.len() != before {
             self.snapshot.tools_version += 1;
         }
         if let Some(entry) = self.entry(server) {
-            tracing::warn!(server, "MCP '{server}': failed: {reason}");
-            entry.status.state = ServerState::Failed { reason };
+            tracing::warn!(server, "MCP '{server}': {down}");
+            entry.status.state = down;
             entry.status.tools = 0;
             entry.status.pid = None;
             entry.status.connected_at = None;

@@ -38,7 +38,8 @@
 //!
 //! This file holds the actor, its messages and its failure handling;
 //! `server_actor/discovery.rs` the handshake's answer and tool listing;
-//! `server_actor/calls.rs` calls in flight and their deadlines.
+//! `server_actor/calls.rs` calls in flight and their deadlines;
+//! `server_actor/down.rs` going down (crash, hang, a login needed).
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -68,6 +69,7 @@ mod asks;
 mod calls;
 use calls::IdHasher;
 mod discovery;
+mod down;
 mod events;
 mod notices;
 
@@ -359,6 +361,7 @@ impl ServerActorState {
                 self.report(ServerEvent::TransportFaulted { problem });
             }
             TransportEvent::Closed { reason } => self.connection_closed(myself, reason),
+            TransportEvent::AuthRequired { failure } => self.auth_required(myself, failure),
             TransportEvent::Batch(events) => {
                 for event in events {
                     self.transport_event(myself, event);
@@ -414,60 +417,6 @@ impl ServerActorState {
             }
             Pending::Call(call) => self.finish_call(call, outcome),
         }
-    }
-
-    fn startup_timed_out(&mut self, myself: &ActorRef<ServerMsg>) {
-        if self.phase != Phase::Ready {
-            let secs = self.settings.startup_timeout.as_secs_f64();
-            let reason = format!("it did not finish its handshake and tool discovery within {secs} s (raise `startup_timeout_secs` if it is just slow)");
-            let reason = self.with_stderr_tail(reason);
-            // A first start that hangs would hang again; a restart that
-            // hangs is one more failed attempt.
-            let permanent = self.restart_attempt == 0;
-            self.fail(myself, reason, permanent);
-        }
-    }
-
-    fn connection_closed(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
-        if self.phase == Phase::Down {
-            return; // Already reported.
-        }
-        let reason = if self.phase == Phase::Ready {
-            format!("the connection closed: {reason}")
-        } else {
-            self.with_stderr_tail(format!("it stopped before it was ready: {reason}"))
-        };
-        self.fail(myself, reason, false);
-    }
-
-    /// The server is down: fail every pending call, then tell the supervisor
-    /// (which stops this actor and decides about a restart). `permanent`
-    /// says a restart cannot help.
-    fn fail(&mut self, myself: &ActorRef<ServerMsg>, reason: String, permanent: bool) {
-        if self.phase == Phase::Down {
-            return;
-        }
-        self.fail_pending(&reason);
-        self.phase = Phase::Down;
-        self.stop_timers();
-        self.stop_asks();
-        self.report(ServerEvent::Down { actor: myself.get_id(), reason, permanent });
-    }
-
-    /// Tells the supervisor; a supervisor that is gone is stopping this
-    /// actor too, so there is nobody left to tell.
-    fn report(&self, event: ServerEvent) {
-        let _ = self.events.send_message(event);
-    }
-
-    /// A server that died or hung before it was ready usually said why on
-    /// stderr: add its last lines to the reason.
-    fn with_stderr_tail(&self, reason: String) -> String {
-        let tail = self.connection.as_ref().map(Connection::stderr_tail).unwrap_or_default();
-        if self.phase == Phase::Ready || tail.is_empty() {
-            return reason;
-        }
-        format!("{reason}; its last stderr lines:\n  {}", tail.join("\n  "))
     }
 }
 

@@ -73,6 +73,9 @@ pub enum SupervisorMsg {
         /// Which consecutive restart this is.
         attempt: u32,
     },
+    /// Start the server again now, with a fresh restart count, unless it
+    /// is running: a login finished, or a person asked.
+    Reconnect,
 }
 
 /// The ServerActor reports through `ActorRef<SupervisorMsg>::get_derived`.
@@ -125,6 +128,7 @@ impl Actor for ServerSupervisor {
         match message {
             SupervisorMsg::Server(event) => state.server_event(&myself, event),
             SupervisorMsg::Restart { attempt } => state.restart(&myself, attempt).await,
+            SupervisorMsg::Reconnect => state.reconnect(&myself).await,
         }
         Ok(())
     }
@@ -204,6 +208,15 @@ impl SupervisorState {
             ServerEvent::Down { actor, reason, permanent } => {
                 return self.server_down(myself, actor, reason, permanent)
             }
+            ServerEvent::NeedsLogin { actor, reason } => {
+                if self.child.as_ref().is_none_or(|child| child.get_id() != actor) {
+                    return;
+                }
+                if let Some(child) = self.child.take() {
+                    child.stop(Some(reason.clone()));
+                }
+                RegistryMsg::ServerNeedsLogin { server, reason }
+            }
         };
         let _ = self.args.registry.cast(message);
     }
@@ -246,6 +259,16 @@ impl SupervisorState {
         };
         let _ = self.args.registry.cast(registry_msg);
         myself.send_after(delay, move || SupervisorMsg::Restart { attempt });
+    }
+
+    async fn reconnect(&mut self, myself: &ActorRef<SupervisorMsg>) {
+        if self.child.is_some() {
+            return; // Running, starting, or about to report: nothing to do.
+        }
+        tracing::info!(server = %self.name(), "MCP '{}': connecting again", self.name());
+        self.restarts = 0;
+        let _ = self.args.registry.cast(RegistryMsg::ServerAdded { server: self.name().to_string() });
+        self.spawn_child(myself).await;
     }
 
     async fn restart(&mut self, myself: &ActorRef<SupervisorMsg>, attempt: u32) {

@@ -291,6 +291,27 @@ impl Warden {
         rendered
     }
 
+    /// Starts server `name` again if it is not running and no restart is
+    /// scheduled — a server waiting in `needs_login` after a login saved
+    /// its tokens, or one that failed. A running server is left alone.
+    /// `Err` when there is no server of that name.
+    pub async fn reconnect(&self, name: &str) -> Result<(), CallError> {
+        let known = self
+            .core
+            .hub
+            .call(|reply| HubMsg::Reconnect { name: name.to_string(), reply }, None)
+            .await
+            .map_err(|_| CallError::ShutDown { name: name.to_string() })?;
+        match known {
+            ractor::rpc::CallResult::Success(true) => Ok(()),
+            ractor::rpc::CallResult::Success(false) => Err(CallError::UnknownServer {
+                server: name.to_string(),
+                known: self.status().into_iter().map(|status| status.name).collect(),
+            }),
+            _ => Err(CallError::ShutDown { name: name.to_string() }),
+        }
+    }
+
     /// Stops every server, waits for their processes to end, then stops the
     /// actor system. Idempotent: a second call (from any clone, at the same
     /// time or later) waits for the first to finish. Calls made afterwards

@@ -109,6 +109,25 @@ pub(crate) enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Log in to a `url` server behind OAuth: opens the browser ($BROWSER,
+    /// else the system's), waits for it to come back, saves the tokens;
+    /// a running daemon then connects the server without a restart.
+    Login {
+        /// The server's name in the config.
+        name: String,
+        /// Print the URL to open (on any machine) instead of opening a browser.
+        #[arg(long)]
+        no_browser: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Forget a server's OAuth tokens (revoking them when the server offers it).
+    Logout {
+        /// The server's name in the config.
+        name: String,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Stop the running daemon (its servers with it).
     Stop,
     /// Work with the config file.

@@ -23,6 +23,7 @@ pub(crate) use crate::usage::UsageError;
 mod ask;
 mod check;
 mod local;
+mod login;
 pub(crate) mod mcp;
 mod remote;
 
@@ -49,6 +50,8 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         }
         Command::Mcp { agent, server, common } => mcp::run(mcp::McpArgs { common, agent, server }, verbose).await,
         Command::Stop => remote::stop().await,
+        Command::Login { name, no_browser, common } => login::login(&common, &name, no_browser).await,
+        Command::Logout { name, common } => login::logout(&common, &name).await,
         Command::Reload => remote::reload().await,
         Command::Config { command: ConfigCommand::Check { config, json } } => check::run(config.as_deref(), json),
         Command::Tools { policy: true, common } if common.no_daemon => local::tool_policies(&common).await,

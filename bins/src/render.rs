@@ -89,6 +89,9 @@ pub(crate) fn status_table(servers: &[ServerReport]) -> String {
                 let _ = write!(line, ", up {}", duration(uptime));
             }
         }
+        if server.state == "needs_login" {
+            let _ = write!(line, " — run `warden login {}`", server.name);
+        }
         if server.restarts > 0 {
             let _ = write!(line, ", {} restart{}", server.restarts, if server.restarts == 1 { "" } else { "s" });
         }
@@ -132,6 +135,7 @@ pub(crate) fn listing(entry: ToolEntry) -> ToolListing {
 pub(crate) fn server_report(server: &ServerStatus) -> ServerReport {
     let (state, error, restart_attempt) = match &server.state {
         ServerState::Failed { reason } => ("failed", Some(reason.clone()), None),
+        ServerState::NeedsLogin { reason } => ("needs_login", Some(reason.clone()), None),
         ServerState::Starting => ("starting", None, None),
         ServerState::Restarting { reason, attempt, .. } => ("restarting", Some(reason.clone()), Some(*attempt)),
         ServerState::Running => ("running", None, None),

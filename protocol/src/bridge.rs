@@ -200,6 +200,13 @@ pub enum Request {
     },
     /// Re-reads the config file.
     Reload {},
+    /// Starts a server again that is not running (one waiting for a
+    /// login, once `warden login` saved its tokens); a running one is left
+    /// alone. Answers the server's state once it settled.
+    Reconnect {
+        /// The server.
+        server: String,
+    },
     /// Turns the connection into an MCP session: after the answer, every
     /// line both ways is one MCP message (what `warden mcp` speaks).
     Mcp {

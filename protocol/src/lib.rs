@@ -64,5 +64,5 @@ pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{
     http_client, memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, HttpClient, HttpConnector,
     HttpSpec, HttpTransport, MemoryConnector, MemoryPeer, Outbound, StderrTail, StdioConnector, StdioSpec,
-    TransportError, TransportEvent, HTTP_TRANSPORT_ERROR,
+    TransportError, TransportEvent, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR,
 };

@@ -29,7 +29,7 @@ use crate::framing::Frame;
 use crate::jsonrpc::{Message, RawResponse};
 
 pub(crate) use http::{error_chain, oauth_connector};
-pub use http::{http_client, HttpClient, HttpConnector, HttpSpec, HttpTransport, HTTP_TRANSPORT_ERROR};
+pub use http::{http_client, HttpClient, HttpConnector, HttpSpec, HttpTransport, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR};
 pub use memory::{memory_pair, MemoryConnector, MemoryPeer};
 pub use stdio::{StdioConnector, StdioSpec};
 
@@ -64,6 +64,14 @@ pub enum TransportEvent {
     Fault {
         /// What failed, in words.
         problem: String,
+    },
+    /// The server refused Warden's authorization and no refresh could
+    /// help (OAuth): a request waiting has been answered with an
+    /// [`AUTH_REQUIRED`](crate::AUTH_REQUIRED) error already; this tells the
+    /// owner to put the server in `needs_login` (or to fail it).
+    AuthRequired {
+        /// What is needed, and why.
+        failure: crate::AuthFailure,
     },
     /// The connection is gone; nothing more will arrive.
     Closed {

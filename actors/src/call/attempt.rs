@@ -273,7 +273,7 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
         ServerState::Restarting { .. } => Route::Wait,
         ServerState::Starting if failed_actor.is_none() => Route::Fail(unavailable(snapshot, name)),
         ServerState::Starting => Route::Wait,
-        ServerState::Failed { .. } => Route::Fail(unavailable(snapshot, name)),
+        ServerState::Failed { .. } | ServerState::NeedsLogin { .. } => Route::Fail(unavailable(snapshot, name)),
     }
 }
 
@@ -290,6 +290,9 @@ fn server_route(entry: &ServerEntry, wait: &Wait<'_>) -> Route {
         (ServerState::Failed { reason }, _) => {
             Route::Fail(CallError::ServerFailed { server, name, reason: reason.clone() })
         }
+        (ServerState::NeedsLogin { reason }, _) => {
+            Route::Fail(CallError::NeedsLogin { server, name, reason: reason.clone() })
+        }
     }
 }
 
@@ -302,6 +305,7 @@ pub(crate) fn unavailable(snapshot: &Snapshot, name: &str) -> CallError {
     match snapshot.servers.get(&server).map(|entry| &entry.status.state) {
         Some(ServerState::Starting) => CallError::ServerStarting { server, name },
         Some(ServerState::Failed { reason }) => CallError::ServerFailed { server, name, reason: reason.clone() },
+        Some(ServerState::NeedsLogin { reason }) => CallError::NeedsLogin { server, name, reason: reason.clone() },
         // A name its server does not list: it never came up (so it may yet
         // have the tool), or it did and does not have it.
         Some(ServerState::Restarting { .. }) if !entry_ran(snapshot, &server) => {

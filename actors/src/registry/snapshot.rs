@@ -29,6 +29,12 @@ pub enum ServerState {
         /// Why the server went down.
         reason: String,
     },
+    /// Waits for a person to log in (OAuth): its tools are withdrawn until
+    /// then, and no restart is tried. `warden login NAME` ends the wait.
+    NeedsLogin {
+        /// Why (no tokens; a refresh refused...).
+        reason: String,
+    },
     /// Stopped for good; its tools are withdrawn.
     Failed {
         /// What went wrong, for people.
@@ -39,7 +45,7 @@ pub enum ServerState {
 impl ServerState {
     /// True once the server is running or has failed for good.
     pub fn is_settled(&self) -> bool {
-        matches!(self, ServerState::Running | ServerState::Failed { .. })
+        matches!(self, ServerState::Running | ServerState::Failed { .. } | ServerState::NeedsLogin { .. })
     }
 }
 
@@ -55,6 +61,7 @@ impl fmt::Display for ServerState {
                 write!(f, "restarting (attempt {attempt} of {max_attempts}, {next}) after: {reason}")
             }
             ServerState::Failed { reason } => write!(f, "failed: {reason}"),
+            ServerState::NeedsLogin { reason } => write!(f, "{reason}"),
         }
     }
 }
@@ -167,6 +174,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Goes up by one whenever any server's status changes: to wait for a
+    /// change after an action, read it before and wait for a larger one.
+    pub fn status_version(&self) -> u64 {
+        self.status_version
+    }
+
     /// A snapshot in which every named server is starting.
     pub(crate) fn starting<'a>(
         names: impl IntoIterator<Item = &'a String>,

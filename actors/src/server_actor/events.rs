@@ -26,6 +26,15 @@ pub enum ServerEvent {
     /// A call succeeded on a restarted server: its crash streak is over.
     /// Sent once per restarted actor.
     CallSucceeded,
+    /// The server wants a login (OAuth) that no refresh could replace:
+    /// this actor serves nothing more, and no restart is tried until a
+    /// login asks for one ([`crate::Warden::reconnect`]).
+    NeedsLogin {
+        /// The actor reporting.
+        actor: ractor::ActorId,
+        /// Why, for people.
+        reason: String,
+    },
     /// The server is down; this actor serves nothing more.
     Down {
         /// The actor reporting (a late report from an older one is ignored).

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use warden_config::{ServerConfig, WardenConfig};
-use warden_protocol::{Connector, HttpConnector, HttpSpec, HttpTransport, StdioConnector, StdioSpec};
+use warden_protocol::{Authorizer, Connector, HttpConnector, HttpSpec, HttpTransport, StdioConnector, StdioSpec};
 
 use crate::approver::{Approver, AutoApprover, DenyingApprover};
 use crate::hub::ServerPlan;
@@ -76,10 +76,23 @@ fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Re
             // Checked at load time.
             spec.transport = server.transport.as_deref().and_then(HttpTransport::parse).unwrap_or_default();
             spec.max_message_bytes = config.max_message_bytes;
+            spec.authorizer = authorizer_for(name, url, server)?;
             Ok(Arc::new(HttpConnector::new(spec)))
         }
         (None, None) => Err("it has neither `command` nor `url`".into()),
     }
+}
+
+/// The OAuth side of a `url` server: every one has it (a server may ask
+/// for authorization without the config saying so), unless the config
+/// sends its own `Authorization` header, or there is no state directory
+/// to keep tokens in.
+fn authorizer_for(name: &str, url: &str, server: &ServerConfig) -> Result<Option<Arc<Authorizer>>, String> {
+    if server.headers.keys().any(|header| header.eq_ignore_ascii_case("authorization")) {
+        return Ok(None);
+    }
+    let Some(state) = warden_config::state_home(|name| std::env::var_os(name)) else { return Ok(None) };
+    Authorizer::new(name, url, server.oauth.clone(), &state, server.ca_cert.as_deref()).map(Some)
 }
 
 /// The approver a config names.

@@ -4,8 +4,9 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
 use serde_json::Value;
-use warden_actors::{ServerState, Warden};
-use warden_protocol::ServerReport;
+use warden_actors::{CallError, ServerState, Warden};
+use warden_config::WardenConfig;
+use warden_protocol::{ServerReport, AUTH_REQUIRED};
 
 use super::load;
 use crate::cli::Common;
@@ -13,13 +14,19 @@ use crate::render;
 
 /// Starts Warden and waits until every server is running or failed.
 async fn start(common: &Common) -> anyhow::Result<Warden> {
+    Ok(start_with_config(common).await?.0)
+}
+
+/// [`start`], and the config it started from.
+async fn start_with_config(common: &Common) -> anyhow::Result<(Warden, WardenConfig)> {
     let (path, config) = load(common)?;
     if path.is_some() && config.servers.is_empty() {
         tracing::warn!("the config has no servers; add a [servers.NAME] table with `command` or `url`");
     }
     let warden = Warden::start(&config).await.context("starting Warden")?;
     wait_until_settled(&warden).await;
-    Ok(warden)
+    super::login::login_where_needed(&warden, &config).await;
+    Ok((warden, config))
 }
 
 /// How long before a one-shot command says what it is waiting for.
@@ -48,6 +55,9 @@ pub(super) fn warn_about_failed_servers(servers: &[ServerReport]) {
     for server in servers {
         if let (true, Some(reason)) = (server.is_failed(), &server.error) {
             eprintln!("warning: server '{}' failed: {reason}", server.name);
+        }
+        if server.state == "needs_login" {
+            eprintln!("warning: server '{}' {}: run `warden login {}`", server.name, server.detail, server.name);
         }
         for warning in &server.warnings {
             eprintln!("warning: {warning}");
@@ -88,15 +98,44 @@ pub(super) fn print_policies(common: &Common, rows: &Value) -> anyhow::Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
+/// How many times one call may send the person to log in for more scope
+/// (step-up) before its refusal is final.
+const MAX_STEP_UPS: u32 = 2;
+
 pub(super) async fn call(common: &Common, name: &str, arguments: Value) -> anyhow::Result<ExitCode> {
-    let warden = start(common).await?;
-    let printed = if common.json {
-        warden.call_tool(name, arguments).await.map(|result| {
-            let json = serde_json::to_string_pretty(&result).expect("a tool result always serialises");
-            (json, result.is_error())
-        })
-    } else {
-        warden.call_tool_text(name, arguments).await.map(|rendered| (rendered.text, rendered.is_error))
+    let (warden, config) = start_with_config(common).await?;
+    let mut step_ups = 0;
+    let printed = loop {
+        let printed = if common.json {
+            warden.call_tool(name, arguments.clone()).await.map(|result| {
+                let json = serde_json::to_string_pretty(&result).expect("a tool result always serialises");
+                (json, result.is_error())
+            })
+        } else {
+            warden.call_tool_text(name, arguments.clone()).await.map(|rendered| (rendered.text, rendered.is_error))
+        };
+        // A server that wants more scope for this call: log in, call again.
+        match &printed {
+            Err(CallError::Server { server, code, message, .. })
+                if *code == AUTH_REQUIRED.0 && super::login::person_present() =>
+            {
+                if step_ups == MAX_STEP_UPS {
+                    break Err(CallError::Server {
+                        server: server.clone(),
+                        name: name.to_string(),
+                        code: *code,
+                        message: format!("{message} (still refused after {MAX_STEP_UPS} logins for more scope; the server keeps asking)"),
+                    });
+                }
+                step_ups += 1;
+                eprintln!("{message}\nlogging in to '{server}' for it");
+                if let Err(error) = super::login::login_server(&config, server, false).await {
+                    eprintln!("{error:#}");
+                    break printed;
+                }
+            }
+            _ => break printed,
+        }
     };
     warden.shutdown().await;
     let (text, is_error) = printed.map_err(|error| anyhow!(crate::advice::call_error(&error)))?;

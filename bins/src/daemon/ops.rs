@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::time::Instant;
-use warden_actors::{ApprovalQueue, CallError, CallOptions, ToolEntry, Warden};
+use warden_actors::{ApprovalQueue, CallError, CallOptions, ServerState, ToolEntry, Warden};
 use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, ResultFormat, ToolListing};
 
 use super::idle::Activity;
@@ -127,11 +127,30 @@ impl Ops {
                 questions::answer(&self.approvals, &question, action, content)
             }
             Request::Reload {} => super::reload::reload(&self.warden, &self.lockfile.config).await,
+            Request::Reconnect { server } => self.reconnect(&server).await,
             Request::Shutdown {} => Ok(json!({"stopping": true})),
             // `call_tool` is answered by `run`; ops added to the protocol
             // later are unknown to this daemon.
             _ => Err(BridgeError::new(Code::UNKNOWN_OP, "this daemon does not know that op")),
         }
+    }
+
+    /// Starts `server` again and answers its state once it settled
+    /// (within the call timeout).
+    async fn reconnect(&self, server: &str) -> Result<Value, BridgeError> {
+        let before = self.warden.snapshot();
+        let down = before.status(server).is_some_and(|status| status.state.is_settled() && status.state != ServerState::Running);
+        self.warden.reconnect(server).await.map_err(call_error)?;
+        if down {
+            // It starts anew: wait for a status change, then for it to settle.
+            let version = before.status_version();
+            let wait = self.warden.wait_for(|now| {
+                now.status_version() > version && now.status(server).is_some_and(|status| status.state.is_settled())
+            });
+            let _ = tokio::time::timeout(self.call_timeout, wait).await;
+        }
+        let status = self.warden.status().into_iter().find(|status| status.name == server);
+        Ok(serde_json::to_value(status.map(|status| render::server_report(&status))).expect("a report serialises"))
     }
 
     async fn call_request(
@@ -265,6 +284,8 @@ fn call_error(error: CallError) -> BridgeError {
         CallError::UnknownTool { .. } => Code::UNKNOWN_TOOL,
         CallError::ServerStarting { .. } => Code::SERVER_STARTING,
         CallError::ServerFailed { .. } => Code::SERVER_FAILED,
+        CallError::NeedsLogin { .. } => Code::NEEDS_LOGIN,
+        CallError::Server { code, .. } if *code == warden_protocol::AUTH_REQUIRED.0 => Code::NEEDS_LOGIN,
         CallError::InvalidArguments { .. } => Code::INVALID_ARGUMENTS,
         CallError::Timeout { .. } | CallError::RestartTimeout { .. } => Code::TIMEOUT,
         CallError::Server { .. } => Code::SERVER_ERROR,

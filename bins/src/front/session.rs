@@ -467,6 +467,9 @@ fn instructions(snapshot: &warden_actors::Snapshot, view: &View) -> String {
         .filter(|status| view.sees_server(&status.name))
         .map(|status| match &status.state {
             ServerState::Running => format!("{} ({} tools)", status.name, status.tools),
+            ServerState::NeedsLogin { .. } => {
+                format!("{} (needs a login: run `warden login {}`; its tools are absent until then)", status.name, status.name)
+            }
             state => format!("{} ({})", status.name, state.to_string().split(':').next().unwrap_or_default()),
         })
         .collect();

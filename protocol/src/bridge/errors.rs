@@ -35,6 +35,9 @@ impl BridgeErrorCode {
     pub const SERVER_STARTING: BridgeErrorCode = code("server_starting");
     /// The tool's server failed and is not running.
     pub const SERVER_FAILED: BridgeErrorCode = code("server_failed");
+    /// The tool's server needs a person to log in (OAuth), or more scope
+    /// for this call: `warden login SERVER`, then call again.
+    pub const NEEDS_LOGIN: BridgeErrorCode = code("needs_login");
     /// The server went away (or crashed) during the call.
     pub const SERVER_GONE: BridgeErrorCode = code("server_gone");
     /// The server answered the call with a JSON-RPC error.

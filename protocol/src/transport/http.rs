@@ -75,6 +75,7 @@ use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::jsonrpc::ErrorCode;
 
 mod abandon;
+mod auth;
 mod body;
 mod legacy;
 mod listen;
@@ -114,6 +115,12 @@ pub(crate) use body::error_chain;
 /// request whose POST failed: the first of the range JSON-RPC leaves to
 /// implementations.
 pub const HTTP_TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
+
+/// The JSON-RPC error code of the answer Warden makes up for a request
+/// its server refused for want of authorization (OAuth: no token, a
+/// refresh refused, more scope needed): a login, then the same request
+/// again, can succeed. Warden's own; no server sends it.
+pub const AUTH_REQUIRED: ErrorCode = ErrorCode(-32031);
 
 /// How much of an error body goes into the error message.
 pub(super) const BODY_EXCERPT_CHARS: usize = 200;
@@ -177,6 +184,10 @@ pub struct HttpSpec {
     /// Streamable HTTP, the legacy HTTP+SSE transport, or the first and
     /// then the second.
     pub transport: HttpTransport,
+    /// The OAuth tokens of this server: every request carries its access
+    /// token, and a 401 refreshes it. `None`: no `Authorization` is added
+    /// (a configured `Authorization` header is sent as is).
+    pub authorizer: Option<Arc<crate::Authorizer>>,
 }
 
 impl HttpSpec {
@@ -192,6 +203,7 @@ impl HttpSpec {
             resume_limit: Duration::from_secs(300),
             ca_cert: None,
             transport: HttpTransport::Auto,
+            authorizer: None,
         }
     }
 }
@@ -208,6 +220,7 @@ impl std::fmt::Debug for HttpSpec {
             .field("resume_limit", &self.resume_limit)
             .field("ca_cert", &self.ca_cert)
             .field("transport", &self.transport)
+            .field("oauth", &self.authorizer.is_some())
             .finish()
     }
 }

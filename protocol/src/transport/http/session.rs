@@ -18,7 +18,8 @@ use tokio::sync::watch;
 
 use super::body::{content_type, error_chain, lock, parse_message};
 use super::{
-    abandon, tls, HttpSpec, BODY_EXCERPT_CHARS, DELETE_TIMEOUT, HTTP_TRANSPORT_ERROR, SESSION_HEADER, VERSION_HEADER,
+    abandon, tls, HttpSpec, AUTH_REQUIRED, BODY_EXCERPT_CHARS, DELETE_TIMEOUT, HTTP_TRANSPORT_ERROR, SESSION_HEADER,
+    VERSION_HEADER,
 };
 use crate::jsonrpc::{ErrorObject, Message, RawResponse, RequestId};
 use crate::transport::{excerpt, Closer, EventSink, TransportError, TransportEvent};
@@ -63,6 +64,9 @@ pub(super) struct Session {
     /// The legacy transport's message endpoint, once its stream is open:
     /// from then on every message goes there.
     pub(super) legacy: OnceLock<Uri>,
+    /// The `Authorization` the last POST carried (OAuth), for the GET
+    /// streams and the DELETE.
+    pub(super) authorization: Mutex<Option<HeaderValue>>,
 }
 
 pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<(Arc<Session>, Closer), TransportError> {
@@ -103,6 +107,7 @@ pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<(Arc<Session
         listen_opened: watch::Sender::new(false),
         in_flight: abandon::InFlight::default(),
         legacy: OnceLock::new(),
+        authorization: Mutex::new(None),
     });
     let closer_session = session.clone();
     let closer = Box::pin(async move {
@@ -124,6 +129,20 @@ pub(super) enum Failure {
     Status { status: StatusCode, message: String },
     /// The server no longer knows the session id we sent.
     SessionExpired { status: StatusCode, body: String },
+    /// 401 to a server with OAuth; `sent` is the `Authorization` sent.
+    Unauthorized { challenge: crate::Challenge, sent: Option<String> },
+    /// 403 `insufficient_scope` from a server with OAuth.
+    Forbidden { challenge: crate::Challenge },
+    /// No token could be had before sending.
+    Auth(crate::AuthFailure),
+}
+
+/// Why a message could not be delivered, as the request's caller hears it.
+pub(super) enum Refusal {
+    /// The transport failed: the words say how.
+    Transport(String),
+    /// Authorization is missing (OAuth).
+    Auth(crate::AuthFailure),
 }
 
 impl Failure {
@@ -134,7 +153,18 @@ impl Failure {
             Failure::SessionExpired { status, body } => {
                 format!("the server forgot our session (HTTP {}) at {url}: {body}", status.as_u16())
             }
+            Failure::Unauthorized { .. } => format!("HTTP 401 from {url}: the server wants authorization"),
+            Failure::Forbidden { challenge } => format!(
+                "HTTP 403 from {url}: the server needs the scope `{}`",
+                challenge.scope.as_deref().unwrap_or("(unnamed)")
+            ),
+            Failure::Auth(failure) => failure.to_string(),
         }
+    }
+
+    /// True for the failures OAuth may fix.
+    pub(super) fn is_auth(&self) -> bool {
+        matches!(self, Failure::Unauthorized { .. } | Failure::Forbidden { .. } | Failure::Auth(_))
     }
 }
 
@@ -153,32 +183,47 @@ impl Session {
     /// answered as an error for the request's id.
     pub(super) async fn post(self: &Arc<Self>, json: Bytes, kind: &Kind) {
         let outcome = if self.uses_legacy(kind) {
-            self.post_legacy(json, kind).await
+            self.post_legacy(json, kind).await.map_err(Refusal::Transport)
         } else {
             self.post_streamable(json, kind).await
         };
-        let Err(message) = outcome else { return };
-        self.deliver(TransportEvent::Fault { problem: message.clone() });
+        let Err(refusal) = outcome else { return };
+        let (code, message) = match refusal {
+            Refusal::Transport(message) => {
+                self.deliver(TransportEvent::Fault { problem: message.clone() });
+                (HTTP_TRANSPORT_ERROR, message)
+            }
+            Refusal::Auth(failure) => {
+                let message = super::auth::refusal_text(&self.spec.server, &failure);
+                self.deliver(TransportEvent::AuthRequired { failure });
+                (AUTH_REQUIRED, message)
+            }
+        };
         if let Kind::Request { id, .. } = kind {
-            self.deliver(TransportEvent::Message(Message::error(
-                id.clone(),
-                ErrorObject::new(HTTP_TRANSPORT_ERROR, message),
-            )));
+            self.deliver(TransportEvent::Message(Message::error(id.clone(), ErrorObject::new(code, message))));
         }
     }
 
     /// [`Session::post`] over Streamable HTTP; falls back to the legacy
     /// transport when `initialize` says this is an old server.
-    async fn post_streamable(self: &Arc<Self>, json: Bytes, kind: &Kind) -> Result<(), String> {
+    async fn post_streamable(self: &Arc<Self>, json: Bytes, kind: &Kind) -> Result<(), Refusal> {
         // Read before the POST: a re-initialisation counted after this
         // may have come too late for the session id this POST carries.
         let epoch = self.epoch.load(Ordering::SeqCst);
-        let failure = match self.exchange(json.clone(), kind, Answer::Deliver).await {
+        let mut failure = match self.exchange(json.clone(), kind, Answer::Deliver).await {
             Ok(_) => return Ok(()),
             Err(failure) => failure,
         };
+        if failure.is_auth() {
+            self.recover(failure).await?;
+            failure = match self.exchange(json.clone(), kind, Answer::Deliver).await {
+                Ok(_) => return Ok(()),
+                Err(failure) if failure.is_auth() => return Err(self.refused_again(failure)),
+                Err(failure) => failure,
+            };
+        }
         if self.falls_back(&failure, kind) {
-            return self.fall_back(json, kind, failure.message(&self.spec.url)).await;
+            return self.fall_back(json, kind, failure.message(&self.spec.url)).await.map_err(Refusal::Transport);
         }
         let message = match (failure, kind) {
             (Failure::SessionExpired { status, body }, Kind::Request { .. }) => {
@@ -197,7 +242,7 @@ impl Session {
             }
             (failure, _) => failure.message(&self.spec.url),
         };
-        Err(message)
+        Err(Refusal::Transport(message))
     }
 
     /// Sends one message and delivers what the server answered; the answer
@@ -209,6 +254,7 @@ impl Session {
         answer: Answer,
     ) -> Result<Option<TransportEvent>, Failure> {
         let initialize = matches!(kind, Kind::Request { initialize: true, .. });
+        let authorization = self.authorize().await?;
         let mut request = hyper::Request::builder()
             .method(Method::POST)
             .uri(self.uri.clone())
@@ -224,6 +270,10 @@ impl Session {
                 Failure::Plain(format!("could not reach {}: {}", self.spec.url, error_chain(&error)))
             })?;
         let status = response.status();
+        if let Some(failure) = self.auth_failure(status, response.headers(), authorization) {
+            let _ = self.error_body(response.into_body()).await;
+            return Err(failure);
+        }
         if !status.is_success() {
             let body = self.error_body(response.into_body()).await;
             let forgotten = status == StatusCode::NOT_FOUND
@@ -276,6 +326,9 @@ impl Session {
     pub(super) fn add_session_headers(&self, headers: &mut HeaderMap, in_session: bool) -> bool {
         for (name, value) in &self.headers {
             headers.insert(name.clone(), value.clone());
+        }
+        if let Some(authorization) = lock(&self.authorization).clone() {
+            headers.insert(hyper::header::AUTHORIZATION, authorization);
         }
         if !in_session {
             return false;

@@ -1,0 +1,88 @@
+//! Going down: the connection closed, the startup timer ran out, or the
+//! server wants a login (OAuth). Every pending call is failed, and the
+//! supervisor is told whether a restart can help — a server that needs a
+//! login is not restarted: it waits in `needs_login` for `warden login`.
+
+use ractor::ActorRef;
+use warden_protocol::{AuthFailure, Connection};
+
+use super::{Phase, ServerActorState, ServerEvent, ServerMsg};
+
+impl ServerActorState {
+    /// The transport says the server refused Warden's authorization.
+    pub(super) fn auth_required(&mut self, myself: &ActorRef<ServerMsg>, failure: AuthFailure) {
+        match failure {
+            // Only the call that needed more scope fails; the others go on.
+            AuthFailure::MoreScope(why) => {
+                tracing::warn!(server = %self.name, "MCP '{}': {why}; `warden login {}` asks for it", self.name, self.name)
+            }
+            AuthFailure::NeedsLogin(reason) => {
+                if self.phase == Phase::Down {
+                    return;
+                }
+                let reason = format!("needs a login: {reason}");
+                self.fail_pending(&reason);
+                self.phase = Phase::Down;
+                self.stop_timers();
+                self.stop_asks();
+                self.report(ServerEvent::NeedsLogin { actor: myself.get_id(), reason });
+            }
+            AuthFailure::Failed(reason) => self.fail(myself, format!("OAuth failed: {reason}"), true),
+        }
+    }
+
+    pub(super) fn startup_timed_out(&mut self, myself: &ActorRef<ServerMsg>) {
+        if self.phase != Phase::Ready {
+            let secs = self.settings.startup_timeout.as_secs_f64();
+            let reason = format!("it did not finish its handshake and tool discovery within {secs} s (raise `startup_timeout_secs` if it is just slow)");
+            let reason = self.with_stderr_tail(reason);
+            // A first start that hangs would hang again; a restart that
+            // hangs is one more failed attempt.
+            let permanent = self.restart_attempt == 0;
+            self.fail(myself, reason, permanent);
+        }
+    }
+
+    pub(super) fn connection_closed(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
+        if self.phase == Phase::Down {
+            return; // Already reported.
+        }
+        let reason = if self.phase == Phase::Ready {
+            format!("the connection closed: {reason}")
+        } else {
+            self.with_stderr_tail(format!("it stopped before it was ready: {reason}"))
+        };
+        self.fail(myself, reason, false);
+    }
+
+    /// The server is down: fail every pending call, then tell the supervisor
+    /// (which stops this actor and decides about a restart). `permanent`
+    /// says a restart cannot help.
+    pub(super) fn fail(&mut self, myself: &ActorRef<ServerMsg>, reason: String, permanent: bool) {
+        if self.phase == Phase::Down {
+            return;
+        }
+        self.fail_pending(&reason);
+        self.phase = Phase::Down;
+        self.stop_timers();
+        self.stop_asks();
+        self.report(ServerEvent::Down { actor: myself.get_id(), reason, permanent });
+    }
+
+    /// Tells the supervisor; a supervisor that is gone is stopping this
+    /// actor too, so there is nobody left to tell.
+    pub(super) fn report(&self, event: ServerEvent) {
+        let _ = self.events.send_message(event);
+    }
+
+    /// A server that died or hung before it was ready usually said why on
+    /// stderr: add its last lines to the reason.
+    pub(super) fn with_stderr_tail(&self, reason: String) -> String {
+        let tail = self.connection.as_ref().map(Connection::stderr_tail).unwrap_or_default();
+        if self.phase == Phase::Ready || tail.is_empty() {
+            return reason;
+        }
+        format!("{reason}; its last stderr lines:\n  {}", tail.join("\n  "))
+    }
+}
+
