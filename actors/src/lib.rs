@@ -94,10 +94,12 @@ pub use warden::{
     AgentScope, Changes, ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden,
     WardenBuilder,
 };
-pub use warden_config::{ConfigError, CrashRetry, Discovered, WardenConfig};
+pub use warden_config::{ConfigError, CrashRetry, Discovered, OAuthConfig, WardenConfig};
 // What a host needs to use the handle, so that it depends on this crate only.
 pub use primitive_tools::PrimitiveTool;
 pub use warden_policy::{Grant, RenderedResult, Risk};
+// OAuth: a host can run the login itself (its own browser, its own UI).
+pub use warden_protocol::{AuthFailure, Authorizer, LoggedIn, LoginUi, AUTH_REQUIRED};
 pub use warden_protocol::{
     CallToolResult, ContentBlock, ElicitAnswerError, ElicitModes, ElicitReply, ElicitRequest, Field, FieldKind,
     FormSchema, Tool, ToolAnnotations,

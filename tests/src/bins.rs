@@ -30,3 +30,8 @@ pub fn binary(name: &str) -> PathBuf {
 pub fn test_server() -> PathBuf {
     binary("warden-test-server")
 }
+
+/// The test browser of the OAuth suites (set as `$BROWSER`).
+pub fn test_browser() -> PathBuf {
+    binary("warden-test-browser")
+}

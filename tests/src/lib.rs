@@ -9,13 +9,18 @@
 //!   HTTP on a free loopback port.
 //! - [`test_certs`]: a private CA and a server certificate made at test
 //!   time, for HTTPS test servers.
+//! - [`oauth_server`]: an authorization server and an MCP server it
+//!   protects, in one scriptable in-process HTTP server, for the OAuth
+//!   suites; [`browser`] follows its redirects as a person's browser would.
 //! - [`bins`]: where the binaries built by this package are (the scriptable
 //!   `warden-test-server`, the `embed-host` example), for tests elsewhere.
 //! - The scriptable test server itself is `src/bin/warden-test-server/`,
 //!   written from scratch so it shares no code (and no bugs) with Warden.
 
 pub mod bins;
+pub mod browser;
 pub mod http_everything;
+pub mod oauth_server;
 pub mod python_http;
 pub mod real_servers;
 pub mod test_certs;

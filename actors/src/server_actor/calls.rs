@@ -338,6 +338,18 @@ impl ServerActorState {
         });
     }
 
+    /// Fails every pending call because the server wants a login: a
+    /// request refused with 401 never ran, so each is told to log in and
+    /// call again.
+    pub(super) fn fail_pending_needs_login(&mut self, reason: &str) {
+        let server = self.name.clone();
+        self.drain_pending(|call, _| CallError::NeedsLogin {
+            server: server.clone(),
+            name: call.name,
+            reason: reason.to_string(),
+        });
+    }
+
     /// Empties the pending calls, answering each with `error(call, sent)`.
     fn drain_pending(&mut self, error: impl Fn(ToolCall, bool) -> CallError) {
         self.queued.clear();

@@ -21,7 +21,7 @@ impl ServerActorState {
                     return;
                 }
                 let reason = format!("needs a login: {reason}");
-                self.fail_pending(&reason);
+                self.fail_pending_needs_login(&reason);
                 self.phase = Phase::Down;
                 self.stop_timers();
                 self.stop_asks();

@@ -188,19 +188,22 @@ impl Session {
             self.post_streamable(json, kind).await
         };
         let Err(refusal) = outcome else { return };
-        let (code, message) = match refusal {
-            Refusal::Transport(message) => {
-                self.deliver(TransportEvent::Fault { problem: message.clone() });
-                (HTTP_TRANSPORT_ERROR, message)
-            }
-            Refusal::Auth(failure) => {
-                let message = super::auth::refusal_text(&self.spec.server, &failure);
-                self.deliver(TransportEvent::AuthRequired { failure });
-                (AUTH_REQUIRED, message)
+        let answer = |code, message| {
+            if let Kind::Request { id, .. } = kind {
+                self.deliver(TransportEvent::Message(Message::error(id.clone(), ErrorObject::new(code, message))));
             }
         };
-        if let Kind::Request { id, .. } = kind {
-            self.deliver(TransportEvent::Message(Message::error(id.clone(), ErrorObject::new(code, message))));
+        match refusal {
+            Refusal::Transport(message) => {
+                self.deliver(TransportEvent::Fault { problem: message.clone() });
+                answer(HTTP_TRANSPORT_ERROR, message);
+            }
+            Refusal::Auth(failure) => {
+                // The answer first: its caller reads why; the owner then
+                // fails the others' calls and waits for a login.
+                answer(AUTH_REQUIRED, super::auth::refusal_text(&self.spec.server, &failure));
+                self.deliver(TransportEvent::AuthRequired { failure });
+            }
         }
     }
 
