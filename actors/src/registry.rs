@@ -137,9 +137,7 @@ impl Actor for Registry {
                 let at = tokio::time::Instant::now() + delay;
                 state.record_restart(&server, ServerState::Restarting { attempt, max_attempts, at, reason });
             }
-            RegistryMsg::ServerFailed { server, reason } => {
-                state.record_down(&server, ServerState::Failed { reason })
-            }
+            RegistryMsg::ServerFailed { server, reason } => state.record_down(&server, ServerState::Failed { reason }),
             RegistryMsg::ServerNeedsLogin { server, reason } => {
                 state.record_down(&server, ServerState::NeedsLogin { reason })
             }

@@ -410,6 +410,13 @@ impl ServerActorState {
             tracing::debug!(server = %self.name, %id, "reply to no pending request; ignored");
             return;
         };
+        if matches!(&outcome, Err(error) if error.code == warden_protocol::AUTH_REQUIRED)
+            && !matches!(pending, Pending::Call(_))
+        {
+            // The handshake was refused for want of a login: the transport's
+            // `AuthRequired`, right behind this answer, says what to do.
+            return;
+        }
         match pending {
             Pending::Initialize => self.initialized(myself, outcome),
             Pending::ListTools { generation, tools, pages } => {

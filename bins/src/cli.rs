@@ -44,7 +44,7 @@ pub(crate) enum Command {
         common: Common,
     },
     /// Show each server's state, tool count and errors, and the daemon's
-    /// (exit 1 when any server failed).
+    /// (exit 1 when any server failed or needs a login).
     Status {
         #[command(flatten)]
         common: Common,

@@ -137,7 +137,9 @@ impl ServerConfig {
         }
         if let Some(oauth) = &mut self.oauth {
             if self.headers.keys().any(|header| header.eq_ignore_ascii_case("authorization")) {
-                return Err("has both `oauth` and an `Authorization` header; Warden's OAuth sends its own — remove one".into());
+                return Err(
+                    "has both `oauth` and an `Authorization` header; Warden's OAuth sends its own — remove one".into(),
+                );
             }
             oauth.check(lookup)?;
         }

@@ -278,6 +278,7 @@ impl Request {
         "pending",
         "answer",
         "reload",
+        "reconnect",
         "shutdown",
         "mcp",
     ];

@@ -28,8 +28,8 @@ mod authorization;
 mod resource;
 mod state;
 
-pub use state::{Client, MetadataAt, Options, PrmAt, Seen};
 use state::State;
+pub use state::{Client, MetadataAt, Options, PrmAt, Seen};
 
 /// A running server; stops when dropped.
 pub struct OAuthServer {
@@ -163,11 +163,8 @@ impl Asked {
 async fn handle(request: Request<Incoming>, state: Arc<Mutex<State>>) -> Result<Response<Full<Bytes>>, hyper::Error> {
     let (parts, body) = request.into_parts();
     let body = body.collect().await?.to_bytes();
-    let query = parts
-        .uri
-        .query()
-        .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default();
+    let query =
+        parts.uri.query().map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
     let asked = Asked { method: parts.method, path: parts.uri.path().to_string(), query, headers: parts.headers, body };
     let reply = {
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());

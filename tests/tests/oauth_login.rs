@@ -119,7 +119,9 @@ async fn login_and_call(server: &OAuthServer, extra: &str) -> String {
     let oauth = config.servers["remote"].oauth.clone();
     authorizer(server, oauth).login(&Browser, Duration::from_secs(20)).await.expect("the login succeeds");
     warden.reconnect("remote").await.expect("reconnects");
-    warden.wait_for(|s| s.status("remote").is_some_and(|s| s.state.is_settled() && s.state != ServerState::Starting)).await;
+    warden
+        .wait_for(|s| s.status("remote").is_some_and(|s| s.state.is_settled() && s.state != ServerState::Starting))
+        .await;
     let text = model_text(&warden, "remote__whoami", json!({})).await;
     warden.shutdown().await;
     text
@@ -129,10 +131,34 @@ async fn login_and_call(server: &OAuthServer, extra: &str) -> String {
 async fn every_discovery_path_of_the_spec_finds_the_authorization_server() {
     home();
     let cases = [
-        (PrmAt::WellKnownPath, MetadataAt::Oauth, "", "GET /.well-known/oauth-protected-resource/mcp", "GET /.well-known/oauth-authorization-server"),
-        (PrmAt::WellKnownRoot, MetadataAt::Oidc, "", "GET /.well-known/oauth-protected-resource", "GET /.well-known/openid-configuration"),
-        (PrmAt::Header, MetadataAt::Oauth, "/tenant", "GET /meta/resource.json", "GET /.well-known/oauth-authorization-server/tenant"),
-        (PrmAt::Header, MetadataAt::Oidc, "/tenant", "GET /meta/resource.json", "GET /.well-known/openid-configuration/tenant"),
+        (
+            PrmAt::WellKnownPath,
+            MetadataAt::Oauth,
+            "",
+            "GET /.well-known/oauth-protected-resource/mcp",
+            "GET /.well-known/oauth-authorization-server",
+        ),
+        (
+            PrmAt::WellKnownRoot,
+            MetadataAt::Oidc,
+            "",
+            "GET /.well-known/oauth-protected-resource",
+            "GET /.well-known/openid-configuration",
+        ),
+        (
+            PrmAt::Header,
+            MetadataAt::Oauth,
+            "/tenant",
+            "GET /meta/resource.json",
+            "GET /.well-known/oauth-authorization-server/tenant",
+        ),
+        (
+            PrmAt::Header,
+            MetadataAt::Oidc,
+            "/tenant",
+            "GET /meta/resource.json",
+            "GET /.well-known/openid-configuration/tenant",
+        ),
         // 2025-03-26: no PRM, no metadata: /authorize, /token, /register at the origin.
         (PrmAt::None, MetadataAt::None, "", "POST /register", "GET /authorize"),
     ];
@@ -156,7 +182,8 @@ async fn a_preregistered_client_authenticates_the_way_the_server_allows() {
         (vec!["client_secret_post"], Some("s3cret"), "client_secret_post"),
         (vec!["none"], None, "none"),
     ] {
-        let client = Client { id: "pre".into(), secret: secret.map(String::from), method: expected.into(), public_key: None };
+        let client =
+            Client { id: "pre".into(), secret: secret.map(String::from), method: expected.into(), public_key: None };
         let server = OAuthServer::start(Options {
             auth_methods: methods.iter().map(|m| m.to_string()).collect(),
             registration: false,
@@ -164,7 +191,8 @@ async fn a_preregistered_client_authenticates_the_way_the_server_allows() {
             ..Options::default()
         });
         let secret_line = secret.map(|s| format!("client_secret = \"{s}\"\n")).unwrap_or_default();
-        let text = login_and_call(&server, &format!("[servers.remote.oauth]\nclient_id = \"pre\"\n{secret_line}")).await;
+        let text =
+            login_and_call(&server, &format!("[servers.remote.oauth]\nclient_id = \"pre\"\n{secret_line}")).await;
         assert!(text.starts_with("client pre "), "{text}");
         let seen = server.seen();
         assert!(seen.registrations.is_empty(), "no registration for a configured client");
@@ -192,7 +220,8 @@ async fn a_forged_state_or_issuer_in_the_redirect_is_refused() {
     assert_eq!(error, "the redirect's `state` is not the one Warden sent: refused (a forged or stale redirect)");
     assert!(server.seen().grants("authorization_code").is_empty(), "no code was exchanged");
 
-    let server = OAuthServer::start(Options { forged_iss: Some("http://127.0.0.1:9/evil".into()), ..Options::default() });
+    let server =
+        OAuthServer::start(Options { forged_iss: Some("http://127.0.0.1:9/evil".into()), ..Options::default() });
     let error = login(&server).await.unwrap_err();
     assert_eq!(
         error,

@@ -160,12 +160,22 @@ async fn client_credentials_need_no_person_with_a_secret_or_a_signed_assertion()
     std::fs::write(&key_file, key.serialize_pem()).unwrap();
     let cases = [
         (
-            Client { id: "svc".into(), secret: Some("s3cret".into()), method: "client_secret_basic".into(), public_key: None },
+            Client {
+                id: "svc".into(),
+                secret: Some("s3cret".into()),
+                method: "client_secret_basic".into(),
+                public_key: None,
+            },
             "client_secret = \"s3cret\"".to_string(),
             "client_secret_basic",
         ),
         (
-            Client { id: "svc".into(), secret: None, method: "private_key_jwt".into(), public_key: Some(key.public_key_raw().to_vec()) },
+            Client {
+                id: "svc".into(),
+                secret: None,
+                method: "private_key_jwt".into(),
+                public_key: Some(key.public_key_raw().to_vec()),
+            },
             format!("private_key_file = {:?}\nsigning_alg = \"ES256\"", key_file.display().to_string()),
             "private_key_jwt",
         ),

@@ -12,6 +12,10 @@ impl ServerActorState {
     /// The transport says the server refused Warden's authorization.
     pub(super) fn auth_required(&mut self, myself: &ActorRef<ServerMsg>, failure: AuthFailure) {
         match failure {
+            // Before it is ready, more scope means a login like any other.
+            AuthFailure::MoreScope(why) if self.phase != Phase::Ready => {
+                self.auth_required(myself, AuthFailure::NeedsLogin(why))
+            }
             // Only the call that needed more scope fails; the others go on.
             AuthFailure::MoreScope(why) => {
                 tracing::warn!(server = %self.name, "MCP '{}': {why}; `warden login {}` asks for it", self.name, self.name)
@@ -85,4 +89,3 @@ impl ServerActorState {
         format!("{reason}; its last stderr lines:\n  {}", tail.join("\n  "))
     }
 }
-

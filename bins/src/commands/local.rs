@@ -155,7 +155,10 @@ pub(super) async fn schema(common: &Common, name: &str) -> anyhow::Result<ExitCo
 pub(super) async fn status(common: &Common) -> anyhow::Result<ExitCode> {
     let warden = start(common).await?;
     let reports: Vec<ServerReport> = warden.status().iter().map(render::server_report).collect();
-    let any_failed = warden.status().iter().any(|server| matches!(server.state, ServerState::Failed { .. }));
+    let any_failed = warden
+        .status()
+        .iter()
+        .any(|server| matches!(server.state, ServerState::Failed { .. } | ServerState::NeedsLogin { .. }));
     warden.shutdown().await;
     if common.json {
         println!("{}", serde_json::to_string_pretty(&reports)?);

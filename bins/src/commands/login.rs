@@ -86,7 +86,9 @@ pub(super) async fn login_where_needed(warden: &Warden, config: &WardenConfig) {
         .collect();
     for name in waiting {
         if !person_present() {
-            eprintln!("server '{name}' needs a login: run `warden login {name}` (no terminal or $BROWSER to do it here)");
+            eprintln!(
+                "server '{name}' needs a login: run `warden login {name}` (no terminal or $BROWSER to do it here)"
+            );
             continue;
         }
         eprintln!("server '{name}' needs a login; logging in");
@@ -117,9 +119,10 @@ fn authorizer(config: &WardenConfig, name: &str) -> anyhow::Result<Arc<Authorize
         let known: Vec<&str> = config.servers.keys().map(String::as_str).collect();
         UsageError(format!("no server '{name}' in the config (servers: {})", known.join(", ")))
     })?;
-    let url = server.url.as_deref().ok_or_else(|| {
-        UsageError(format!("'{name}' is a `command` server; only `url` servers log in with OAuth"))
-    })?;
+    let url = server
+        .url
+        .as_deref()
+        .ok_or_else(|| UsageError(format!("'{name}' is a `command` server; only `url` servers log in with OAuth")))?;
     if server.headers.keys().any(|header| header.eq_ignore_ascii_case("authorization")) {
         return Err(UsageError(format!(
             "'{name}' sends its own `Authorization` header from the config; remove it to log in with OAuth"

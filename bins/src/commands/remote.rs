@@ -159,7 +159,7 @@ pub(super) async fn status(common: &Common, verbose: bool) -> anyhow::Result<Exi
         print!("{}", render::daemon_line(&status.daemon));
         print!("{}", render::status_table(&status.servers));
     }
-    let any_failed = status.servers.iter().any(ServerReport::is_failed);
+    let any_failed = status.servers.iter().any(|server| server.is_failed() || server.state == "needs_login");
     Ok(if any_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 

@@ -139,7 +139,9 @@ impl Ops {
     /// (within the call timeout).
     async fn reconnect(&self, server: &str) -> Result<Value, BridgeError> {
         let before = self.warden.snapshot();
-        let down = before.status(server).is_some_and(|status| status.state.is_settled() && status.state != ServerState::Running);
+        let down = before
+            .status(server)
+            .is_some_and(|status| status.state.is_settled() && status.state != ServerState::Running);
         self.warden.reconnect(server).await.map_err(call_error)?;
         if down {
             // It starts anew: wait for a status change, then for it to settle.

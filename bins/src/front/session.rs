@@ -468,7 +468,10 @@ fn instructions(snapshot: &warden_actors::Snapshot, view: &View) -> String {
         .map(|status| match &status.state {
             ServerState::Running => format!("{} ({} tools)", status.name, status.tools),
             ServerState::NeedsLogin { .. } => {
-                format!("{} (needs a login: run `warden login {}`; its tools are absent until then)", status.name, status.name)
+                format!(
+                    "{} (needs a login: run `warden login {}`; its tools are absent until then)",
+                    status.name, status.name
+                )
             }
             state => format!("{} ({})", status.name, state.to_string().split(':').next().unwrap_or_default()),
         })

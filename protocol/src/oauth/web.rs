@@ -101,7 +101,9 @@ impl Web {
         if status.is_redirection() || status.is_server_error() {
             check_status(status, location, &body, url, what)?;
         }
-        Ok(Answer { status, json: json_of(&body, url, what)? })
+        // A revocation endpoint answers 200 and nothing (RFC 7009 §2.2).
+        let json = if body.iter().all(u8::is_ascii_whitespace) { Value::Null } else { json_of(&body, url, what)? };
+        Ok(Answer { status, json })
     }
 
     /// Sends `request` and returns the response with its body unread.

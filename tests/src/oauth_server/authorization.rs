@@ -130,7 +130,8 @@ pub(crate) fn token(state: &mut State, asked: &Asked) -> Reply {
             let Some(code) = state.codes.remove(&field("code")) else {
                 return refuse(StatusCode::BAD_REQUEST, "invalid_grant", "unknown or used code");
             };
-            let verifier = URL_SAFE_NO_PAD.encode(ring::digest::digest(&ring::digest::SHA256, field("code_verifier").as_bytes()));
+            let verifier =
+                URL_SAFE_NO_PAD.encode(ring::digest::digest(&ring::digest::SHA256, field("code_verifier").as_bytes()));
             if code.client_id != client || code.redirect_uri != field("redirect_uri") {
                 return refuse(StatusCode::BAD_REQUEST, "invalid_grant", "client or redirect_uri differs");
             }
@@ -168,9 +169,15 @@ pub(crate) fn token(state: &mut State, asked: &Asked) -> Reply {
 /// Who the client is and how it proved it.
 fn authenticate(state: &State, asked: &Asked, form: &HashMap<String, String>) -> Result<(String, String), String> {
     if let Some(basic) = asked.header("authorization").and_then(|h| h.strip_prefix("Basic ")) {
-        let decoded = String::from_utf8(STANDARD.decode(basic).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        let decoded =
+            String::from_utf8(STANDARD.decode(basic).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
         let (id, secret) = decoded.split_once(':').ok_or("Basic without a colon")?;
-        let decode = |t: &str| url::form_urlencoded::parse(format!("x={t}").as_bytes()).next().map(|(_, v)| v.into_owned()).unwrap_or_default();
+        let decode = |t: &str| {
+            url::form_urlencoded::parse(format!("x={t}").as_bytes())
+                .next()
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_default()
+        };
         let (id, secret) = (decode(id), decode(secret));
         let client = state.options.clients.iter().find(|c| c.id == id).ok_or("unknown client")?;
         return if client.method == "client_secret_basic" && client.secret.as_deref() == Some(secret.as_str()) {
@@ -212,8 +219,8 @@ fn verify_jwt(jwt: &str, public_key: &[u8], client_id: &str, audience: &str) -> 
     ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_FIXED, public_key)
         .verify(format!("{header}.{claims}").as_bytes(), &signature)
         .map_err(|_| "bad JWT signature".to_string())?;
-    let claims: Value =
-        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     if claims["iss"] != client_id || claims["sub"] != client_id || claims["aud"] != audience {
         return Err(format!("wrong iss, sub or aud: {claims}"));

@@ -34,10 +34,18 @@ impl Session {
 
     /// The failure a 401, or a 403 asking for scope, means — for a server
     /// with OAuth; others' 401s are plain HTTP errors.
-    pub(super) fn auth_failure(&self, status: StatusCode, headers: &HeaderMap, sent: Option<String>) -> Option<Failure> {
+    pub(super) fn auth_failure(
+        &self,
+        status: StatusCode,
+        headers: &HeaderMap,
+        sent: Option<String>,
+    ) -> Option<Failure> {
         self.spec.authorizer.as_ref()?;
-        let challenge =
-            headers.get(WWW_AUTHENTICATE).and_then(|value| value.to_str().ok()).map(Challenge::parse).unwrap_or_default();
+        let challenge = headers
+            .get(WWW_AUTHENTICATE)
+            .and_then(|value| value.to_str().ok())
+            .map(Challenge::parse)
+            .unwrap_or_default();
         match status {
             StatusCode::UNAUTHORIZED => Some(Failure::Unauthorized { challenge, sent }),
             StatusCode::FORBIDDEN if challenge.wants_more_scope() => Some(Failure::Forbidden { challenge }),
@@ -64,9 +72,13 @@ impl Session {
     /// A second auth failure, right after a refresh: no more tries.
     pub(super) fn refused_again(&self, failure: Failure) -> Refusal {
         match (failure, &self.spec.authorizer) {
-            (Failure::Forbidden { challenge }, Some(authorizer)) => Refusal::Auth(authorizer.insufficient_scope(&challenge)),
+            (Failure::Forbidden { challenge }, Some(authorizer)) => {
+                Refusal::Auth(authorizer.insufficient_scope(&challenge))
+            }
             (Failure::Auth(failure), _) => Refusal::Auth(failure),
-            _ => Refusal::Auth(AuthFailure::NeedsLogin("the server refused the token Warden had just refreshed".into())),
+            _ => {
+                Refusal::Auth(AuthFailure::NeedsLogin("the server refused the token Warden had just refreshed".into()))
+            }
         }
     }
 }
