@@ -116,6 +116,7 @@ fn every_listed_op_decodes() {
             "call_tool" => json!({"op": op, "name": "s__t"}),
             "approve" | "deny" => json!({"op": op, "approval": "a"}),
             "answer" => json!({"op": op, "question": "4", "action": "decline"}),
+            "reconnect" => json!({"op": op, "server": "s"}),
             _ => json!({"op": op}),
         };
         request(&line.to_string()).unwrap_or_else(|error| panic!("{op}: {error}"));
