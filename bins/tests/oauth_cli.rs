@@ -160,3 +160,80 @@ fn a_one_shot_command_logs_in_by_itself_and_steps_up_for_scope_a_bounded_number_
     );
     assert_eq!(server.seen().authorizations.len(), 4);
 }
+
+#[test]
+fn an_mcp_client_is_told_which_server_needs_a_login_and_nothing_hangs() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let server = OAuthServer::start(Options::default());
+    let home = home("oauth-front", &server);
+    let mut child = home
+        .command(&["mcp", "--no-daemon"])
+        .arg("--config")
+        .arg(&home.config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let told = std::cell::RefCell::new(Vec::<serde_json::Value>::new());
+    // Sends a request and reads up to its answer, keeping the warnings.
+    let mut request = |id: u64, method: &str, params: serde_json::Value| -> serde_json::Value {
+        let line = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(stdin, "{line}").unwrap();
+        loop {
+            let mut text = String::new();
+            assert!(stdout.read_line(&mut text).unwrap() > 0, "warden mcp ended");
+            let message: serde_json::Value = serde_json::from_str(&text).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+            if message["method"] == "notifications/message" {
+                told.borrow_mut().push(message["params"].clone());
+            }
+        }
+    };
+    let started = std::time::Instant::now();
+    let params = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "t", "version": "1"}});
+    let init = request(1, "initialize", params);
+    let instructions = init["result"]["instructions"].as_str().unwrap().to_string();
+    let expected = "remote (needs a login: run `warden login remote`; its tools are absent until then)";
+    if !instructions.contains(expected) {
+        // Not settled at `initialize`: a warning says so as soon as it is.
+        assert!(instructions.contains("remote (starting)"), "{instructions}");
+        let mut id = 10;
+        while !told.borrow().iter().any(|params| params["logger"] == "warden") {
+            assert!(started.elapsed() < std::time::Duration::from_secs(10), "no warning came");
+            id += 1;
+            request(id, "ping", serde_json::json!({}));
+        }
+        let warning = told.borrow().iter().find(|params| params["logger"] == "warden").cloned().unwrap();
+        assert_eq!(warning["level"], "warning");
+        assert_eq!(
+            warning["data"],
+            "server 'remote' needs a login: run `warden login remote`; its tools are absent until then"
+        );
+    }
+    let tools = request(2, "tools/list", serde_json::json!({}));
+    assert_eq!(tools["result"]["tools"], serde_json::json!([]));
+    let call = request(3, "tools/call", serde_json::json!({"name": "remote__whoami", "arguments": {}}));
+    assert!(call.to_string().contains("run `warden login remote`"), "{call}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "nothing waited");
+    drop(request);
+    drop(stdin);
+    // `warden mcp` ends when its client closes stdin (it used to wait forever).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("warden mcp did not end within 10 s of its stdin closing");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success());
+}

@@ -35,7 +35,6 @@ mod elicitation;
 mod framing;
 mod jsonrpc;
 mod mcp;
-mod oauth;
 #[cfg(test)]
 mod properties;
 mod sse;
@@ -59,10 +58,10 @@ pub use mcp::{
     ListToolsResult, ResourceContents, ServerCapabilities, Tool, ToolAnnotations, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
 };
-pub use oauth::{AuthFailure, Authorizer, Challenge, LoggedIn, LoginUi};
 pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{
-    http_client, memory_pair, Closer, ConnectFuture, Connection, Connector, EventSink, HttpClient, HttpConnector,
-    HttpSpec, HttpTransport, MemoryConnector, MemoryPeer, Outbound, StderrTail, StdioConnector, StdioSpec,
-    TransportError, TransportEvent, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR,
+    http_client, memory_pair, AuthFailure, Authorizer, Challenge, Closer, ConnectFuture, Connection, Connector,
+    EventSink, HttpClient, HttpConnector, HttpSpec, HttpTransport, LoggedIn, LoginUi, MemoryConnector, MemoryPeer,
+    Outbound, StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent, AUTH_REQUIRED,
+    HTTP_TRANSPORT_ERROR,
 };

@@ -29,7 +29,10 @@ use crate::framing::Frame;
 use crate::jsonrpc::{Message, RawResponse};
 
 pub(crate) use http::{error_chain, oauth_connector};
-pub use http::{http_client, HttpClient, HttpConnector, HttpSpec, HttpTransport, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR};
+pub use http::{
+    http_client, AuthFailure, Authorizer, Challenge, HttpClient, HttpConnector, HttpSpec, HttpTransport, LoggedIn,
+    LoginUi, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR,
+};
 pub use memory::{memory_pair, MemoryConnector, MemoryPeer};
 pub use stdio::{StdioConnector, StdioSpec};
 

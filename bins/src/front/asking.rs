@@ -177,6 +177,12 @@ impl LoneClient {
     pub(super) fn bind(&self, session: Arc<dyn AskClient>, outbox: Outbox) {
         *self.bound.lock().expect("lone client lock") = Some((session, outbox));
     }
+
+    /// Forgets the session: it ended, and its outbox must close so that
+    /// its writer (and `warden mcp`) can finish.
+    pub(super) fn unbind(&self) {
+        *self.bound.lock().expect("lone client lock") = None;
+    }
 }
 
 impl Elicitor for LoneClient {

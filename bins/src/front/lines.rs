@@ -92,6 +92,16 @@ where
     tracing::debug!(session = %session.who(), "front session's input ended");
     session.close().await;
     notifier.abort();
+    if let Some(lone_client) = &session.inner.front.lone_client {
+        lone_client.unbind();
+    }
     drop(outbox);
-    let _ = writer.await;
+    // The last answers go out; a task still holding the outbox (a call
+    // its server never answers) does not keep the process alive.
+    if tokio::time::timeout(WRITER_DRAIN, writer).await.is_err() {
+        tracing::debug!(session = %session.who(), "front session's last answers abandoned after {WRITER_DRAIN:?}");
+    }
 }
+
+/// How long a finished session's writer may take to send what is left.
+const WRITER_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);

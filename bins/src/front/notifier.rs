@@ -15,11 +15,16 @@
 //!   this session subscribed to, URI mapped; the servers' own resource and
 //!   prompt `list_changed`.
 //!
+//! - a server of its view that starts waiting for an OAuth login: a
+//!   `notifications/message` (warning, logger `warden`) naming the command
+//!   that ends the wait — sent even before the client sets a level, since
+//!   a client cannot otherwise tell why that server's tools are absent.
+//!
 //! The task ends when the session's outbox closes or Warden shuts down.
 
 use serde_json::{json, Value};
 use tokio::sync::broadcast::error::RecvError;
-use warden_actors::{ServerNotice, Snapshot};
+use warden_actors::{ServerNotice, ServerState, Snapshot};
 
 use super::session::{Outbox, Session};
 use super::{uris, LogLevel};
@@ -30,6 +35,8 @@ struct Seen {
     tools: Vec<Value>,
     resources: Vec<String>,
     prompts: Vec<String>,
+    /// The servers it sees that wait for a login.
+    needs_login: Vec<String>,
 }
 
 impl Session {
@@ -50,12 +57,17 @@ impl Session {
                     let Some(snapshot) = snapshot else { return };
                     let now = self.seen(&snapshot);
                     let changed = lists_changed(&seen, &now);
+                    let newly: Vec<String> =
+                        now.needs_login.iter().filter(|name| !seen.needs_login.contains(name)).cloned().collect();
                     seen = now;
                     if self.version().is_none() {
                         continue;
                     }
-                    for method in changed {
-                        if out.send(json!({"jsonrpc": "2.0", "method": method})).await.is_err() {
+                    let mut messages: Vec<Value> =
+                        changed.into_iter().map(|method| json!({"jsonrpc": "2.0", "method": method})).collect();
+                    messages.extend(newly.iter().filter_map(|server| self.needs_login_message(server)));
+                    for message in messages {
+                        if out.send(message).await.is_err() {
                             return;
                         }
                     }
@@ -85,7 +97,26 @@ impl Session {
             tools: view.tools().unwrap_or_default(),
             resources: view.servers_offering(snapshot, |offers| offers.resources),
             prompts: view.servers_offering(snapshot, |offers| offers.prompts),
+            needs_login: snapshot
+                .statuses()
+                .into_iter()
+                .filter(|status| view.sees_server(&status.name))
+                .filter(|status| matches!(status.state, ServerState::NeedsLogin { .. }))
+                .map(|status| status.name)
+                .collect(),
         }
+    }
+
+    /// The warning that `server` waits for a login, unless the client
+    /// asked for errors only.
+    fn needs_login_message(&self, server: &str) -> Option<Value> {
+        if self.state().level.is_some_and(|level| level > LogLevel::Warning) {
+            return None;
+        }
+        let data =
+            format!("server '{server}' needs a login: run `warden login {server}`; its tools are absent until then");
+        Some(json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "warning", "logger": "warden", "data": data}}))
     }
 
     /// The notification to pass on for `notice`, if this session wants it.

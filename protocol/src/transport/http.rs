@@ -55,6 +55,11 @@
 //! barrier), `body.rs` (reading answers and errors), and the modules named
 //! above.
 //!
+//! A server behind OAuth gets a token on every POST, refreshed before it
+//! expires and after a 401 (the `auth` module); the flow that gets tokens
+//! in the first place — discovery, registration, PKCE, `warden login` — is
+//! the `oauth` module, which nothing else of the transport needs.
+//!
 //! A server that predates Streamable HTTP refuses the `initialize` POST
 //! with 400, 404 or 405; Warden then speaks the legacy HTTP+SSE transport
 //! with it (the `legacy` module), or does so from the start, or never, as
@@ -79,6 +84,7 @@ mod auth;
 mod body;
 mod legacy;
 mod listen;
+mod oauth;
 mod outbound;
 mod reinit;
 mod session;
@@ -110,6 +116,7 @@ pub(crate) fn oauth_connector(ca_cert: Option<&std::path::Path>) -> Result<HttpC
 }
 
 pub(crate) use body::error_chain;
+pub use oauth::{AuthFailure, Authorizer, Challenge, LoggedIn, LoginUi};
 
 /// The JSON-RPC error code of the answers this transport makes up for a
 /// request whose POST failed: the first of the range JSON-RPC leaves to

@@ -82,14 +82,3 @@ impl Session {
         }
     }
 }
-
-/// The error text a caller reads for an auth refusal of server `server`.
-pub(super) fn refusal_text(server: &str, failure: &AuthFailure) -> String {
-    match failure {
-        AuthFailure::NeedsLogin(why) => format!("server '{server}' needs a login ({why}): run `warden login {server}`"),
-        AuthFailure::MoreScope(why) => {
-            format!("{why}: run `warden login {server}` to grant it, then call again")
-        }
-        AuthFailure::Failed(why) => format!("OAuth for server '{server}' failed: {why}"),
-    }
-}

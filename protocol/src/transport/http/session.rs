@@ -201,7 +201,7 @@ impl Session {
             Refusal::Auth(failure) => {
                 // The answer first: its caller reads why; the owner then
                 // fails the others' calls and waits for a login.
-                answer(AUTH_REQUIRED, super::auth::refusal_text(&self.spec.server, &failure));
+                answer(AUTH_REQUIRED, failure.advice(&self.spec.server));
                 self.deliver(TransportEvent::AuthRequired { failure });
             }
         }

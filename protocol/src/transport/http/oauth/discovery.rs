@@ -20,6 +20,8 @@
 //! be the URL it was fetched for (RFC 8414 §3.3), or anyone able to answer
 //! one well-known URL could name the endpoints that get Warden's secrets.
 
+use bytes::Bytes;
+use http_body_util::Full;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use url::Url;
@@ -113,6 +115,40 @@ async fn protected_resource(web: &Web, server_url: &Url, challenge: &Challenge) 
         }
     }
     Ok(None)
+}
+
+/// The first request of a login: the server's 401 challenge, or `None`
+/// when it answered without asking for authorization.
+pub(crate) async fn probe(web: &super::web::Web, url: &Url) -> Result<Option<Challenge>, String> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": crate::LATEST_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": { "name": "warden-login", "version": env!("CARGO_PKG_VERSION") }
+        }
+    });
+    let request = hyper::Request::builder()
+        .method(hyper::Method::POST)
+        .uri(url.as_str())
+        .header(hyper::header::ACCEPT, "application/json, text/event-stream")
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .map_err(|error| format!("the server URL {url} is not usable: {error}"))?;
+    let response = web.raw(request).await.map_err(|error| format!("could not reach {url}: {error}"))?;
+    let status = response.status();
+    let challenge = response
+        .headers()
+        .get(hyper::header::WWW_AUTHENTICATE)
+        .and_then(|value| value.to_str().ok())
+        .map(Challenge::parse);
+    // Only the head matters; an event stream's body would never end.
+    drop(response);
+    if status == hyper::StatusCode::UNAUTHORIZED {
+        Ok(Some(challenge.unwrap_or_default()))
+    } else {
+        Ok(None)
+    }
 }
 
 /// An authorization server's metadata, tried in the spec's order.

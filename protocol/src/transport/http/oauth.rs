@@ -23,7 +23,7 @@
 //! 0700), never in the config and never in a log line: the types that hold
 //! them print `(hidden)`.
 //!
-//! The files: `challenge.rs` (reading `WWW-Authenticate`), `discovery.rs`
+//! The files (in `transport/http/oauth/`): `challenge.rs` (reading `WWW-Authenticate`), `discovery.rs`
 //! (PRM, authorization server metadata, the 2025-03-26 defaults),
 //! `registration.rs` (RFC 7591), `pkce.rs`, `callback.rs` (the loopback
 //! listener), `tokens.rs` (the token endpoint and client authentication),
@@ -58,6 +58,20 @@ pub enum AuthFailure {
     /// Something no login fixes: a broken configuration, an authorization
     /// server that answers nonsense. The text names it.
     Failed(String),
+}
+
+impl AuthFailure {
+    /// What the caller of a request to server `server` reads: what is
+    /// wrong and the command that fixes it.
+    pub fn advice(&self, server: &str) -> String {
+        match self {
+            AuthFailure::NeedsLogin(why) => {
+                format!("server '{server}' needs a login ({why}): run `warden login {server}`")
+            }
+            AuthFailure::MoreScope(why) => format!("{why}: run `warden login {server}` to grant it, then call again"),
+            AuthFailure::Failed(why) => format!("OAuth for server '{server}' failed: {why}"),
+        }
+    }
 }
 
 impl std::fmt::Display for AuthFailure {

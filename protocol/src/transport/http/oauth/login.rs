@@ -21,15 +21,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
 use url::Url;
 use warden_config::OAuthGrant;
 
 use super::authorizer::Authorizer;
 use super::callback::Callback;
 use super::challenge::Challenge;
-use super::discovery::{self, AuthServer, Discovery};
+use super::discovery::{self, probe, AuthServer, Discovery};
 use super::pkce::{random_string, Pkce};
 use super::registration;
 use super::tokens;
@@ -42,40 +40,6 @@ pub struct LoggedIn {
     pub issuer: String,
     /// The scopes granted (or asked, when the server did not say).
     pub scope: Option<String>,
-}
-
-/// The first request of a login: the server's 401 challenge, or `None`
-/// when it answered without asking for authorization.
-pub(super) async fn probe(web: &super::web::Web, url: &Url) -> Result<Option<Challenge>, String> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {
-            "protocolVersion": crate::LATEST_PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": { "name": "warden-login", "version": env!("CARGO_PKG_VERSION") }
-        }
-    });
-    let request = hyper::Request::builder()
-        .method(hyper::Method::POST)
-        .uri(url.as_str())
-        .header(hyper::header::ACCEPT, "application/json, text/event-stream")
-        .header(hyper::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from(body.to_string())))
-        .map_err(|error| format!("the server URL {url} is not usable: {error}"))?;
-    let response = web.raw(request).await.map_err(|error| format!("could not reach {url}: {error}"))?;
-    let status = response.status();
-    let challenge = response
-        .headers()
-        .get(hyper::header::WWW_AUTHENTICATE)
-        .and_then(|value| value.to_str().ok())
-        .map(Challenge::parse);
-    // Only the head matters; an event stream's body would never end.
-    drop(response);
-    if status == hyper::StatusCode::UNAUTHORIZED {
-        Ok(Some(challenge.unwrap_or_default()))
-    } else {
-        Ok(None)
-    }
 }
 
 impl Authorizer {
@@ -219,18 +183,22 @@ impl Authorizer {
                             None
                         }
                     };
-                    self.web
-                        .post(&url, super::web::Body::Form(&form), basic, "revocation endpoint")
-                        .await
-                        .map(|a| a.status)
+                    self.web.post(&url, super::web::Body::Form(&form), basic, "revocation endpoint").await
                 }
                 (Err(error), _) => Err(error),
                 (_, Err(error)) => Err(error.to_string()),
             };
             done = match revoked {
-                Ok(status) if status.is_success() => format!("tokens revoked at {endpoint} and forgotten"),
-                Ok(status) => {
-                    format!("the revocation endpoint answered HTTP {}; tokens forgotten here", status.as_u16())
+                Ok(answer) if answer.status.is_success() => format!("tokens revoked at {endpoint} and forgotten"),
+                Ok(answer) => {
+                    let said =
+                        |name: &str| answer.json.get(name).and_then(serde_json::Value::as_str).unwrap_or_default();
+                    format!(
+                        "the revocation endpoint {endpoint} refused (HTTP {}: {} {}); tokens forgotten here, revoke Warden in the provider's settings too",
+                        answer.status.as_u16(),
+                        said("error"),
+                        said("error_description")
+                    )
                 }
                 Err(error) => format!("revoking failed ({error}); tokens forgotten here"),
             };

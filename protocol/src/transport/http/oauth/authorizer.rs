@@ -210,7 +210,7 @@ impl Authorizer {
         let (server, resource) = match (&saved.auth_server, &saved.resource) {
             (Some(server), Some(resource)) => (server.clone(), resource.clone()),
             _ => {
-                let challenge = super::login::probe(&self.web, &self.url).await.map_err(TokenError::Broken)?;
+                let challenge = super::discovery::probe(&self.web, &self.url).await.map_err(TokenError::Broken)?;
                 let found = super::discovery::discover(&self.web, &self.url, &challenge.unwrap_or_default())
                     .await
                     .map_err(TokenError::Broken)?;
