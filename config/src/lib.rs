@@ -380,6 +380,8 @@ impl WardenConfig {
         let mut secrets = expanded.into_inner();
         for server in self.servers.values() {
             secrets.extend(server.env.iter().chain(&server.headers).map(|(key, value)| (key.clone(), value.clone())));
+            let oauth_secret = server.oauth.as_ref().and_then(|oauth| oauth.client_secret.clone());
+            secrets.extend(oauth_secret.map(|secret| ("oauth.client_secret".to_string(), secret)));
         }
         secrets.extend(self.security.secrets.iter().filter_map(|name| Some((name.clone(), lookup(name)?))));
         secrets.extend(summary_key);

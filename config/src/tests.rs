@@ -289,6 +289,9 @@ fn known_secrets_hold_env_and_header_values_every_expanded_variable_and_security
         [servers.remote]
         url = "https://example.com/mcp"
         headers = { Authorization = "Bearer ${TOKEN}" }
+        [servers.linear]
+        url = "https://example.com/linear"
+        oauth = { client_id = "warden", client_secret = "literal-client-secret" }
         [security]
         secrets = ["EXTRA_KEY", "UNSET_VAR"]
         "#,
@@ -305,6 +308,7 @@ fn known_secrets_hold_env_and_header_values_every_expanded_variable_and_security
             ("TOKEN", "s3cret"),
             ("GITHUB_TOKEN", "s3cret"),
             ("PLAIN", "plain-value-123"),
+            ("oauth.client_secret", "literal-client-secret"),
             ("Authorization", "Bearer s3cret"),
             ("EXTRA_KEY", "extra-secret-value"),
         ]
@@ -324,4 +328,56 @@ fn the_daemon_listens_on_loopback_and_idles_out_after_five_minutes_by_default() 
     assert_eq!(config.daemon.idle_timeout(), Duration::from_millis(600));
     let config = load("[daemon]\nlisten = \"[::1]:7000\"").unwrap();
     assert_eq!(config.daemon.listen_addr().unwrap(), "[::1]:7000".parse().unwrap());
+}
+
+#[test]
+fn a_bad_oauth_table_is_an_error_naming_the_key_and_what_to_do() {
+    let url = "[servers.a]\nurl = \"https://h/mcp\"\n";
+    let cases = [
+        ("[servers.a]\ncommand = \"x\"\noauth = {}", "`oauth` only applies to `url` servers"),
+        (
+            &format!("{url}oauth = {{ grant = \"implicit\" }}"),
+            "`oauth.grant` must be \"authorization_code\" or \"client_credentials\", not \"implicit\"",
+        ),
+        (
+            &format!("{url}oauth = {{ grant = \"client_credentials\", client_id = \"c\" }}"),
+            "needs `client_secret` or `private_key_file`",
+        ),
+        (&format!("{url}oauth = {{ grant = \"client_credentials\" }}"), "needs `client_id`"),
+        (
+            &format!("{url}oauth = {{ client_secret = \"s\" }}"),
+            "`oauth.client_secret` needs the `client_id` it belongs to",
+        ),
+        (
+            &format!("{url}oauth = {{ client_metadata_url = \"http://h/c.json\" }}"),
+            "`oauth.client_metadata_url` must be an https:// URL",
+        ),
+        (&format!("{url}oauth = {{ scopes = [\"a b\"] }}"), "`oauth.scopes`: \"a b\" is not a scope"),
+        (
+            &format!("{url}oauth = {{ signing_alg = \"HS256\" }}"),
+            "`oauth.signing_alg` must be \"RS256\" or \"ES256\", not \"HS256\"",
+        ),
+        (
+            &format!("{url}oauth = {{ private_key_file = \"k.pem\" }}"),
+            "`oauth.private_key_file` only applies with `grant = \"client_credentials\"`",
+        ),
+        (
+            &format!("{url}oauth = {{ client_id = \"c\", client_secret = \"${{NOPE}}\" }}"),
+            "`oauth.client_secret`: environment variable `NOPE` is not set",
+        ),
+        (&format!("{url}oauth = {{ clientid = \"c\" }}"), "unknown field `clientid`"),
+        (
+            &format!("{url}headers = {{ Authorization = \"Bearer x\" }}\noauth = {{}}"),
+            "has both `oauth` and an `Authorization` header",
+        ),
+    ];
+    for (text, expected) in cases {
+        let error = load(text).unwrap_err().to_string();
+        assert!(error.contains(expected), "for {text:?}\n  got: {error}\n  expected: {expected}");
+        assert!(error.contains("server 'a'") || error.contains("`servers.a.oauth`"), "{error}");
+    }
+    let fine = load(&format!("{url}[servers.a.oauth]\ngrant = \"client_credentials\"\nclient_id = \"c\"\nclient_secret = \"s\"\nscopes = [\"read\"]\n")).unwrap();
+    let oauth = fine.servers["a"].oauth.as_ref().unwrap();
+    assert_eq!(oauth.grant(), crate::OAuthGrant::ClientCredentials);
+    assert!(!format!("{oauth:?}").contains("\"s\""), "the secret is not in Debug: {oauth:?}");
 }
