@@ -59,6 +59,7 @@ pub(crate) mod admit;
 mod attempt;
 pub(crate) mod describe;
 pub(crate) mod forward;
+mod oauth_leaks;
 mod police;
 pub(crate) mod slots;
 
@@ -233,7 +234,8 @@ impl CallPath {
         let approver = options.approver.as_ref().map(|approver| approver.0.clone());
         let called = admit::Called { name, server: &server, agent: caller, approver };
         let arguments = Value::Object(arguments);
-        admit::admit(&rules, &view, &self.gate, &called, &arguments, &policy).await?;
+        let tokens = oauth_leaks::scanner_for(oauth_leaks::all(&self.slots.borrow()), &arguments);
+        admit::admit(&rules, tokens.as_ref(), &view, &self.gate, &called, &arguments, &policy).await?;
         let Value::Object(arguments) = arguments else { unreachable!("made an object above") };
 
         // 3. Attempt; a server that needs a URL opened first (-32042) has
@@ -253,7 +255,12 @@ impl CallPath {
         };
 
         // 4. Police.
-        Ok(police::police_result(&rules, &policy, name, result))
+        let result = police::police_result(&rules.scanner, &policy, name, result);
+        let own = settings.oauth.as_ref().map(|authorizer| oauth_leaks::of(&server, authorizer)).unwrap_or_default();
+        Ok(match oauth_leaks::scanner_for(own, &result) {
+            Some(tokens) => police::police_result(&tokens, &policy, name, result),
+            None => result,
+        })
     }
 
     /// True once the Registry is gone: Warden has shut down (the

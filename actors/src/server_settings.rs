@@ -4,10 +4,11 @@
 //! limits, the ServerSupervisor the restart schedule, and the `Warden` handle
 //! the call timeout and what may be repeated after a crash.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use warden_config::{CrashRetry, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
-use warden_protocol::Tool;
+use warden_protocol::{Authorizer, Tool};
 
 /// How many pages of a paginated list (`tools/list`, and the resource and
 /// prompt lists the primitive tools read) Warden follows before it stops:
@@ -31,6 +32,8 @@ pub struct ServerSettings {
     pub crash_retry: CrashRetry,
     /// The most text a wrapper tool (or a rendered result) hands a model.
     pub output_limit: usize,
+    /// A `url` server's OAuth side, whose tokens the leak checks know.
+    pub oauth: Option<Arc<Authorizer>>,
 }
 
 impl Default for ServerSettings {
@@ -43,6 +46,7 @@ impl Default for ServerSettings {
             first_restart_delay: Duration::from_secs(1),
             crash_retry: CrashRetry::Safe,
             output_limit: warden_policy::DEFAULT_OUTPUT_LIMIT,
+            oauth: None,
         }
     }
 }
@@ -55,7 +59,7 @@ impl ServerSettings {
     }
 
     /// A configured server's limits, timeouts and restart schedule.
-    pub fn of(server: &ServerConfig, config: &WardenConfig) -> ServerSettings {
+    pub fn of(server: &ServerConfig, config: &WardenConfig, oauth: Option<Arc<Authorizer>>) -> ServerSettings {
         let defaults = ServerSettings::default();
         // HTTP servers are not restarted: their errors go to the caller.
         let max_restarts = if server.url.is_some() { 0 } else { server.max_restarts.unwrap_or(defaults.max_restarts) };
@@ -69,6 +73,7 @@ impl ServerSettings {
                 .unwrap_or(defaults.first_restart_delay),
             crash_retry: server.retry_after_crash.as_deref().and_then(CrashRetry::parse).unwrap_or_default(),
             output_limit: config.output_limit_bytes,
+            oauth,
             ..defaults
         }
     }

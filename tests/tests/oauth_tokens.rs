@@ -199,3 +199,23 @@ async fn client_credentials_need_no_person_with_a_secret_or_a_signed_assertion()
         warden.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_servers_tokens_never_reach_a_model_or_another_server() {
+    let server = OAuthServer::start(Options::default());
+    let warden = logged_in(&server).await;
+    // A careless server says the token it was sent: redacted.
+    let text = model_text(&warden, "remote__leak", json!({})).await;
+    assert_eq!(text, "debug: you sent Bearer [REDACTED:oauth_token:remote]");
+    // A model handing the token to a server: refused before it is sent.
+    let token = server.seen().mcp_authorizations.last().unwrap().trim_start_matches("Bearer ").to_string();
+    let error = warden.call_tool("remote__echo", json!({"message": format!("use {token}")})).await.unwrap_err();
+    let CallError::SecretInArguments { kinds, paths, .. } = &error else { panic!("{error:?}") };
+    assert_eq!(kinds, &["oauth_token:remote"]);
+    assert_eq!(paths, &["/message"]);
+    // After a refresh the new token is known, the old one no longer matters.
+    server.expire_access_tokens();
+    let text = model_text(&warden, "remote__leak", json!({})).await;
+    assert_eq!(text, "debug: you sent Bearer [REDACTED:oauth_token:remote]");
+    warden.shutdown().await;
+}

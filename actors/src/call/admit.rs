@@ -11,7 +11,7 @@
 
 use ractor::ActorRef;
 use serde_json::Value;
-use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, ResolvedPolicy};
+use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, LeakScanner, ResolvedPolicy};
 
 use std::sync::Arc;
 
@@ -60,6 +60,7 @@ pub(crate) struct Called<'a> {
 /// Everything a call must pass before it is sent.
 pub(crate) async fn admit(
     rules: &PolicyRules,
+    tokens: Option<&LeakScanner>,
     view: &GateView,
     gate: &ActorRef<GateMsg>,
     called: &Called<'_>,
@@ -68,7 +69,10 @@ pub(crate) async fn admit(
 ) -> Result<(), CallError> {
     let Called { name, server, agent, .. } = *called;
     if policy.leaks.value != LeakAction::Off {
-        let leaks = rules.scanner.find_in_json(arguments);
+        let mut leaks = rules.scanner.find_in_json(arguments);
+        if let (true, Some(tokens)) = (leaks.is_empty(), tokens) {
+            leaks = tokens.find_in_json(arguments);
+        }
         if !leaks.is_empty() {
             // Each kind once, in the order found (a secret at /a and /c
             // with another at /b is still named once).

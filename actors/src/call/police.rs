@@ -7,15 +7,14 @@
 //! it is, without converting it to a JSON tree.
 
 use serde_json::Value;
-use warden_policy::{LeakAction, ResolvedPolicy};
+use warden_policy::{LeakAction, LeakScanner, ResolvedPolicy};
 use warden_protocol::{CallToolResult, ContentBlock};
 
-use crate::policy_rules::PolicyRules;
-
-/// Leak detection on a result: secrets redacted in place, or the whole
+/// Leak detection on a result with `scanner` (the config's, or one for
+/// the OAuth tokens found in it): secrets redacted in place, or the whole
 /// result withheld under `leaks = "block"`.
 pub(crate) fn police_result(
-    rules: &PolicyRules,
+    scanner: &LeakScanner,
     policy: &ResolvedPolicy,
     name: &str,
     result: CallToolResult,
@@ -23,11 +22,11 @@ pub(crate) fn police_result(
     if policy.leaks.value == LeakAction::Off {
         return result;
     }
-    if !holds_a_secret(rules, &result) {
+    if !holds_a_secret(scanner, &result) {
         return result;
     }
     let Ok(mut value) = serde_json::to_value(&result) else { return result };
-    let leaks = rules.scanner.redact_json(&mut value);
+    let leaks = scanner.redact_json(&mut value);
     let mut kinds: Vec<String> = leaks.into_iter().map(|leak| leak.kind).collect();
     kinds.sort();
     kinds.dedup();
@@ -45,8 +44,7 @@ pub(crate) fn police_result(
 /// Whether any string of `result` holds a secret. Walks the result as it
 /// is (the common case finds nothing and must stay cheap: no conversion to
 /// a JSON tree, no allocation beyond the scanner's own).
-fn holds_a_secret(rules: &PolicyRules, result: &CallToolResult) -> bool {
-    let scanner = &rules.scanner;
+fn holds_a_secret(scanner: &LeakScanner, result: &CallToolResult) -> bool {
     let in_map = |map: &serde_json::Map<String, Value>| {
         map.iter().any(|(key, value)| !scanner.find_in_text(key).is_empty() || !scanner.find_in_json(value).is_empty())
     };

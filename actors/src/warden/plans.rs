@@ -47,18 +47,26 @@ pub(super) fn plans_of(config: &WardenConfig) -> Vec<(ServerPlan, Identity)> {
         .servers
         .iter()
         .map(|(name, server)| {
-            let plan = ServerPlan {
-                name: name.clone(),
-                connector: connector_for(name, server, config),
-                settings: ServerSettings::of(server, config),
+            let oauth =
+                server.url.as_deref().map(|url| authorizer_for(name, url, server)).transpose().map(Option::flatten);
+            let (connector, oauth) = match oauth {
+                Ok(oauth) => (connector_for(name, server, config, oauth.clone()), oauth),
+                Err(problem) => (Err(problem), None),
             };
+            let plan =
+                ServerPlan { name: name.clone(), connector, settings: ServerSettings::of(server, config, oauth) };
             (plan, Identity::of_config(server, config))
         })
         .collect()
 }
 
 /// The connector for a configured server, or why there is none yet.
-fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Result<Arc<dyn Connector>, String> {
+fn connector_for(
+    name: &str,
+    server: &ServerConfig,
+    config: &WardenConfig,
+    oauth: Option<Arc<Authorizer>>,
+) -> Result<Arc<dyn Connector>, String> {
     match (&server.command, &server.url) {
         (Some(command), _) => {
             let mut spec = StdioSpec::new(name, command.clone(), server.args.clone());
@@ -76,7 +84,7 @@ fn connector_for(name: &str, server: &ServerConfig, config: &WardenConfig) -> Re
             // Checked at load time.
             spec.transport = server.transport.as_deref().and_then(HttpTransport::parse).unwrap_or_default();
             spec.max_message_bytes = config.max_message_bytes;
-            spec.authorizer = authorizer_for(name, url, server)?;
+            spec.authorizer = oauth;
             Ok(Arc::new(HttpConnector::new(spec)))
         }
         (None, None) => Err("it has neither `command` nor `url`".into()),

@@ -78,6 +78,9 @@ pub(crate) fn mcp(state: &mut State, asked: &Asked) -> Reply {
             {"name": "whoami", "description": "Says which client and scopes the token carries.",
              "inputSchema": {"type": "object"}},
             {"name": "admin", "description": "Needs the scope `admin`.", "inputSchema": {"type": "object"}},
+            {"name": "echo", "description": "Says `message` back.", "inputSchema": {"type": "object"}},
+            {"name": "leak", "description": "Says the token it was sent (a careless server).",
+             "inputSchema": {"type": "object"}},
         ]}),
         "tools/call" => {
             let scopes: Vec<&str> = grant.scope.split_whitespace().collect();
@@ -88,6 +91,8 @@ pub(crate) fn mcp(state: &mut State, asked: &Asked) -> Reply {
                         .header("www-authenticate", challenge.to_string());
                 }
                 Some("admin") => text("admin ok"),
+                Some("echo") => text(message["params"]["arguments"]["message"].as_str().unwrap_or_default()),
+                Some("leak") => text(&format!("debug: you sent {authorization}")),
                 _ => text(&format!("client {} with scope {}", grant.client_id, grant.scope)),
             }
         }

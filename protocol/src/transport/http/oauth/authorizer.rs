@@ -92,6 +92,19 @@ impl Authorizer {
         self.store.path().to_path_buf()
     }
 
+    /// The secrets Warden holds for this server — its access and refresh
+    /// tokens, a registered client's secret — for the leak scanner: none
+    /// of them may reach a model or another server.
+    pub fn secrets(&self) -> Vec<String> {
+        self.reload_if_changed();
+        let memory = self.memory();
+        let saved = &memory.0;
+        let tokens =
+            saved.tokens.iter().flat_map(|t| std::iter::once(t.access_token.clone()).chain(t.refresh_token.clone()));
+        let client = saved.registration.iter().filter_map(|r| r.client_secret.clone());
+        tokens.chain(client).filter(|secret| !secret.is_empty()).collect()
+    }
+
     /// True when tokens are saved for this server.
     pub fn has_tokens(&self) -> bool {
         self.reload_if_changed();
