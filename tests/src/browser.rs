@@ -55,3 +55,23 @@ fn get(url: &str) -> Result<(u16, Option<String>), String> {
         .map(|(_, value)| value.trim().to_string());
     Ok((status, location))
 }
+
+/// A person at a browser for [`Authorizer::login`](warden_actors::Authorizer::login):
+/// progress goes to stderr, and the authorization URL is followed (on a
+/// thread of its own, as a browser runs beside the login).
+pub struct Person;
+
+impl warden_actors::LoginUi for Person {
+    fn say(&self, line: &str) {
+        eprintln!("login: {line}");
+    }
+
+    fn open(&self, url: &str) {
+        let url = url.to_string();
+        std::thread::spawn(move || {
+            if let Err(error) = follow(&url) {
+                eprintln!("browser: {error}");
+            }
+        });
+    }
+}

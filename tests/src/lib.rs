@@ -38,6 +38,19 @@ pub fn scratch_dir(label: &str) -> PathBuf {
     dir
 }
 
+/// One state directory for every test of this test binary, set as
+/// `WARDEN_HOME` the first time (the OAuth suites keep tokens there; their
+/// servers differ by port, so their token files do too).
+pub fn shared_home(label: &str) -> PathBuf {
+    static HOME: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let dir = scratch_dir(label);
+        std::env::set_var("WARDEN_HOME", &dir);
+        dir
+    })
+    .clone()
+}
+
 /// True while a process with this id exists (and is not a zombie).
 pub fn process_alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

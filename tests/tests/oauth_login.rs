@@ -7,41 +7,17 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use warden_actors::{Authorizer, CallError, LoginUi, OAuthConfig, ServerState, Warden};
+use warden_actors::{Authorizer, CallError, OAuthConfig, ServerState, Warden};
+use warden_tests::browser::Person;
 use warden_tests::oauth_server::{Client, MetadataAt, OAuthServer, Options, PrmAt};
 use warden_tests::{model_text, test_config};
 
-/// Every test of this binary keeps its tokens here (servers differ by port).
 fn home() -> PathBuf {
-    static HOME: OnceLock<PathBuf> = OnceLock::new();
-    HOME.get_or_init(|| {
-        let dir = warden_tests::scratch_dir("oauth-home");
-        std::env::set_var("WARDEN_HOME", &dir);
-        dir
-    })
-    .clone()
-}
-
-/// A person at a browser: follows the authorization URL's redirects.
-struct Browser;
-
-impl LoginUi for Browser {
-    fn say(&self, line: &str) {
-        eprintln!("login: {line}");
-    }
-
-    fn open(&self, url: &str) {
-        let url = url.to_string();
-        std::thread::spawn(move || {
-            if let Err(error) = warden_tests::browser::follow(&url) {
-                eprintln!("browser: {error}");
-            }
-        });
-    }
+    warden_tests::shared_home("oauth-home")
 }
 
 fn config(server: &OAuthServer, extra: &str) -> warden_actors::WardenConfig {
@@ -53,7 +29,7 @@ fn authorizer(server: &OAuthServer, oauth: Option<OAuthConfig>) -> Arc<Authorize
 }
 
 async fn login(server: &OAuthServer) -> Result<warden_protocol::LoggedIn, String> {
-    authorizer(server, None).login(&Browser, Duration::from_secs(20)).await
+    authorizer(server, None).login(&Person, Duration::from_secs(20)).await
 }
 
 async fn start(server: &OAuthServer) -> Warden {
@@ -117,7 +93,7 @@ async fn login_and_call(server: &OAuthServer, extra: &str) -> String {
     let warden = Warden::start(&config).await.expect("Warden starts");
     warden.settled().await;
     let oauth = config.servers["remote"].oauth.clone();
-    authorizer(server, oauth).login(&Browser, Duration::from_secs(20)).await.expect("the login succeeds");
+    authorizer(server, oauth).login(&Person, Duration::from_secs(20)).await.expect("the login succeeds");
     warden.reconnect("remote").await.expect("reconnects");
     warden
         .wait_for(|s| s.status("remote").is_some_and(|s| s.state.is_settled() && s.state != ServerState::Starting))

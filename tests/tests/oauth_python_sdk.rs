@@ -8,25 +8,10 @@
 use std::time::Duration;
 
 use serde_json::json;
-use warden_actors::{Authorizer, LoginUi, ServerState, Warden};
+use warden_actors::{Authorizer, ServerState, Warden};
+use warden_tests::browser::Person;
 use warden_tests::python_http::PythonHttpServer;
 use warden_tests::{model_text, test_config};
-
-struct Browser;
-
-impl LoginUi for Browser {
-    fn say(&self, line: &str) {
-        eprintln!("login: {line}");
-    }
-
-    fn open(&self, url: &str) {
-        let url = url.to_string();
-        std::thread::spawn(move || {
-            let visited = warden_tests::browser::follow(&url);
-            eprintln!("browser: {visited:?}");
-        });
-    }
-}
 
 #[tokio::test]
 async fn warden_logs_in_to_the_python_sdks_authorization_server_and_refreshes_there() {
@@ -41,7 +26,7 @@ async fn warden_logs_in_to_the_python_sdks_authorization_server_and_refreshes_th
     assert!(matches!(status.state, ServerState::NeedsLogin { .. }), "{}", status.state);
 
     let authorizer = Authorizer::new("py", &server.url, None, &home, None).unwrap();
-    let done = authorizer.login(&Browser, Duration::from_secs(30)).await.expect("the login succeeds");
+    let done = authorizer.login(&Person, Duration::from_secs(30)).await.expect("the login succeeds");
     assert_eq!(done.scope.as_deref(), Some("read"));
     warden.reconnect("py").await.unwrap();
     warden.wait_for(|s| s.status("py").is_some_and(|s| s.state == ServerState::Running)).await;

@@ -6,35 +6,16 @@
 //! needs no person. Against `warden_tests::oauth_server`.
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::json;
-use warden_actors::{Authorizer, CallError, LoginUi, ServerState, Warden, AUTH_REQUIRED};
+use warden_actors::{Authorizer, CallError, ServerState, Warden, AUTH_REQUIRED};
+use warden_tests::browser::Person;
 use warden_tests::oauth_server::{Client, OAuthServer, Options};
 use warden_tests::{model_text, test_config};
 
 fn home() -> PathBuf {
-    static HOME: OnceLock<PathBuf> = OnceLock::new();
-    HOME.get_or_init(|| {
-        let dir = warden_tests::scratch_dir("oauth-tokens-home");
-        std::env::set_var("WARDEN_HOME", &dir);
-        dir
-    })
-    .clone()
-}
-
-struct Browser;
-
-impl LoginUi for Browser {
-    fn say(&self, line: &str) {
-        eprintln!("login: {line}");
-    }
-
-    fn open(&self, url: &str) {
-        let url = url.to_string();
-        std::thread::spawn(move || warden_tests::browser::follow(&url));
-    }
+    warden_tests::shared_home("oauth-tokens-home")
 }
 
 /// A Warden whose one server, `remote`, is behind `server`, logged in
@@ -52,7 +33,7 @@ async fn logged_in(server: &OAuthServer) -> Warden {
 
 async fn login(server: &OAuthServer) {
     let authorizer = Authorizer::new("remote", &server.mcp_url(), None, &home(), None).unwrap();
-    authorizer.login(&Browser, Duration::from_secs(20)).await.expect("the login succeeds");
+    authorizer.login(&Person, Duration::from_secs(20)).await.expect("the login succeeds");
 }
 
 fn state(warden: &Warden) -> ServerState {
