@@ -2,8 +2,8 @@
 //! expire and after a 401 (rotation honoured, one refresh for many
 //! concurrent calls), a refused refresh putting the server in
 //! `needs_login`, step-up on a 403 asking for scope, and the client
-//! credentials grant (a secret, or a key signing `private_key_jwt`) that
-//! needs no person. Against `warden_tests::oauth_server`.
+//! credentials grant (a secret, or an ES256 or RS256 key signing
+//! `private_key_jwt`) that needs no person. Against `warden_tests::oauth_server`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -134,11 +134,21 @@ async fn a_403_for_more_scope_fails_that_call_and_the_next_login_asks_for_it() {
 }
 
 #[tokio::test]
-async fn client_credentials_need_no_person_with_a_secret_or_a_signed_assertion() {
+async fn client_credentials_need_no_person_with_a_secret_or_an_es256_or_rs256_assertion() {
     home();
     let key = rcgen::KeyPair::generate().expect("a P-256 key");
     let key_file = warden_tests::scratch_dir("oauth-key").join("key.pem");
     std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    // An RSA key too, made by the pinned Python `cryptography` (ring makes none).
+    let rsa_file = key_file.with_file_name("rsa.pem");
+    let (python, mut args) =
+        warden_tests::real_servers::python_server_command(&warden_tests::real_servers::python_script("rsa_key.py"));
+    args.push(rsa_file.display().to_string());
+    let made = std::process::Command::new(python).args(&args).output().expect("python runs");
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let hex = String::from_utf8(made.stdout).unwrap();
+    let rsa_public: Vec<u8> =
+        (0..hex.trim().len()).step_by(2).map(|i| u8::from_str_radix(&hex.trim()[i..i + 2], 16).unwrap()).collect();
     let cases = [
         (
             Client {
@@ -158,6 +168,11 @@ async fn client_credentials_need_no_person_with_a_secret_or_a_signed_assertion()
                 public_key: Some(key.public_key_raw().to_vec()),
             },
             format!("private_key_file = {:?}\nsigning_alg = \"ES256\"", key_file.display().to_string()),
+            "private_key_jwt",
+        ),
+        (
+            Client { id: "svc".into(), secret: None, method: "private_key_jwt".into(), public_key: Some(rsa_public) },
+            format!("private_key_file = {:?}\nsigning_alg = \"RS256\"", rsa_file.display().to_string()),
             "private_key_jwt",
         ),
     ];

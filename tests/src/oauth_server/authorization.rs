@@ -211,12 +211,21 @@ fn authenticate(state: &State, asked: &Asked, form: &HashMap<String, String>) ->
     }
 }
 
-/// Checks an ES256 client assertion: signature, issuer, subject, audience, expiry.
+/// Checks an ES256 or RS256 client assertion: signature, issuer, subject,
+/// audience, expiry.
 fn verify_jwt(jwt: &str, public_key: &[u8], client_id: &str, audience: &str) -> Result<(), String> {
     let parts: Vec<&str> = jwt.split('.').collect();
     let [header, claims, signature] = parts[..] else { return Err("not a JWT".into()) };
     let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|e| e.to_string())?;
-    ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_FIXED, public_key)
+    let header: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(header.as_bytes()).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let algorithm: &dyn ring::signature::VerificationAlgorithm = match header["alg"].as_str() {
+        Some("ES256") => &ring::signature::ECDSA_P256_SHA256_FIXED,
+        Some("RS256") => &ring::signature::RSA_PKCS1_2048_8192_SHA256,
+        other => return Err(format!("unsupported alg {other:?}")),
+    };
+    let header = parts[0];
+    ring::signature::UnparsedPublicKey::new(algorithm, public_key)
         .verify(format!("{header}.{claims}").as_bytes(), &signature)
         .map_err(|_| "bad JWT signature".to_string())?;
     let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).map_err(|e| e.to_string())?)
