@@ -77,7 +77,7 @@ fn the_daemon_waits_for_warden_login_and_its_server_starts_without_a_restart() {
     ] {
         assert!(said.contains(step), "«{step}» missing from:\n{said}");
     }
-    assert_eq!(stdout(&output).trim(), "'remote' is running with 2 tools");
+    assert_eq!(stdout(&output).trim(), "'remote' is running with 4 tools");
     assert_eq!(home.daemon_pid(), daemon, "the same daemon");
     assert!(home.call("remote__whoami", "{}").starts_with("client client-"));
 
@@ -126,7 +126,7 @@ fn no_browser_prints_the_url_and_waits_for_it_to_be_opened_anywhere() {
     warden_tests::browser::follow(&url).expect("the person opens it");
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{said}{}", String::from_utf8_lossy(&output.stdout));
-    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "'remote' is running with 2 tools");
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "'remote' is running with 4 tools");
 }
 
 #[test]
