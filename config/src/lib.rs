@@ -63,6 +63,7 @@ use std::cell::RefCell;
 use serde::Deserialize;
 
 mod ca_cert;
+mod codex;
 mod crash_retry;
 mod daemon;
 mod discovery;
@@ -430,7 +431,9 @@ fn with_expected_values(problem: String) -> String {
     }
 }
 
-/// Replaces `${VAR}` with the variable's value; `$${` is a literal `${`.
+/// Replaces `${VAR}` with the variable's value, and `${VAR:-default}`
+/// with its value or, when it is unset or empty, `default` (as Claude
+/// Code's `.mcp.json` writes it); `$${` is a literal `${`.
 pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -442,13 +445,20 @@ pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Res
             rest = after;
         } else if let Some(after) = rest.strip_prefix("${") {
             let end = after.find('}').ok_or_else(|| format!("`${{` without a closing `}}` in \"{text}\""))?;
-            let name = &after[..end];
+            let (name, default) = match after[..end].split_once(":-") {
+                Some((name, default)) => (name, Some(default)),
+                None => (&after[..end], None),
+            };
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(format!("`${{{name}}}` is not a valid variable name (letters, digits and '_')"));
             }
-            let value = lookup(name).ok_or_else(|| {
-                format!("environment variable `{name}` is not set; set it before starting Warden, or write `$${{` for a literal `${{`")
-            })?;
+            let value = match (default, lookup(name).filter(|value| default.is_none() || !value.is_empty())) {
+                (_, Some(value)) => value,
+                (Some(default), None) => default.to_string(),
+                (None, None) => return Err(format!(
+                    "environment variable `{name}` is not set; set it before starting Warden, write `${{{name}:-default}}` for a fallback, or `$${{` for a literal `${{`"
+                )),
+            };
             out.push_str(&value);
             rest = &after[end + 1..];
         } else {

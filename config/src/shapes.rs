@@ -7,7 +7,9 @@
 //! - a `mcp_servers:` list whose entries carry their `name`, as agent hosts
 //!   write it in YAML;
 //! - a `mcpServers` map, as desktop and editor MCP clients write it in JSON,
-//!   where an entry may say `type = "stdio" | "http" | "streamable-http" | "sse"`.
+//!   where an entry may say `type = "stdio" | "http" | "streamable-http" | "sse"`;
+//! - codex's `[mcp_servers.NAME]` tables, their fields mapped (`codex.rs`),
+//!   the file's other (codex) settings left unread.
 //!
 //! This step works on the raw value tree, before the strict schema sees it:
 //! it moves both shapes into `servers` and checks `type` against
@@ -26,8 +28,32 @@ pub(super) type RawServer = Map<String, Value>;
 /// The top-level keys that hold servers, in the order they are read.
 const SECTIONS: [&str; 3] = ["servers", "mcp_servers", "mcpServers"];
 
+/// The top-level keys of Warden's schema: in a codex file, every other key
+/// is codex's own setting and is not read.
+const WARDEN_KEYS: [&str; 14] = [
+    "servers",
+    "max_message_bytes",
+    "call_timeout_secs",
+    "output_limit_bytes",
+    "security",
+    "agents",
+    "naming",
+    "tool_profiles",
+    "daemon",
+    "summary",
+    "front",
+    "roots",
+    "sampling",
+    "mcp_server_dir",
+];
+
 /// Moves `mcp_servers` and `mcpServers` into `servers`; errors name `file`.
 pub(super) fn normalise(root: &mut Map<String, Value>, file: &str) -> Result<(), ConfigError> {
+    if matches!(root.get("mcp_servers").map(|value| &value.kind), Some(ValueKind::Table(_))) {
+        // A codex `config.toml`: its model, sandbox and profile settings
+        // are codex's business.
+        root.retain(|key, _| key == "mcp_servers" || WARDEN_KEYS.contains(&key.as_str()));
+    }
     let mut servers: Vec<(String, Value, &str)> = Vec::new();
     for section in SECTIONS {
         let Some(value) = root.remove(section) else { continue };
@@ -65,7 +91,18 @@ fn entries(section: &str, value: Value, file: &str) -> Result<Vec<(String, Value
             let ValueKind::Array(list) = value.kind else { unreachable!("matched above") };
             list.into_iter().enumerate().map(|(index, entry)| listed(index, entry, file)).collect()
         }
-        ("mcp_servers", _) => Err(section_error("a list of servers, each with a `name`")),
+        // Codex's `[mcp_servers.NAME]` tables.
+        ("mcp_servers", ValueKind::Table(_)) => {
+            let mut servers = Vec::new();
+            for (name, entry) in value_table(value) {
+                let table = server_table(entry, &name, file)?;
+                if let Some(table) = crate::codex::entry(table, file, &name)? {
+                    servers.push((name.clone(), Value::new(None, typed(table, file, &name)?)));
+                }
+            }
+            Ok(servers)
+        }
+        ("mcp_servers", _) => Err(section_error("a list of servers, each with a `name`, or codex's tables by name")),
         (_, ValueKind::Table(_)) => value_table(value)
             .into_iter()
             .map(|(name, entry)| {

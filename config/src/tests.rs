@@ -105,6 +105,15 @@ fn expansion_handles_literals_and_bad_references() {
     assert_eq!(expand("$${A} and $5", &lookup).unwrap(), "${A} and $5");
     assert!(expand("${A", &lookup).unwrap_err().contains("without a closing"));
     assert!(expand("${A-B}", &lookup).unwrap_err().contains("not a valid variable name"));
+    // Claude Code's fallback form: the default when unset or empty.
+    let lookup = |name: &str| match name {
+        "A" => Some("1".to_string()),
+        "EMPTY" => Some(String::new()),
+        _ => None,
+    };
+    assert_eq!(expand("${A:-x}/${NOPE:-none}/${EMPTY:-e}/${NOPE:-}", &lookup).unwrap(), "1/none/e/");
+    assert_eq!(expand("${EMPTY}", &lookup).unwrap(), "", "set but empty, without a default: empty");
+    assert!(expand("${NOPE}", &lookup).unwrap_err().contains("write `${NOPE:-default}` for a fallback"));
 }
 
 #[test]

@@ -55,7 +55,7 @@ fn every_format_and_shape_loads_to_the_same_servers() {
     assert_eq!(remote.masked.headers["Authorization"], "***${EXAMPLE_TOKEN}");
     assert_eq!(remote.default_policy.unwrap().approval, Some(Approval::Never));
 
-    for other in ["warden.yaml", "mcp_servers.yaml", "mcpServers.json", "drop-ins/warden.toml"] {
+    for other in ["warden.yaml", "mcp_servers.yaml", "mcpServers.json", "drop-ins/warden.toml", "codex.toml"] {
         assert_eq!(servers_of(&examples().join(other)), canonical, "{other} differs from warden.toml");
     }
 }
@@ -160,8 +160,20 @@ fn every_shape_error_names_the_file_the_server_and_the_field() {
             "server 'mcp_servers[0]': `name` must be a string, not an integer",
         ),
         (
-            r#"{"mcp_servers": {"a": {"command": "x"}}}"#,
-            "`mcp_servers` must be a list of servers, each with a `name`, not a table",
+            r#"{"mcp_servers": 3}"#,
+            "`mcp_servers` must be a list of servers, each with a `name`, or codex's tables by name, not an integer",
+        ),
+        (
+            r#"{"mcp_servers": {"a": {"command": "x", "disabled_tools": ["rm"]}}}"#,
+            "server 'a': `disabled_tools` (a codex tool filter) is not supported by Warden yet, and ignoring it would show a model tools this file hides; remove it, or deny those tools with `security.tool_policies`",
+        ),
+        (
+            r#"{"mcp_servers": {"a": {"url": "http://h", "bearer_token_env_var": 3}}}"#,
+            "server 'a': `bearer_token_env_var` must name an environment variable, not an integer",
+        ),
+        (
+            r#"{"mcp_servers": {"a": {"command": "x", "startup_timeout_sec": 5, "startup_timeout_secs": 5}}}"#,
+            "server 'a': has both `startup_timeout_sec` (codex) and `startup_timeout_secs` (Warden); keep one",
         ),
         (
             r#"{"mcp_servers": [{"name": "a", "url": "ftp://h"}]}"#,
@@ -352,4 +364,25 @@ fn a_value_of_the_wrong_kind_is_an_error_naming_the_field_in_every_shape() {
         format!("config file '{}', server 'b': `command` must be a string, not a list", drop_in.display())
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn codex_fields_are_mapped_to_warden_ones() {
+    let dir = scratch("codex-fields");
+    let path = write(
+        &dir,
+        "config.toml",
+        "model = \"o3\"\n[mcp_servers.api]\nurl = \"https://h/mcp\"\ntool_timeout_sec = 30\n\
+         http_headers = { X-Team = \"core\" }\nenv_http_headers = { X-Key = \"EXAMPLE_TOKEN\" }\n\
+         [mcp_servers.local]\ncommand = \"x\"\ninherit_env = false\nenv_vars = [\"HOME\"]\n",
+    );
+    let servers = servers_of(&path);
+    let api = &servers["api"];
+    assert_eq!(api.default_policy.unwrap().timeout, Some(30.0));
+    assert_eq!(
+        api.headers,
+        BTreeMap::from([("X-Key".to_string(), "t0k3n".to_string()), ("X-Team".to_string(), "core".to_string())])
+    );
+    assert_eq!(api.masked.headers["X-Key"], "${EXAMPLE_TOKEN}", "shown as the variable it names");
+    assert_eq!(servers["local"].pass_env, ["HOME"], "env_vars with inherit_env = false");
 }
