@@ -8,6 +8,10 @@
 //! common case needs no repetition and a file copied from an `mcp_servers:`
 //! list still works. A `type` field is checked like in `mcpServers`.
 //!
+//! A file may also be a *fragment* copied from a main config: a
+//! `[servers.NAME]` table, an `mcpServers` map or an `mcp_servers` list
+//! (or codex tables), holding one server or several, and nothing else.
+//!
 //! The directory is read in sorted order, and anything that is not a config
 //! file (other extensions, hidden files such as editor swap files,
 //! subdirectories) is skipped, so a README beside the drop-ins is harmless.
@@ -19,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use config::ValueKind;
 
-use super::shapes::{kind_name, server_error, typed};
+use super::shapes::{kind_name, server_error, typed, SECTIONS};
 use super::{file_format, ConfigError, ServerConfig};
 
 /// One drop-in: its server's name, the server, and the file.
@@ -43,7 +47,11 @@ pub(super) fn read_dir(dir: &Path, config_file: &str) -> Result<Vec<DropIn>, Con
     let mut files: Vec<PathBuf> =
         listing.filter_map(|entry| entry.ok().map(|entry| entry.path())).filter(|path| is_drop_in(path)).collect();
     files.sort();
-    files.iter().map(|file| read_one(file)).collect()
+    let mut drop_ins = Vec::new();
+    for file in &files {
+        drop_ins.extend(read_one(file)?);
+    }
+    Ok(drop_ins)
 }
 
 /// A visible file with an extension Warden reads.
@@ -52,7 +60,8 @@ fn is_drop_in(path: &Path) -> bool {
     !hidden && path.is_file() && file_format(path).is_some()
 }
 
-fn read_one(path: &Path) -> Result<DropIn, ConfigError> {
+/// The server (or, for a fragment, servers) of one file.
+fn read_one(path: &Path) -> Result<Vec<DropIn>, ConfigError> {
     let file = path.display().to_string();
     let format = file_format(path).expect("only config files are listed");
     let stem = path.file_stem().and_then(|stem| stem.to_str()).unwrap_or_default().to_string();
@@ -62,6 +71,9 @@ fn read_one(path: &Path) -> Result<DropIn, ConfigError> {
     };
     let built = config::Config::builder().add_source(config::File::from(path).format(format)).build();
     let mut table = built.and_then(|built| config::Source::collect(&built)).map_err(unreadable)?;
+    if SECTIONS.iter().any(|section| table.contains_key(*section)) {
+        return fragment(table, path);
+    }
     let name = match table.remove("name").map(|name| name.kind) {
         Some(ValueKind::String(name)) => name,
         Some(other) => {
@@ -70,6 +82,37 @@ fn read_one(path: &Path) -> Result<DropIn, ConfigError> {
         None => stem,
     };
     let table = typed(table, &file, &name)?;
+    Ok(vec![server_of(table, name, path)?])
+}
+
+/// A block copied from a main config — `[servers.NAME]`, `mcpServers`,
+/// `mcp_servers` — holding one server or more, and nothing else.
+fn fragment(mut table: config::Map<String, config::Value>, path: &Path) -> Result<Vec<DropIn>, ConfigError> {
+    let file = path.display().to_string();
+    super::shapes::normalise(&mut table, &file)?;
+    if let Some(other) = table.keys().find(|key| *key != "servers") {
+        return Err(ConfigError::Unreadable {
+            file,
+            problem: format!(
+                "a drop-in of `mcp_server_dir` holds servers only, and this one also has `{other}`: move it to the main config"
+            ),
+        });
+    }
+    let servers = match table.remove("servers").map(|servers| servers.kind) {
+        Some(ValueKind::Table(servers)) => servers,
+        _ => return Ok(Vec::new()),
+    };
+    let mut drop_ins = Vec::new();
+    for (name, entry) in servers {
+        let entry = super::shapes::server_table(entry, &name, &file)?;
+        drop_ins.push(server_of(typed(entry, &file, &name)?, name, path)?);
+    }
+    Ok(drop_ins)
+}
+
+/// One server's table, checked and read.
+fn server_of(table: config::Map<String, config::Value>, name: String, path: &Path) -> Result<DropIn, ConfigError> {
+    let file = path.display().to_string();
     crate::kinds::check_server(&table, &file, &name)?;
     let server: ServerConfig = config::Value::new(None, table)
         .try_deserialize()

@@ -26,7 +26,7 @@ use super::ConfigError;
 pub(super) type RawServer = Map<String, Value>;
 
 /// The top-level keys that hold servers, in the order they are read.
-const SECTIONS: [&str; 3] = ["servers", "mcp_servers", "mcpServers"];
+pub(super) const SECTIONS: [&str; 3] = ["servers", "mcp_servers", "mcpServers"];
 
 /// The top-level keys of Warden's schema: in a codex file, every other key
 /// is codex's own setting and is not read.

@@ -386,3 +386,31 @@ fn codex_fields_are_mapped_to_warden_ones() {
     assert_eq!(api.masked.headers["X-Key"], "${EXAMPLE_TOKEN}", "shown as the variable it names");
     assert_eq!(servers["local"].pass_env, ["HOME"], "env_vars with inherit_env = false");
 }
+
+#[test]
+fn a_drop_in_may_be_a_block_copied_from_a_main_config() {
+    let dir = scratch("fragments");
+    let config = write(&dir, "warden.toml", "mcp_server_dir = \"d\"\n");
+    write(&dir, "d/ev.toml", "[servers.ev]\ncommand = \"ev-mcp\"\n");
+    write(
+        &dir,
+        "d/desktop.json",
+        r#"{"mcpServers": {"a": {"command": "a-mcp"}, "b": {"type": "http", "url": "http://h/mcp"}}}"#,
+    );
+    write(&dir, "d/codex.toml", "[mcp_servers.c]\ncommand = \"c-mcp\"\nstartup_timeout_sec = 9\n");
+    let loaded = WardenConfig::load_with(&config, &token).unwrap();
+    assert_eq!(loaded.servers.keys().collect::<Vec<_>>(), ["a", "b", "c", "ev"]);
+    assert_eq!(loaded.servers["b"].url.as_deref(), Some("http://h/mcp"));
+    assert_eq!(loaded.servers["c"].startup_timeout(), Duration::from_secs(9));
+    assert_eq!(loaded.servers["a"].origin.as_deref(), Some(dir.join("d/desktop.json").as_path()));
+
+    let bad = write(&dir, "d/whole.toml", "[servers.x]\ncommand = \"x\"\n[security]\nauto_approve = true\n");
+    let error = error_of(&config);
+    assert_eq!(
+        error,
+        format!(
+            "config file '{}': a drop-in of `mcp_server_dir` holds servers only, and this one also has `security`: move it to the main config",
+            bad.display()
+        )
+    );
+}
