@@ -129,7 +129,11 @@ pub(crate) enum Command {
         common: Common,
     },
     /// Stop the running daemon (its servers with it).
-    Stop,
+    Stop {
+        /// Stop it only if it serves this config file.
+        #[arg(long, short, env = "WARDEN_CONFIG", value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Work with the config file.
     Config {
         #[command(subcommand)]
@@ -138,7 +142,11 @@ pub(crate) enum Command {
     /// Make the running daemon re-read its config: added servers start,
     /// removed ones stop, changed ones restart, policy applies to the next
     /// call. A config that does not load leaves the running one in place.
-    Reload,
+    Reload {
+        /// Reload it only if it serves this config file.
+        #[arg(long, short, env = "WARDEN_CONFIG", value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Be an MCP server on stdin/stdout for an MCP client (a desktop app, an
     /// editor, a coding agent): every configured server's tools, resources
     /// and prompts, supervised and policed. Put `{"command": "warden",

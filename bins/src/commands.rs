@@ -49,10 +49,10 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
             Ok(ExitCode::SUCCESS)
         }
         Command::Mcp { agent, server, common } => mcp::run(mcp::McpArgs { common, agent, server }, verbose).await,
-        Command::Stop => remote::stop().await,
+        Command::Stop { config } => remote::stop(config.as_deref()).await,
         Command::Login { name, no_browser, common } => login::login(&common, &name, no_browser).await,
         Command::Logout { name, common } => login::logout(&common, &name).await,
-        Command::Reload => remote::reload().await,
+        Command::Reload { config } => remote::reload(config.as_deref()).await,
         Command::Config { command: ConfigCommand::Check { config, json } } => check::run(config.as_deref(), json),
         Command::Tools { policy: true, common } if common.no_daemon => local::tool_policies(&common).await,
         Command::Tools { common, .. } if common.no_daemon => local::tools(&common).await,

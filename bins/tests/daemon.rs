@@ -74,8 +74,14 @@ fn the_first_call_starts_a_daemon_and_the_next_commands_reuse_it() {
     assert!(lines[1].starts_with(&server_line) && lines[1].ends_with(" s"), "{out}");
     assert_eq!(home.daemon_processes(), [pid]);
 
-    // `warden stop` ends it and its lockfile; without --config too.
-    let output = home.command(&["stop"]).output().unwrap();
+    // `--config` names the daemon to stop: another file's is refused.
+    let output = home.command(&["stop", "--config", "/nonexistent/other.toml"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains(&format!("the running warden daemon (pid {pid}) serves ")), "{}", stderr(&output));
+    assert!(stderr(&output).contains("not /nonexistent/other.toml; nothing to stop"), "{}", stderr(&output));
+    assert!(process_alive(pid));
+    // `warden stop --config` with its own file ends it and its lockfile.
+    let output = home.command(&["stop", "--config"]).arg(&home.config).output().unwrap();
     assert_eq!(stdout(&output), format!("stopped the warden daemon (pid {pid})\n"));
     assert!(!process_alive(pid));
     assert!(home.lockfile().is_none());

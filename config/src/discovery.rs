@@ -91,6 +91,6 @@ fn non_empty(value: Option<String>) -> Option<String> {
 
 /// Canonical when the file exists; a missing one keeps its given name (made
 /// absolute), for the loader's message.
-fn absolute(path: &Path) -> PathBuf {
+pub fn absolute(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).or_else(|_| std::path::absolute(path)).unwrap_or_else(|_| path.to_path_buf())
 }

@@ -86,7 +86,7 @@ mod summary;
 pub use ca_cert::{ca_roots, check_ca_cert};
 pub use crash_retry::CrashRetry;
 pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
-pub use discovery::Discovered;
+pub use discovery::{absolute as config_path, Discovered};
 pub use front::{FrontConfig, FrontToken};
 pub use masked::Masked;
 pub use naming::NamingConfig;

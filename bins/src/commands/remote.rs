@@ -175,9 +175,27 @@ pub(super) async fn approvals(common: &Common, request: Value) -> anyhow::Result
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) async fn stop() -> anyhow::Result<ExitCode> {
+/// The running daemon, if any; with `config`, only if it serves that file.
+async fn running_for(config: Option<&std::path::Path>, verb: &str) -> anyhow::Result<Option<Client>> {
     let state = StateDir::from_env()?;
-    let Some(mut client) = client::running(&state).await else {
+    let Some(client) = client::running(&state).await else { return Ok(None) };
+    if let Some(config) = config {
+        let wanted = warden_config::config_path(config);
+        if wanted != client.lockfile.config {
+            return Err(UsageError(format!(
+                "the running warden daemon (pid {}) serves {}, not {}; nothing to {verb} (`warden {verb}` without                  --config acts on it)",
+                client.lockfile.pid,
+                client.lockfile.config.display(),
+                wanted.display()
+            ))
+            .into());
+        }
+    }
+    Ok(Some(client))
+}
+
+pub(super) async fn stop(config: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let Some(mut client) = running_for(config, "stop").await? else {
         println!("no warden daemon is running");
         return Ok(ExitCode::SUCCESS);
     };
@@ -207,9 +225,8 @@ struct Reloaded {
     config: std::path::PathBuf,
 }
 
-pub(super) async fn reload() -> anyhow::Result<ExitCode> {
-    let state = StateDir::from_env()?;
-    let Some(mut client) = client::running(&state).await else {
+pub(super) async fn reload(config: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    let Some(mut client) = running_for(config, "reload").await? else {
         // Nothing to reload: the next command starts a daemon with the file as it is.
         println!("no warden daemon is running; the next command starts one with the current config");
         return Ok(ExitCode::SUCCESS);
