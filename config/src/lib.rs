@@ -82,6 +82,7 @@ mod security;
 mod server;
 mod shapes;
 mod summary;
+mod vscode;
 
 pub use ca_cert::{ca_roots, check_ca_cert};
 pub use crash_retry::CrashRetry;
@@ -445,6 +446,15 @@ pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Res
             rest = after;
         } else if let Some(after) = rest.strip_prefix("${") {
             let end = after.find('}').ok_or_else(|| format!("`${{` without a closing `}}` in \"{text}\""))?;
+            if let Some(id) = after[..end].strip_prefix("input:") {
+                let [exact, snake] = vscode::input_variables(id);
+                let value = lookup(&exact).or_else(|| lookup(&snake)).ok_or_else(|| {
+                    format!("`${{input:{id}}}` is a VS Code input, which Warden reads from the environment: set `{snake}` (or `{exact}`) before starting Warden")
+                })?;
+                out.push_str(&value);
+                rest = &after[end + 1..];
+                continue;
+            }
             let (name, default) = match after[..end].split_once(":-") {
                 Some((name, default)) => (name, Some(default)),
                 None => (&after[..end], None),

@@ -49,6 +49,8 @@ const WARDEN_KEYS: [&str; 14] = [
 
 /// Moves `mcp_servers` and `mcpServers` into `servers`; errors name `file`.
 pub(super) fn normalise(root: &mut Map<String, Value>, file: &str) -> Result<(), ConfigError> {
+    // VS Code's prompts: Warden reads `${input:ID}` from the environment.
+    root.remove("inputs");
     if matches!(root.get("mcp_servers").map(|value| &value.kind), Some(ValueKind::Table(_))) {
         // A codex `config.toml`: its model, sandbox and profile settings
         // are codex's business.
@@ -84,8 +86,16 @@ fn entries(section: &str, value: Value, file: &str) -> Result<Vec<(String, Value
         problem: format!("must be {expected}, not {kind}"),
     };
     match (section, &value.kind) {
-        // Warden's own shape is left whole to the schema.
-        ("servers", ValueKind::Table(_)) => Ok(value_table(value).into_iter().collect()),
+        // Warden's own shape is left to the schema; VS Code's `type` and
+        // `envFile` are read first.
+        ("servers", ValueKind::Table(_)) => value_table(value)
+            .into_iter()
+            .map(|(name, entry)| {
+                let ValueKind::Table(table) = entry.kind else { return Ok((name, entry)) };
+                let table = crate::vscode::env_file(typed(table, file, &name)?, file, &name)?;
+                Ok((name, Value::new(None, table)))
+            })
+            .collect(),
         ("servers", _) => Err(section_error("a table of servers by name")),
         ("mcp_servers", ValueKind::Array(_)) => {
             let ValueKind::Array(list) = value.kind else { unreachable!("matched above") };

@@ -414,3 +414,29 @@ fn a_drop_in_may_be_a_block_copied_from_a_main_config() {
         )
     );
 }
+
+#[test]
+fn a_vscode_mcp_json_loads_with_its_env_file_and_inputs() {
+    let strip = |servers: BTreeMap<String, ServerConfig>| -> BTreeMap<String, ServerConfig> {
+        servers.into_iter().map(|(name, server)| (name, ServerConfig { masked: Masked::default(), ..server })).collect()
+    };
+    let canonical = strip(servers_of(&examples().join("warden.toml")));
+    let vscode = servers_of(&examples().join("vscode/.vscode/mcp.json"));
+    // `${input:example-token}` is shown as written, and read from EXAMPLE_TOKEN.
+    assert_eq!(vscode["remote"].masked.headers["Authorization"], "***${input:example-token}");
+    assert_eq!(strip(vscode), canonical);
+
+    let dir = scratch("vscode-input");
+    let path = write(
+        &dir,
+        ".vscode/mcp.json",
+        r#"{"servers": {"a": {"type": "http", "url": "http://h/mcp", "headers": {"K": "${input:api-key}"}}}}"#,
+    );
+    assert!(
+        error_of(&path).ends_with(
+            "server 'a': `headers.K`: `${input:api-key}` is a VS Code input, which Warden reads from the environment: set `API_KEY` (or `api-key`) before starting Warden"
+        ),
+        "{}",
+        error_of(&path)
+    );
+}
