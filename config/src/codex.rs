@@ -19,7 +19,7 @@
 
 use config::{Map, Value, ValueKind};
 
-use super::shapes::{kind_name, server_error, RawServer};
+use super::raw::{kind_name, server_error, RawServer};
 use super::ConfigError;
 
 /// One `[mcp_servers.NAME]` table as a Warden server; `None` when

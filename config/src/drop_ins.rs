@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 
 use config::ValueKind;
 
-use super::shapes::{kind_name, server_error, typed, SECTIONS};
+use super::raw::{kind_name, server_error};
+use super::shapes::{typed, SECTIONS};
 use super::{file_format, ConfigError, ServerConfig};
 
 /// One drop-in: its server's name, the server, and the file.

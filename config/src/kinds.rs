@@ -11,7 +11,7 @@
 
 use config::{Map, Value, ValueKind};
 
-use crate::shapes::{kind_name, server_error, RawServer};
+use crate::raw::{kind_name, server_error, RawServer};
 use crate::ConfigError;
 
 /// What a field's value must be.

@@ -68,6 +68,7 @@ mod crash_retry;
 mod daemon;
 mod discovery;
 mod drop_ins;
+mod editors;
 mod front;
 mod kinds;
 mod masked;
@@ -76,6 +77,7 @@ mod oauth;
 mod profiles;
 #[cfg(test)]
 mod properties;
+mod raw;
 mod roots;
 mod sampling;
 mod security;
@@ -289,7 +291,7 @@ impl WardenConfig {
                 return Err(ConfigError::Setting {
                     file: file.into(),
                     field: "mcp_server_dir",
-                    problem: format!("must be the path of a directory, not {}", shapes::kind_name(&other)),
+                    problem: format!("must be the path of a directory, not {}", raw::kind_name(&other)),
                 })
             }
             None => Vec::new(),

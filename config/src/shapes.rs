@@ -9,7 +9,10 @@
 //! - a `mcpServers` map, as desktop and editor MCP clients write it in JSON,
 //!   where an entry may say `type = "stdio" | "http" | "streamable-http" | "sse"`;
 //! - codex's `[mcp_servers.NAME]` tables, their fields mapped (`codex.rs`),
-//!   the file's other (codex) settings left unread.
+//!   the file's other (codex) settings left unread;
+//! - Zed's `context_servers` and goose's `extensions` (`editors.rs`), the
+//!   same way; VS Code's `servers` with `type`, `envFile` and `inputs`
+//!   (`vscode.rs`).
 //!
 //! This step works on the raw value tree, before the strict schema sees it:
 //! it moves both shapes into `servers` and checks `type` against
@@ -20,13 +23,11 @@
 
 use config::{Map, Value, ValueKind};
 
+use super::raw::{kind_name, server_error, RawServer};
 use super::ConfigError;
 
-/// A server's fields as a raw table, not yet checked by the schema.
-pub(super) type RawServer = Map<String, Value>;
-
 /// The top-level keys that hold servers, in the order they are read.
-pub(super) const SECTIONS: [&str; 3] = ["servers", "mcp_servers", "mcpServers"];
+pub(super) const SECTIONS: [&str; 5] = ["servers", "mcp_servers", "mcpServers", "context_servers", "extensions"];
 
 /// The top-level keys of Warden's schema: in a codex file, every other key
 /// is codex's own setting and is not read.
@@ -51,10 +52,11 @@ const WARDEN_KEYS: [&str; 14] = [
 pub(super) fn normalise(root: &mut Map<String, Value>, file: &str) -> Result<(), ConfigError> {
     // VS Code's prompts: Warden reads `${input:ID}` from the environment.
     root.remove("inputs");
-    if matches!(root.get("mcp_servers").map(|value| &value.kind), Some(ValueKind::Table(_))) {
-        // A codex `config.toml`: its model, sandbox and profile settings
-        // are codex's business.
-        root.retain(|key, _| key == "mcp_servers" || WARDEN_KEYS.contains(&key.as_str()));
+    let codex = matches!(root.get("mcp_servers").map(|value| &value.kind), Some(ValueKind::Table(_)));
+    if codex || root.contains_key("context_servers") || root.contains_key("extensions") {
+        // A codex, Zed or goose file: the rest of it (models, themes,
+        // profiles) is that program's business.
+        root.retain(|key, _| SECTIONS.contains(&key.as_str()) || WARDEN_KEYS.contains(&key.as_str()));
     }
     let mut servers: Vec<(String, Value, &str)> = Vec::new();
     for section in SECTIONS {
@@ -113,6 +115,17 @@ fn entries(section: &str, value: Value, file: &str) -> Result<Vec<(String, Value
             Ok(servers)
         }
         ("mcp_servers", _) => Err(section_error("a list of servers, each with a `name`, or codex's tables by name")),
+        ("context_servers" | "extensions", ValueKind::Table(_)) => {
+            let read = if section == "context_servers" { crate::editors::zed } else { crate::editors::goose };
+            let mut servers = Vec::new();
+            for (name, entry) in value_table(value) {
+                let table = server_table(entry, &name, file)?;
+                if let Some(table) = read(table, file, &name)? {
+                    servers.push((name.clone(), Value::new(None, typed(table, file, &name)?)));
+                }
+            }
+            Ok(servers)
+        }
         (_, ValueKind::Table(_)) => value_table(value)
             .into_iter()
             .map(|(name, entry)| {
@@ -202,24 +215,7 @@ fn value_table(value: Value) -> Map<String, Value> {
     }
 }
 
-pub(super) fn server_error(file: &str, server: &str, problem: String) -> ConfigError {
-    ConfigError::Server { file: file.into(), server: server.into(), problem }
-}
-
 /// The section's name with a `'static` lifetime, for [`ConfigError::Setting`].
 fn section_name(section: &str) -> &'static str {
     SECTIONS.into_iter().find(|known| *known == section).unwrap_or("servers")
-}
-
-/// What a value is, in the words of a config file.
-pub(super) fn kind_name(kind: &ValueKind) -> &'static str {
-    match kind {
-        ValueKind::Nil => "an empty value",
-        ValueKind::Boolean(_) => "a boolean",
-        ValueKind::I64(_) | ValueKind::I128(_) | ValueKind::U64(_) | ValueKind::U128(_) => "an integer",
-        ValueKind::Float(_) => "a number",
-        ValueKind::String(_) => "a string",
-        ValueKind::Table(_) => "a table",
-        ValueKind::Array(_) => "a list",
-    }
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use config::{Map, Value, ValueKind};
 
-use super::shapes::{kind_name, server_error, RawServer};
+use super::raw::{kind_name, server_error, RawServer};
 use super::ConfigError;
 
 /// Moves an entry's `envFile` into its `env`.

@@ -440,3 +440,31 @@ fn a_vscode_mcp_json_loads_with_its_env_file_and_inputs() {
         error_of(&path)
     );
 }
+
+#[test]
+fn zed_and_goose_files_load_to_the_same_processes_and_urls() {
+    let canonical = servers_of(&examples().join("warden.toml"));
+    for file in ["zed.json", "goose.yaml"] {
+        let servers = servers_of(&examples().join(file));
+        assert_eq!(servers.keys().collect::<Vec<_>>(), ["everything", "files", "remote"], "{file}");
+        for (name, server) in &servers {
+            let want = &canonical[name];
+            assert_eq!(
+                (&server.command, &server.args, &server.env, &server.url, &server.headers),
+                (&want.command, &want.args, &want.env, &want.url, &want.headers),
+                "{file}: {name}"
+            );
+        }
+        if file == "goose.yaml" {
+            assert_eq!(servers["files"].default_policy.unwrap().timeout, Some(300.0), "goose's timeout");
+        }
+    }
+    let dir = scratch("goose-filter");
+    let path =
+        write(&dir, "config.yaml", "extensions:\n  a:\n    type: stdio\n    cmd: x\n    available_tools: [read]\n");
+    assert!(
+        error_of(&path).contains("server 'a': `available_tools` (a goose tool filter) is not supported"),
+        "{}",
+        error_of(&path)
+    );
+}
