@@ -172,7 +172,23 @@ fn a_call_waits_for_approval_and_another_process_approves_or_denies_it() {
             .spawn()
             .unwrap()
     };
-    let first = call("approved");
+    let mut first = call("approved");
+    // No silent wait: the call says at once what it waits for and how to end it.
+    let mut said = std::io::BufReader::new(first.stderr.take().unwrap());
+    let started = std::time::Instant::now();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut said, &mut line).unwrap();
+    assert!(
+        line.starts_with("waiting for approval #") && line.contains(": test__echo (server test, risk medium): "),
+        "{line}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5), "told within {:?}", started.elapsed());
+    let mut rest = String::new();
+    std::io::BufRead::read_line(&mut said, &mut rest).unwrap();
+    std::io::BufRead::read_line(&mut said, &mut rest).unwrap();
+    assert!(rest.starts_with("  arguments: {\"message\":\"approved\"}\n"), "{rest}");
+    assert!(rest.contains("answer from any terminal: `warden approve "), "{rest}");
+    assert!(rest.contains("Ctrl-C stops waiting"), "{rest}");
     let waiting = waiting_approvals(&home, 1);
     assert_eq!(waiting[0]["tool"], "test__echo");
     assert_eq!(waiting[0]["server"], "test");
@@ -192,7 +208,7 @@ fn a_call_waits_for_approval_and_another_process_approves_or_denies_it() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), format!("approved #{id}\n"));
     let first = first.wait_with_output().unwrap();
-    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_eq!(first.status.code(), Some(0));
     assert_eq!(stdout(&first), "approved\n");
 
     // Denied: the caller reads who denied it and why.
@@ -202,9 +218,13 @@ fn a_call_waits_for_approval_and_another_process_approves_or_denies_it() {
     assert_eq!(stdout(&output), format!("denied #{id}\n"));
     let second = second.wait_with_output().unwrap();
     assert_eq!(second.status.code(), Some(1));
-    assert_eq!(
-        stderr(&second),
-        "error: 'test__echo' was not run: a person over the bridge (warden approve/deny) denied it: not today\n"
+    assert!(stderr(&second).starts_with(&format!("waiting for approval #{id}: test__echo")), "{}", stderr(&second));
+    assert!(
+        stderr(&second).ends_with(
+            "error: 'test__echo' was not run: a person over the bridge (warden approve/deny) denied it: not today\n"
+        ),
+        "{}",
+        stderr(&second)
     );
 
     // Approved with a grant: the next call runs unasked.

@@ -1,4 +1,5 @@
-//! A server's question met at the terminal during `warden call`.
+//! A server's question, or an approval, met at the terminal during
+//! `warden call`.
 //!
 //! The daemon tells the call about a question of its server at once (a
 //! notice line, `call_tool` with `notices`). The question waits in the
@@ -26,6 +27,9 @@ use crate::daemon::lockfile::Lockfile;
 
 /// What happens to a notice the daemon sent for this call.
 pub(super) fn on_notice(lockfile: &Lockfile, notice: Value) {
+    if notice["kind"] == "approval" {
+        return on_approval(lockfile, notice);
+    }
     if !std::io::stdin().is_terminal() {
         eprint!("waiting for a person: {}", crate::render::question(&notice));
         return;
@@ -51,6 +55,52 @@ pub(super) fn on_notice(lockfile: &Lockfile, notice: Value) {
                 }
                 Err(error) => return eprintln!("  {error}"),
             }
+        }
+    });
+}
+
+/// The call waits for approval: said at once on stderr with the commands
+/// that answer it; on a terminal, asked in place (approve once, approve
+/// for the daemon's lifetime, or deny with a reason). Ctrl-C stops waiting.
+fn on_approval(lockfile: &Lockfile, notice: Value) {
+    let id = notice["id"].as_u64().unwrap_or_default();
+    let tool = notice["tool"].as_str().unwrap_or("?");
+    eprintln!(
+        "waiting for approval #{id}: {tool} (server {}, risk {}): {}",
+        notice["server"].as_str().unwrap_or("?"),
+        notice["risk"].as_str().unwrap_or("?"),
+        notice["reason"].as_str().unwrap_or("")
+    );
+    eprintln!("  arguments: {}", notice["arguments"]);
+    if !std::io::stdin().is_terminal() {
+        eprintln!(
+            "  answer from any terminal: `warden approve {id}` (`--grant` for later calls too) or `warden deny {id}              --reason '…'`; Ctrl-C stops waiting"
+        );
+        return;
+    }
+    let lockfile = lockfile.clone();
+    tokio::spawn(async move {
+        let asked = tokio::task::spawn_blocking(|| {
+            let choice = read_line("  [a]pprove once / approve for this [s]ession / [d]eny: ")?;
+            let reason = match choice.as_str() {
+                "d" | "deny" => Some(read_line("  why (told to the caller): ")?),
+                _ => None,
+            };
+            Some((choice, reason))
+        });
+        let Ok(Some((choice, reason))) = asked.await else { return };
+        let request = match (choice.as_str(), reason) {
+            (_, Some(reason)) => json!({"op": "deny", "approval": id.to_string(), "reason": reason}),
+            ("s" | "session", None) => json!({"op": "approve", "approval": id.to_string(), "grant": {}}),
+            _ => json!({"op": "approve", "approval": id.to_string()}),
+        };
+        match Client::connect(lockfile).await {
+            Ok(mut client) => {
+                if let Err(error) = client.request(request).await {
+                    eprintln!("  {error}");
+                }
+            }
+            Err(error) => eprintln!("  cannot reach the daemon: {error}"),
         }
     });
 }

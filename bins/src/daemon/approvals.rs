@@ -66,3 +66,24 @@ fn parse_id(id: &str) -> Result<u64, BridgeError> {
         BridgeError::new(Code::INVALID_REQUEST, format!("'{id}' is not an approval id; `warden approvals` lists them"))
     })
 }
+
+/// The approver of a `call_tool` that asked for notices (`warden call`):
+/// the call waits in the queue like any other, and the caller is told at
+/// once which approval it waits for — so a person at a terminal is asked
+/// in place, and a script sees on stderr the commands that answer it,
+/// instead of a silent wait.
+pub(crate) struct Noticing {
+    pub(crate) queue: ApprovalQueue,
+    pub(crate) notices: super::questions::Notices,
+}
+
+impl warden_actors::Approver for Noticing {
+    fn request(&self, request: warden_actors::ApprovalRequest, answer: warden_actors::ApprovalAnswer) {
+        let mut shown = serde_json::to_value(&request).unwrap_or_default();
+        shown["kind"] = json!("approval");
+        let notice = json!({"id": self.notices.id, "notice": shown});
+        warden_actors::Approver::request(&self.queue, request, answer);
+        // A caller that left has nobody to tell; the approval still waits.
+        let _ = self.notices.lines.send(format!("{notice}\n"));
+    }
+}

@@ -45,6 +45,8 @@ pub(crate) struct Ops {
     pub(crate) names: Names,
     /// Calls waiting for a person.
     pub(crate) approvals: ApprovalQueue,
+    /// The queue is the daemon's approver (the config names none of its own).
+    pub(crate) queue_approves: bool,
     /// The MCP front's shared state, for connections upgraded with `mcp`.
     pub(crate) front: Arc<crate::front::Front>,
     /// The HTTP front, when `[front] listen` is set: its address and state.
@@ -72,7 +74,12 @@ impl Ops {
             Request::CallTool { server, tool, name, args, format, agent, notices: wanted } => {
                 let mut options = CallOptions::default();
                 if wanted {
-                    // Its questions still wait in the queue, and are told of at once.
+                    // Its questions and approvals still wait in the queue,
+                    // and are told of at once.
+                    if self.queue_approves {
+                        let noticing = approvals::Noticing { queue: self.approvals.clone(), notices: notices.clone() };
+                        options = options.approver(Arc::new(noticing));
+                    }
                     let noticing = questions::Noticing { queue: self.approvals.clone(), notices };
                     options = options.elicitor(Arc::new(noticing));
                 }

@@ -139,6 +139,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
         connections: Arc::new(AtomicUsize::new(0)),
         names: Names::default(),
         approvals,
+        queue_approves: config.security.approver == "none",
         front,
         http_front: http_front.as_ref().map(|(address, http, _)| (*address, Arc::clone(http))),
         resource_tools: config.front.resource_tools,
