@@ -345,3 +345,30 @@ fn a_server_flooding_stderr_leaves_a_bounded_summarised_log() {
     let output = home.warden(&["call", "test__echo", r#"{"message":"after"}"#]);
     assert_eq!(stdout(&output), "after\n");
 }
+
+#[test]
+fn list_tools_for_an_agent_answers_what_its_model_is_handed() {
+    let home = Home::with_test_server(
+        "bridge-presented",
+        "\n[[agents]]\nname = \"coder\"\nallowed_tools = [\"test__echo\", \"test__pid\"]\n\
+         [tool_profiles.lean]\ndefault = \"brief\"\n",
+    );
+    home.start_daemon();
+    let (mut connection, token) = home.connect();
+    let answer = connection.ask(json!({"op": "list_tools", "token": token, "agent": "coder", "profile": "lean"}));
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert_eq!(answer["result"]["presented"], true);
+    let names: Vec<&str> =
+        answer["result"]["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["test__echo", "test__pid", "describe_tool"], "the agent's tools, then describe_tool");
+    // Without them, the listing as before: every tool with its server.
+    let answer = connection.ask(json!({"op": "list_tools", "token": token}));
+    assert!(answer["result"]["tools"].as_array().unwrap().len() > 2);
+    assert_eq!(answer["result"]["tools"][0]["server"], "test");
+    // An unknown agent or profile is named.
+    let answer = connection.ask(json!({"op": "list_tools", "token": token, "agent": "nobody"}));
+    assert_eq!(answer["error"]["code"], "unknown_agent", "{answer}");
+    let answer = connection.ask(json!({"op": "list_tools", "token": token, "profile": "tiny"}));
+    assert_eq!(answer["ok"], false, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("tiny"), "{answer}");
+}

@@ -119,6 +119,14 @@ pub enum Request {
         /// Wait until no server is still starting before answering.
         #[serde(default)]
         settle: bool,
+        /// The tools this agent may see (its allowlist), as a model is
+        /// handed them.
+        #[serde(default)]
+        agent: Option<String>,
+        /// The tool profile they are shown at (`full`, `summary`,
+        /// `brief`, or a configured one); default: the agent's own.
+        #[serde(default)]
+        profile: Option<String>,
     },
     /// Every running tool's resolved policy, each field with its source.
     ToolPolicies {

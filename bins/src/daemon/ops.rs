@@ -99,12 +99,20 @@ impl Ops {
                 }
                 Ok(self.status())
             }
-            Request::ListTools { settle } => {
+            Request::ListTools { settle, agent, profile } => {
                 if settle {
                     self.warden.settled().await;
                 }
-                let tools: Vec<ToolListing> = self.warden.tools().into_iter().map(listing).collect();
-                Ok(json!({ "tools": tools }))
+                if agent.is_none() && profile.is_none() {
+                    let tools: Vec<ToolListing> = self.warden.tools().into_iter().map(listing).collect();
+                    return Ok(json!({ "tools": tools }));
+                }
+                // What a model of that agent is handed, as `presented_tools` gives it.
+                let presented = match &agent {
+                    Some(agent) => self.warden.agent(agent).and_then(|scope| scope.presented_tools(profile.as_deref())),
+                    None => self.warden.presented_tools(profile.as_deref()),
+                };
+                presented.map(|tools| json!({ "tools": tools, "presented": true })).map_err(call_error)
             }
             Request::ToolPolicies { settle } => {
                 if settle {
