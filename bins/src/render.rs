@@ -110,17 +110,21 @@ pub(crate) fn status_table(servers: &[ServerReport]) -> String {
 /// `status` answer.
 pub(crate) fn daemon_line(daemon: &Value) -> String {
     let secs = |key: &str| daemon[key].as_f64().unwrap_or(0.0);
-    let exits = match daemon["exits_in_secs"].as_f64() {
-        Some(left) => format!("exits in {left:.0} s if nothing happens"),
-        None => format!("{} calls running", daemon["calls_in_flight"]),
+    let idle = match daemon["idle_timeout_secs"].as_f64() {
+        None => format!("idle {:.0} s (never exits on idleness: idle_timeout_minutes = 0)", secs("idle_secs")),
+        Some(timeout) => {
+            let exits = match daemon["exits_in_secs"].as_f64() {
+                Some(left) => format!("exits in {left:.0} s if nothing happens"),
+                None => format!("{} calls running", daemon["calls_in_flight"]),
+            };
+            format!("idle {:.0} s of {timeout:.0} s ({exits})", secs("idle_secs"))
+        }
     };
     format!(
-        "daemon: pid {}, listening on {}, up {:.0} s, idle {:.0} s of {:.0} s ({exits}), config {}\n",
+        "daemon: pid {}, listening on {}, up {:.0} s, {idle}, config {}\n",
         daemon["pid"],
         daemon["address"].as_str().unwrap_or("?"),
         secs("uptime_secs"),
-        secs("idle_secs"),
-        secs("idle_timeout_secs"),
         daemon["config"].as_str().unwrap_or("?"),
     )
 }

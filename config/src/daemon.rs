@@ -3,7 +3,7 @@
 //! ```toml
 //! [daemon]
 //! listen = "127.0.0.1:0"        # a random loopback port (the default)
-//! idle_timeout_minutes = 5      # exit after this long without requests
+//! idle_timeout_minutes = 5      # exit after this long without requests (0: never)
 //! allow_non_loopback = false    # true to listen on another interface
 //! connection_idle_secs = 300     # close a client connection idle this long
 //! log_max_mb = 10                # rotate daemon.log past this size
@@ -93,9 +93,10 @@ impl DaemonConfig {
         checked_listen("daemon", &self.listen, "127.0.0.1:0", self.allow_non_loopback)
     }
 
-    /// How long without requests before the daemon exits.
-    pub fn idle_timeout(&self) -> Duration {
-        Duration::from_secs_f64(self.idle_timeout_minutes * 60.0)
+    /// How long without requests before the daemon exits; `None` for
+    /// `idle_timeout_minutes = 0`: never (a daemon run as a service).
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        (self.idle_timeout_minutes > 0.0).then(|| Duration::from_secs_f64(self.idle_timeout_minutes * 60.0))
     }
 
     /// How long an idle client connection is kept.
@@ -110,8 +111,14 @@ impl DaemonConfig {
 
     pub(super) fn check(&self) -> Result<(), (&'static str, String)> {
         self.listen_addr()?;
+        let minutes = self.idle_timeout_minutes;
+        if !(minutes.is_finite() && minutes >= 0.0) {
+            return Err((
+                "daemon.idle_timeout_minutes",
+                format!("must be a number of minutes (0: never exit on idleness), not {minutes}"),
+            ));
+        }
         let positive = [
-            ("daemon.idle_timeout_minutes", self.idle_timeout_minutes, "minutes"),
             ("daemon.connection_idle_secs", self.connection_idle_secs, "seconds"),
             ("daemon.log_max_mb", self.log_max_mb, "MiB"),
         ];

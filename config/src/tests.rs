@@ -88,7 +88,10 @@ fn errors_name_the_file_the_server_and_the_field() {
              token can run every tool; set `allow_non_loopback = true` in [daemon] if you mean it",
         ),
         ("[daemon]\nlisten = \"localhost\"", "`daemon.listen` must be an IP address and port such as"),
-        ("[daemon]\nidle_timeout_minutes = 0", "`daemon.idle_timeout_minutes` must be a positive number of minutes"),
+        (
+            "[daemon]\nidle_timeout_minutes = -1",
+            "`daemon.idle_timeout_minutes` must be a number of minutes (0: never exit on idleness), not -1",
+        ),
         ("[daemon]\nidle_timout_minutes = 1", "unknown field `idle_timout_minutes`"),
     ];
     for (text, expected) in cases {
@@ -328,13 +331,15 @@ fn known_secrets_hold_env_and_header_values_every_expanded_variable_and_security
 fn the_daemon_listens_on_loopback_and_idles_out_after_five_minutes_by_default() {
     let config = load("").unwrap();
     assert_eq!(config.daemon.listen_addr().unwrap(), "127.0.0.1:0".parse().unwrap());
-    assert_eq!(config.daemon.idle_timeout(), DEFAULT_IDLE_TIMEOUT);
+    assert_eq!(config.daemon.idle_timeout(), Some(DEFAULT_IDLE_TIMEOUT));
     assert_eq!(DEFAULT_IDLE_TIMEOUT, Duration::from_secs(300));
 
     let config =
         load("[daemon]\nlisten = \"0.0.0.0:7000\"\nallow_non_loopback = true\nidle_timeout_minutes = 0.01").unwrap();
     assert_eq!(config.daemon.listen_addr().unwrap(), "0.0.0.0:7000".parse().unwrap());
-    assert_eq!(config.daemon.idle_timeout(), Duration::from_millis(600));
+    assert_eq!(config.daemon.idle_timeout(), Some(Duration::from_millis(600)));
+    let service = load("[daemon]\nidle_timeout_minutes = 0").unwrap();
+    assert_eq!(service.daemon.idle_timeout(), None, "0: never exit on idleness");
     let config = load("[daemon]\nlisten = \"[::1]:7000\"").unwrap();
     assert_eq!(config.daemon.listen_addr().unwrap(), "[::1]:7000".parse().unwrap());
 }

@@ -21,7 +21,7 @@ pub(crate) struct Activity {
     /// MCP front sessions open: they keep the daemon up, but a stop does
     /// not wait for them to end (it ends them).
     sessions: AtomicUsize,
-    timeout: Duration,
+    timeout: Option<Duration>,
 }
 
 /// A call in flight or an open front session; dropping it ends it (and
@@ -49,8 +49,8 @@ impl Drop for Busy {
 }
 
 impl Activity {
-    /// Idle since now, timing out after `timeout`.
-    pub(crate) fn new(timeout: Duration) -> Arc<Activity> {
+    /// Idle since now, timing out after `timeout` (never when `None`).
+    pub(crate) fn new(timeout: Option<Duration>) -> Arc<Activity> {
         Arc::new(Activity {
             last: Mutex::new(Instant::now()),
             calls: AtomicUsize::new(0),
@@ -80,8 +80,8 @@ impl Activity {
         self.calls.load(Ordering::Acquire)
     }
 
-    /// The idle timeout.
-    pub(crate) fn timeout(&self) -> Duration {
+    /// The idle timeout; `None`: never.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
         self.timeout
     }
 
@@ -91,23 +91,25 @@ impl Activity {
     }
 
     /// How long until the daemon exits if nothing happens; `None` while a
-    /// call runs.
+    /// call runs, or when it never exits on idleness.
     pub(crate) fn exits_in(&self) -> Option<Duration> {
+        let timeout = self.timeout?;
         (self.calls_in_flight() == 0 && self.sessions.load(Ordering::Acquire) == 0)
-            .then(|| self.timeout.saturating_sub(self.idle_for()))
+            .then(|| timeout.saturating_sub(self.idle_for()))
     }
 
     /// Returns once the daemon has been idle for the whole timeout.
     pub(crate) async fn expired(&self) {
+        let Some(timeout) = self.timeout else { return std::future::pending().await };
         loop {
-            let deadline = *self.last.lock().expect("never poisoned") + self.timeout;
+            let deadline = *self.last.lock().expect("never poisoned") + timeout;
             tokio::time::sleep_until(deadline).await;
             if self.calls_in_flight() > 0 || self.sessions.load(Ordering::Acquire) > 0 {
                 // A running call or an open session is activity; look again a timeout later.
                 self.touch();
                 continue;
             }
-            if self.idle_for() >= self.timeout {
+            if self.idle_for() >= timeout {
                 return;
             }
         }

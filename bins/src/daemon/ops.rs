@@ -266,7 +266,7 @@ impl Ops {
                 "config": self.lockfile.config,
                 "started_at": self.lockfile.started_at,
                 "uptime_secs": self.started.elapsed().as_secs_f64(),
-                "idle_timeout_secs": self.activity.timeout().as_secs_f64(),
+                "idle_timeout_secs": self.activity.timeout().map(|timeout| timeout.as_secs_f64()),
                 "idle_secs": self.activity.idle_for().as_secs_f64(),
                 "exits_in_secs": self.activity.exits_in().map(|left| left.as_secs_f64()),
                 "calls_in_flight": self.activity.calls_in_flight(),

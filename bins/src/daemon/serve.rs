@@ -101,10 +101,13 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
     let hangups = super::reload::hangups();
     lockfile.write(&state.lockfile()).context("cannot write the daemon's lockfile")?;
     tracing::info!(
-        "warden daemon (pid {}) listening on {address} for {}; idle timeout {:.0} s",
+        "warden daemon (pid {}) listening on {address} for {}; idle timeout {}",
         lockfile.pid,
         config_path.display(),
-        config.daemon.idle_timeout().as_secs_f64()
+        match config.daemon.idle_timeout() {
+            Some(timeout) => format!("{:.0} s", timeout.as_secs_f64()),
+            None => "none (idle_timeout_minutes = 0)".into(),
+        }
     );
 
     let front = crate::front::Front::new(warden.clone());
@@ -197,8 +200,8 @@ async fn accept_until_shutdown(listener: TcpListener, ops: &Arc<Ops>) -> JoinSet
         let ops = Arc::clone(ops);
         tokio::spawn(async move {
             ops.activity.expired().await;
-            ops.shutdown
-                .trigger(format!("idle for {:.0} s (idle_timeout_minutes)", ops.activity.timeout().as_secs_f64()));
+            let idle = ops.activity.timeout().unwrap_or_default().as_secs_f64();
+            ops.shutdown.trigger(format!("idle for {idle:.0} s (idle_timeout_minutes)"));
         })
     };
     loop {
