@@ -128,6 +128,13 @@ pub(crate) enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Print shell completions: `warden completions bash > ~/.local/share/bash-completion/completions/warden`.
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `warden man > ~/.local/share/man/man1/warden.1`.
+    Man,
     /// Stop the running daemon (its servers with it).
     Stop {
         /// Stop it only if it serves this config file.

@@ -50,6 +50,15 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         }
         Command::Mcp { agent, server, common } => mcp::run(mcp::McpArgs { common, agent, server }, verbose).await,
         Command::Stop { config } => remote::stop(config.as_deref()).await,
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut command, "warden", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Login { name, no_browser, common } => login::login(&common, &name, no_browser).await,
         Command::Logout { name, common } => login::logout(&common, &name).await,
         Command::Reload { config } => remote::reload(config.as_deref()).await,

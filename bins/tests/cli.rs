@@ -404,3 +404,29 @@ fn tools_policy_shows_each_field_and_the_layer_it_came_from() {
     assert_eq!(echo["policy"]["approval"], serde_json::json!({"value": "always", "source": "tool_override"}));
     assert_eq!(echo["policy"]["timeout"], serde_json::json!({"value": 30.0, "source": "server_default"}));
 }
+
+#[test]
+fn completions_for_three_shells_and_a_man_page_are_generated_from_the_commands() {
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_warden")).args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
+        stdout(&output)
+    };
+    let bash = run(&["completions", "bash"]);
+    assert!(bash.starts_with("_warden() {") && bash.contains("complete -F _warden"), "{bash}");
+    let zsh = run(&["completions", "zsh"]);
+    assert!(zsh.starts_with("#compdef warden"), "{zsh}");
+    let fish = run(&["completions", "fish"]);
+    assert!(fish.contains("complete -c warden"), "{fish}");
+    for script in [&bash, &zsh, &fish] {
+        for command in ["login", "approve", "completions", "no-daemon"] {
+            assert!(script.contains(command), "{command} missing");
+        }
+    }
+    let man = run(&["man"]);
+    assert!(man.contains(".TH warden 1"), "{man}");
+    assert!(man.contains("warden\\-login") || man.contains("login"), "{man}");
+    let output = Command::new(env!("CARGO_BIN_EXE_warden")).args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("invalid value 'tcsh'"), "{}", stderr(&output));
+}
