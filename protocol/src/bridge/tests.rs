@@ -8,7 +8,10 @@ fn request(line: &str) -> Result<Request, BridgeError> {
 
 #[test]
 fn the_seed_ops_keep_their_shapes() {
-    assert_eq!(request(r#"{"op":"list_tools"}"#).unwrap(), Request::ListTools { settle: false });
+    assert_eq!(
+        request(r#"{"op":"list_tools"}"#).unwrap(),
+        Request::ListTools { settle: false, agent: None, profile: None }
+    );
     assert_eq!(
         request(r#"{"op":"call_tool","server":"serena","tool":"find_symbol","args":{"q":"x"}}"#).unwrap(),
         Request::CallTool {
