@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use warden_config::{CrashRetry, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
+use warden_policy::ToolPatterns;
 use warden_protocol::{Authorizer, Tool};
 
 /// How many pages of a paginated list (`tools/list`, and the resource and
@@ -34,6 +35,11 @@ pub struct ServerSettings {
     pub output_limit: usize,
     /// A `url` server's OAuth side, whose tokens the leak checks know.
     pub oauth: Option<Arc<Authorizer>>,
+    /// Only these of the server's tools are listed (its own names or
+    /// globs); `None`: all of them.
+    pub enabled_tools: Option<ToolPatterns>,
+    /// These of the server's tools are never listed.
+    pub disabled_tools: ToolPatterns,
 }
 
 impl Default for ServerSettings {
@@ -47,6 +53,8 @@ impl Default for ServerSettings {
             crash_retry: CrashRetry::Safe,
             output_limit: warden_policy::DEFAULT_OUTPUT_LIMIT,
             oauth: None,
+            enabled_tools: None,
+            disabled_tools: ToolPatterns::default(),
         }
     }
 }
@@ -56,6 +64,12 @@ impl ServerSettings {
     /// restart's delay, doubled each time (1 s, 2 s, 4 s... by default).
     pub fn backoff(&self, attempt: u32) -> Duration {
         self.first_restart_delay.saturating_mul(1 << attempt.saturating_sub(1).min(20))
+    }
+
+    /// Whether the server's tool `name` (its own name) is shown at all:
+    /// the config's `enabled_tools` and `disabled_tools`.
+    pub fn shows_tool(&self, name: &str) -> bool {
+        self.enabled_tools.as_ref().is_none_or(|enabled| enabled.matches(name)) && !self.disabled_tools.matches(name)
     }
 
     /// A configured server's limits, timeouts and restart schedule.
@@ -74,6 +88,9 @@ impl ServerSettings {
             crash_retry: server.retry_after_crash.as_deref().and_then(CrashRetry::parse).unwrap_or_default(),
             output_limit: config.output_limit_bytes,
             oauth,
+            // Checked at load time.
+            enabled_tools: server.enabled_tools.as_ref().and_then(|tools| ToolPatterns::new(tools).ok()),
+            disabled_tools: ToolPatterns::new(&server.disabled_tools).unwrap_or_default(),
             ..defaults
         }
     }

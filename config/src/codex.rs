@@ -11,10 +11,9 @@
 //! | `bearer_token_env_var = "VAR"` | `headers.Authorization = "Bearer ${VAR}"` |
 //! | `env_vars = ["A"]` | passed anyway (servers get Warden's environment); `pass_env` with `inherit_env = false` |
 //! | `enabled = false` | the server is left out |
+//! | `enabled_tools`, `disabled_tools` | the same (Warden's tool filters) |
 //!
-//! `enabled_tools` and `disabled_tools` are refused until Warden has tool
-//! filters: ignoring them would show a model tools the file hides. The
-//! rest of a codex file (`model`, `approval_policy`, `[profiles]`…) is
+//! The rest of a codex file (`model`, `approval_policy`, `[profiles]`…) is
 //! codex's own and is not read (`shapes.rs` drops it).
 
 use config::{Map, Value, ValueKind};
@@ -30,14 +29,6 @@ pub(super) fn entry(mut table: RawServer, file: &str, name: &str) -> Result<Opti
         Some(ValueKind::Boolean(false)) => return Ok(None),
         Some(ValueKind::Boolean(true)) | None => {}
         Some(other) => return Err(error(format!("`enabled` must be true or false, not {}", kind_name(&other)))),
-    }
-    for filter in ["enabled_tools", "disabled_tools"] {
-        if table.contains_key(filter) {
-            return Err(error(format!(
-                "`{filter}` (a codex tool filter) is not supported by Warden yet, and ignoring it would show a \
-                 model tools this file hides; remove it, or deny those tools with `security.tool_policies`"
-            )));
-        }
     }
     rename(&mut table, "startup_timeout_sec", "startup_timeout_secs", file, name)?;
     if let Some(timeout) = table.remove("tool_timeout_sec") {

@@ -8,8 +8,8 @@
 //! `builtin`/`platform`/`frontend` extensions, which are parts of goose,
 //! not MCP servers Warden can run: those are left out, as are entries with
 //! `enabled: false`. goose's `timeout` is the call timeout
-//! (`default_policy.timeout`); `available_tools`, a tool filter, is refused
-//! until Warden has filters. The rest of both files is the editor's own.
+//! (`default_policy.timeout`); a non-empty `available_tools` is Warden's
+//! `enabled_tools`. The rest of both files is the editor's own.
 
 use config::{Map, Value, ValueKind};
 
@@ -52,13 +52,7 @@ pub(super) fn goose(mut table: RawServer, file: &str, name: &str) -> Result<Opti
         return Ok(None);
     }
     if has_items(&table, "available_tools") {
-        return Err(server_error(
-            file,
-            name,
-            "`available_tools` (a goose tool filter) is not supported by Warden yet, and ignoring it would show a \
-             model tools this file hides; remove it, or deny those tools with `security.tool_policies`"
-                .into(),
-        ));
+        move_key(&mut table, "available_tools", "enabled_tools");
     }
     for key in ["name", "display_name", "description", "bundled", "env_keys", "available_tools"] {
         table.remove(key);

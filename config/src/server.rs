@@ -38,6 +38,13 @@ pub struct ServerConfig {
     pub transport: Option<String>,
     /// HTTP: how Warden logs in to a server behind OAuth (all optional).
     pub oauth: Option<crate::OAuthConfig>,
+    /// Only these of the server's tools (its own names, or globs) are
+    /// listed and callable; absent: all of them.
+    pub enabled_tools: Option<Vec<String>>,
+    /// These of the server's tools (its own names, or globs) are never
+    /// listed or callable, even when `enabled_tools` names them.
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
     /// How long the handshake plus tool discovery may take, in seconds.
     pub startup_timeout_secs: Option<f64>,
     /// stdio: start with Warden's environment (default) or an empty one.
@@ -142,6 +149,12 @@ impl ServerConfig {
                 );
             }
             oauth.check(lookup)?;
+        }
+        for (field, patterns) in [
+            ("enabled_tools", self.enabled_tools.as_deref().unwrap_or_default()),
+            ("disabled_tools", &self.disabled_tools),
+        ] {
+            warden_policy::ToolPatterns::new(patterns).map_err(|error| format!("`{field}`: {error}"))?;
         }
         if let Some(retry) = &self.retry_after_crash {
             if CrashRetry::parse(retry).is_none() {

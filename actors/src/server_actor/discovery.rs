@@ -100,8 +100,15 @@ impl ServerActorState {
         }
     }
 
-    pub(super) fn tools_discovered(&mut self, tools: Vec<Tool>) {
+    pub(super) fn tools_discovered(&mut self, mut tools: Vec<Tool>) {
         self.listing = false;
+        // `enabled_tools` / `disabled_tools`: a tool filtered out is never
+        // registered, so no caller anywhere can see or call it.
+        let listed = tools.len();
+        tools.retain(|tool| self.settings.shows_tool(&tool.name));
+        if tools.len() != listed {
+            tracing::debug!(server = %self.name, "{} of {listed} tools filtered out by the config", listed - tools.len());
+        }
         if self.phase != Phase::Ready {
             self.phase = Phase::Ready;
             if let Some(timer) = self.startup_timer.take() {
