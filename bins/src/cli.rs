@@ -178,7 +178,19 @@ pub(crate) enum Command {
         /// Started by another `warden` command (logs go to daemon.log).
         #[arg(long, hide = true)]
         detached: bool,
+        /// `json`: one JSON object per log line, for log collectors.
+        #[arg(long, value_enum, default_value = "text")]
+        log_format: LogFormat,
     },
+}
+
+/// How `warden serve` writes its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Lines for people.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// `warden config …`.

@@ -119,10 +119,13 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
     }
 }
 
-/// 2 for usage and config errors, 1 for everything else.
+/// 2 for usage and config errors, 3 for an address in use (`warden
+/// serve`), 1 for everything else.
 pub(crate) fn exit_code_for(error: &anyhow::Error) -> u8 {
     if error.is::<UsageError>() || error.is::<ConfigError>() {
         2
+    } else if error.downcast_ref::<crate::daemon::CannotListen>().is_some_and(|error| error.in_use()) {
+        crate::daemon::CannotListen::EXIT_CODE
     } else {
         1
     }

@@ -38,6 +38,7 @@ pub(crate) mod pid_lock;
 mod questions;
 mod reload;
 mod serve;
+pub(crate) use serve::CannotListen;
 mod shutdown;
 pub(crate) mod state_dir;
 mod token;

@@ -48,7 +48,8 @@ fn main() -> ExitCode {
         }
         _ => None,
     };
-    init_logging(cli.verbose + u8::from(serving), log.clone());
+    let json = matches!(cli.command, cli::Command::Serve { log_format: cli::LogFormat::Json, .. });
+    init_logging(cli.verbose + u8::from(serving), log.clone(), json);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -68,7 +69,7 @@ fn main() -> ExitCode {
 
 /// Logs go to stderr; stdout is for results. `RUST_LOG` wins over `-v`.
 /// Quiet by default: the commands report failed servers themselves.
-fn init_logging(verbose: u8, log: Option<daemon::RotatingLog>) {
+fn init_logging(verbose: u8, log: Option<daemon::RotatingLog>, json: bool) {
     use std::io::IsTerminal as _;
     let default = match verbose {
         0 => "error",
@@ -78,6 +79,14 @@ fn init_logging(verbose: u8, log: Option<daemon::RotatingLog>) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let logging = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+    if json {
+        let logging = logging.json();
+        match log {
+            Some(log) => logging.with_writer(log).init(),
+            None => logging.with_writer(std::io::stderr).init(),
+        }
+        return;
+    }
     match log {
         Some(log) => logging.with_writer(log).with_ansi(false).init(),
         None => logging.with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()).init(),

@@ -325,7 +325,7 @@ fn a_daemon_that_cannot_start_is_reported_with_its_log() {
     let error = stderr(&output);
     assert!(
         error.starts_with(
-            "error: the warden daemon could not be started: it exited with exit status: 1; its last log lines ("
+            "error: the warden daemon could not be started: it exited with exit status: 3; its last log lines ("
         ),
         "{error}"
     );

@@ -62,7 +62,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
         field,
         problem,
     })?;
-    let listener = TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
+    let listener = TcpListener::bind(address).await.map_err(|source| CannotListen { address, what: "", source })?;
     let address: SocketAddr = listener.local_addr()?;
     // The MCP front's HTTP listener, bound before anything starts so a
     // taken port fails the start with a clear error.
@@ -73,11 +73,11 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
     })?;
     let front_listener = match front_address {
         None => None,
-        Some(address) => Some(
-            TcpListener::bind(address)
-                .await
-                .with_context(|| format!("cannot listen on {address} for the MCP front ([front] listen)"))?,
-        ),
+        Some(address) => Some(TcpListener::bind(address).await.map_err(|source| CannotListen {
+            address,
+            what: " for the MCP front ([front] listen)",
+            source,
+        })?),
     };
     // Calls that need a person wait here for `warden approve`, unless the
     // config names its own approver.
@@ -258,4 +258,25 @@ fn signals(shutdown: Shutdown) -> tokio::task::JoinHandle<()> {
 async fn close_connections(mut connections: JoinSet<()>) {
     connections.abort_all();
     while connections.join_next().await.is_some() {}
+}
+
+/// A listener could not be bound: `warden serve` exits with
+/// [`CannotListen::EXIT_CODE`] (3) when the address is taken, so a service
+/// manager or script can tell it from a bad config (2).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot listen on {address}{what}: {source}")]
+pub(crate) struct CannotListen {
+    pub(crate) address: SocketAddr,
+    pub(crate) what: &'static str,
+    pub(crate) source: std::io::Error,
+}
+
+impl CannotListen {
+    /// The exit code for an address in use.
+    pub(crate) const EXIT_CODE: u8 = 3;
+
+    /// True when another process has the address.
+    pub(crate) fn in_use(&self) -> bool {
+        self.source.kind() == std::io::ErrorKind::AddrInUse
+    }
 }
