@@ -40,7 +40,7 @@ use crate::call::{CallOptions, CallPath};
 use crate::client_features::{self, ClientFeatures, Root};
 use crate::error::CallError;
 use crate::hub::HubMsg;
-use crate::registry::{ServerStatus, Snapshot, ToolEntry};
+use crate::registry::{ServerState, ServerStatus, Snapshot, ToolEntry};
 use crate::server_actor::{NoticeSender, ServerNotice};
 use crate::server_settings::ServerSettings;
 use crate::summarizer::{SummarizerMsg, SummaryView};
@@ -293,9 +293,13 @@ impl Warden {
 
     /// Starts server `name` again if it is not running and no restart is
     /// scheduled — a server waiting in `needs_login` after a login saved
-    /// its tokens, or one that failed. A running server is left alone.
-    /// `Err` when there is no server of that name.
+    /// its tokens, or one that failed — and returns once it has settled
+    /// again (running, failed, or waiting for a login still). A running
+    /// server is left alone. `Err` when there is no server of that name.
     pub async fn reconnect(&self, name: &str) -> Result<(), CallError> {
+        let before = self.snapshot();
+        let down =
+            before.status(name).is_some_and(|status| status.state.is_settled() && status.state != ServerState::Running);
         let known = self
             .core
             .hub
@@ -303,6 +307,15 @@ impl Warden {
             .await
             .map_err(|_| CallError::ShutDown { name: name.to_string() })?;
         match known {
+            ractor::rpc::CallResult::Success(true) if down => {
+                // It starts anew: wait for its status to change, then settle.
+                let version = before.status_version;
+                self.wait_for(|now| {
+                    now.status_version > version && now.status(name).is_some_and(|status| status.state.is_settled())
+                })
+                .await;
+                Ok(())
+            }
             ractor::rpc::CallResult::Success(true) => Ok(()),
             ractor::rpc::CallResult::Success(false) => Err(CallError::UnknownServer {
                 server: name.to_string(),

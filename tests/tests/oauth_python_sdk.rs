@@ -15,8 +15,7 @@ use warden_tests::{model_text, test_config};
 
 #[tokio::test]
 async fn warden_logs_in_to_the_python_sdks_authorization_server_and_refreshes_there() {
-    let home = warden_tests::scratch_dir("oauth-python-home");
-    std::env::set_var("WARDEN_HOME", &home);
+    let home = warden_tests::shared_home("oauth-python-home");
     // Access tokens live 3 s: the second call needs a refresh.
     let server = PythonHttpServer::start("oauth_server.py", &["3"]).await;
     let config = test_config(&format!("[servers.py]\nurl = \"{}\"\n", server.url)).unwrap();

@@ -174,12 +174,6 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Goes up by one whenever any server's status changes: to wait for a
-    /// change after an action, read it before and wait for a larger one.
-    pub fn status_version(&self) -> u64 {
-        self.status_version
-    }
-
     /// A snapshot in which every named server is starting.
     pub(crate) fn starting<'a>(
         names: impl IntoIterator<Item = &'a String>,

@@ -94,15 +94,7 @@ pub(super) async fn login_where_needed(warden: &Warden, config: &WardenConfig) {
         eprintln!("server '{name}' needs a login; logging in");
         match login_server(config, &name, false).await {
             Ok(_) => {
-                let version = warden.snapshot().status_version();
-                if warden.reconnect(&name).await.is_ok() {
-                    warden
-                        .wait_for(|now| {
-                            now.status_version() > version
-                                && now.status(&name).is_some_and(|status| status.state.is_settled())
-                        })
-                        .await;
-                }
+                let _ = warden.reconnect(&name).await;
             }
             Err(error) => eprintln!("{error:#}"),
         }

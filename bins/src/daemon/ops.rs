@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::time::Instant;
-use warden_actors::{ApprovalQueue, CallError, CallOptions, ServerState, ToolEntry, Warden};
+use warden_actors::{ApprovalQueue, CallError, CallOptions, ToolEntry, Warden};
 use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, ResultFormat, ToolListing};
 
 use super::idle::Activity;
@@ -153,18 +153,8 @@ impl Ops {
     /// Starts `server` again and answers its state once it settled
     /// (within the call timeout).
     async fn reconnect(&self, server: &str) -> Result<Value, BridgeError> {
-        let before = self.warden.snapshot();
-        let down = before
-            .status(server)
-            .is_some_and(|status| status.state.is_settled() && status.state != ServerState::Running);
-        self.warden.reconnect(server).await.map_err(call_error)?;
-        if down {
-            // It starts anew: wait for a status change, then for it to settle.
-            let version = before.status_version();
-            let wait = self.warden.wait_for(|now| {
-                now.status_version() > version && now.status(server).is_some_and(|status| status.state.is_settled())
-            });
-            let _ = tokio::time::timeout(self.call_timeout, wait).await;
+        if let Ok(reconnected) = tokio::time::timeout(self.call_timeout, self.warden.reconnect(server)).await {
+            reconnected.map_err(call_error)?;
         }
         let status = self.warden.status().into_iter().find(|status| status.name == server);
         Ok(serde_json::to_value(status.map(|status| render::server_report(&status))).expect("a report serialises"))

@@ -167,24 +167,12 @@ impl Authorizer {
                 Some(refresh) => (refresh.clone(), "refresh_token"),
                 None => (tokens.access_token.clone(), "access_token"),
             };
-            let form = vec![("token".to_string(), token), ("token_type_hint".to_string(), hint.to_string())];
+            let mut form = vec![("token".to_string(), token), ("token_type_hint".to_string(), hint.to_string())];
             let revoked = match (self.client(&saved, server), Url::parse(&endpoint)) {
-                (Ok(client), Ok(url)) => {
-                    let mut form = form;
-                    let basic = match client.method {
-                        tokens::AuthMethod::Basic => {
-                            Some((client.id.as_str(), client.secret.as_deref().unwrap_or_default()))
-                        }
-                        _ => {
-                            form.push(("client_id".into(), client.id.clone()));
-                            if client.method == tokens::AuthMethod::Post {
-                                form.push(("client_secret".into(), client.secret.clone().unwrap_or_default()));
-                            }
-                            None
-                        }
-                    };
-                    self.web.post(&url, super::web::Body::Form(&form), basic, "revocation endpoint").await
-                }
+                (Ok(client), Ok(url)) => match client.authenticate(&mut form, &server.token_endpoint) {
+                    Ok(basic) => self.web.post(&url, super::web::Body::Form(&form), basic, "revocation endpoint").await,
+                    Err(error) => Err(error),
+                },
                 (Err(error), _) => Err(error),
                 (_, Err(error)) => Err(error.to_string()),
             };

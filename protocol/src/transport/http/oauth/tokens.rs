@@ -84,6 +84,34 @@ pub(crate) struct Client {
     pub(crate) method: AuthMethod,
 }
 
+impl Client {
+    /// Adds to `form` what proves the client by its method, for an
+    /// endpoint of the authorization server (`audience`: the token
+    /// endpoint, which a signed assertion names); the HTTP Basic
+    /// credentials to send instead, for `client_secret_basic`.
+    pub(crate) fn authenticate(
+        &self,
+        form: &mut Vec<(String, String)>,
+        audience: &str,
+    ) -> Result<Option<(&str, &str)>, String> {
+        if self.method == AuthMethod::Basic {
+            return Ok(Some((self.id.as_str(), self.secret.as_deref().unwrap_or_default())));
+        }
+        form.push(("client_id".into(), self.id.clone()));
+        match self.method {
+            AuthMethod::Post => form.push(("client_secret".into(), self.secret.clone().unwrap_or_default())),
+            AuthMethod::PrivateKeyJwt => {
+                let key = self.key.as_ref().ok_or("private_key_jwt without a key")?;
+                let assertion_type = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+                form.push(("client_assertion_type".into(), assertion_type.into()));
+                form.push(("client_assertion".into(), key.assertion(&self.id, audience)?));
+            }
+            AuthMethod::None | AuthMethod::Basic => {}
+        }
+        Ok(None)
+    }
+}
+
 /// Why no tokens came back.
 #[derive(Debug, Clone)]
 pub(crate) enum TokenError {
@@ -113,25 +141,7 @@ pub(crate) async fn request(
 ) -> Result<Tokens, TokenError> {
     let endpoint = Url::parse(&server.token_endpoint)
         .map_err(|error| TokenError::Broken(format!("the token endpoint is not a URL: {error}")))?;
-    let mut basic = None;
-    match client.method {
-        AuthMethod::None => grant.push(("client_id".into(), client.id.clone())),
-        AuthMethod::Basic => basic = Some((client.id.as_str(), client.secret.as_deref().unwrap_or_default())),
-        AuthMethod::Post => {
-            grant.push(("client_id".into(), client.id.clone()));
-            grant.push(("client_secret".into(), client.secret.clone().unwrap_or_default()));
-        }
-        AuthMethod::PrivateKeyJwt => {
-            let key = client.key.as_ref().ok_or_else(|| TokenError::Broken("private_key_jwt without a key".into()))?;
-            let assertion = key.assertion(&client.id, &server.token_endpoint).map_err(TokenError::Broken)?;
-            grant.push(("client_id".into(), client.id.clone()));
-            grant.push((
-                "client_assertion_type".into(),
-                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into(),
-            ));
-            grant.push(("client_assertion".into(), assertion));
-        }
-    }
+    let basic = client.authenticate(&mut grant, &server.token_endpoint).map_err(TokenError::Broken)?;
     let answer = web.post(&endpoint, Body::Form(&grant), basic, "token endpoint").await.map_err(TokenError::Broken)?;
     let field = |name: &str| answer.json.get(name).and_then(Value::as_str).map(str::to_string);
     if !answer.status.is_success() {
