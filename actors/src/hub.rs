@@ -100,6 +100,13 @@ pub enum HubMsg {
         /// Whether the server is known.
         reply: RpcReplyPort<bool>,
     },
+    /// Apply new tool filters and renames to a running server.
+    ReshapeTools {
+        /// The server.
+        name: String,
+        /// Its new filters and renames.
+        tools: crate::server_settings::ToolShaping,
+    },
     /// Stop a server and wait (bounded) until its transport is closed.
     StopServer {
         /// The server.
@@ -152,6 +159,11 @@ impl Actor for Hub {
                 let _ = state.registry.cast(RegistryMsg::ServerRemoved { server: name });
             }
             HubMsg::StopServer { name, reply } => state.stop_server(&name, reply),
+            HubMsg::ReshapeTools { name, tools } => {
+                if let Some((_, cell)) = state.servers.values().find(|(server, _)| *server == name) {
+                    let _ = cell.send_message(SupervisorMsg::Reshape(tools));
+                }
+            }
             HubMsg::Reconnect { name, reply } => {
                 let supervisor = state.servers.values().find(|(server, _)| *server == name).map(|(_, cell)| cell);
                 let known = supervisor.is_some_and(|cell| cell.send_message(SupervisorMsg::Reconnect).is_ok());

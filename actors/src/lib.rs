@@ -87,7 +87,7 @@ pub use policy_rules::{AgentRules, ConfiguredApprover, PolicyRules};
 pub use progress::{Progress, ProgressSink};
 pub use registry::{Registry, RegistryMsg, ServerOffers, ServerState, ServerStatus, Snapshot, ToolEntry};
 pub use server_actor::{NoticeSender, ServerActor, ServerArgs, ServerMsg, ServerNotice, ToolCall};
-pub use server_settings::ServerSettings;
+pub use server_settings::{ServerSettings, ShapedTools, ToolShaping};
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 pub use summarizer::{SummarySettings, SummaryView};
 pub use warden::{

@@ -15,10 +15,11 @@ use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tokio::sync::watch;
-use warden_protocol::{InitializeResult, Tool};
+use warden_protocol::InitializeResult;
 
 use crate::primitive_tools::primitive_tools;
 use crate::server_actor::ServerMsg;
+use crate::server_settings::ShapedTools;
 
 mod snapshot;
 
@@ -48,8 +49,8 @@ pub enum RegistryMsg {
     ToolsDiscovered {
         /// The server.
         server: String,
-        /// Every tool it listed.
-        tools: Vec<Tool>,
+        /// Every tool it listed, filtered and renamed as configured.
+        tools: ShapedTools,
     },
     /// A server went down and will be restarted.
     ServerRestarting {
@@ -180,7 +181,8 @@ impl RegistryState {
     }
 
     /// Replaces a server's tools, skipping names that are already taken.
-    fn register_tools(&mut self, server: &str, tools: Vec<Tool>) {
+    fn register_tools(&mut self, server: &str, shaped: ShapedTools) {
+        let ShapedTools { tools, mut upstream_names, warnings: shaping_warnings } = shaped;
         let Some(entry) = self.snapshot.servers.get(server) else {
             tracing::error!(server, "registry heard from a server that is not configured");
             return;
@@ -189,7 +191,7 @@ impl RegistryState {
         let ServerOffers { resources, prompts, .. } = entry.offers;
         let before = self.tools_of(server);
         self.snapshot.tools.retain(|_, tool| tool.server != server);
-        let mut warnings = Vec::new();
+        let mut warnings = shaping_warnings;
         let mut count = 0;
         // The server's own tools first, then the wrappers of its resources
         // and prompts: a server tool that happens to share a wrapper's name
@@ -213,9 +215,13 @@ impl RegistryState {
                 warnings.push(warning);
                 continue;
             }
+            let upstream_name = match wrapper {
+                None => upstream_names.remove(&tool.name).unwrap_or_else(|| tool.name.clone()),
+                Some(_) => tool.name.clone(),
+            };
             self.snapshot.tools.insert(
                 name.clone(),
-                ToolEntry { name, server: server.to_string(), tool, primitive_tool: wrapper, position },
+                ToolEntry { name, server: server.to_string(), tool, upstream_name, primitive_tool: wrapper, position },
             );
             count += 1;
         }

@@ -153,6 +153,9 @@ pub enum ServerMsg {
     AnswerServer(Message),
     /// The roots table changed; the server is told if its roots did.
     RootsChanged,
+    /// A reload changed which tools are shown and under what names: the
+    /// tools are listed again and shaped anew.
+    Reshape(crate::server_settings::ToolShaping),
 }
 
 /// Where the handshake is.
@@ -279,6 +282,10 @@ impl Actor for ServerActor {
             ServerMsg::StartupTimedOut => state.startup_timed_out(&myself),
             ServerMsg::AnswerServer(answer) => state.answer_server(answer),
             ServerMsg::RootsChanged => state.roots_changed(),
+            ServerMsg::Reshape(tools) => {
+                state.settings.tools = tools;
+                state.refresh_tools();
+            }
         }
         Ok(())
     }

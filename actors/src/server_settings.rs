@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use warden_config::{CrashRetry, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
-use warden_policy::ToolPatterns;
 use warden_protocol::{Authorizer, Tool};
 
 /// How many pages of a paginated list (`tools/list`, and the resource and
@@ -35,11 +34,8 @@ pub struct ServerSettings {
     pub output_limit: usize,
     /// A `url` server's OAuth side, whose tokens the leak checks know.
     pub oauth: Option<Arc<Authorizer>>,
-    /// Only these of the server's tools are listed (its own names or
-    /// globs); `None`: all of them.
-    pub enabled_tools: Option<ToolPatterns>,
-    /// These of the server's tools are never listed.
-    pub disabled_tools: ToolPatterns,
+    /// Which of its tools exist for callers, and under what names.
+    pub tools: ToolShaping,
 }
 
 impl Default for ServerSettings {
@@ -53,8 +49,7 @@ impl Default for ServerSettings {
             crash_retry: CrashRetry::Safe,
             output_limit: warden_policy::DEFAULT_OUTPUT_LIMIT,
             oauth: None,
-            enabled_tools: None,
-            disabled_tools: ToolPatterns::default(),
+            tools: ToolShaping::default(),
         }
     }
 }
@@ -64,12 +59,6 @@ impl ServerSettings {
     /// restart's delay, doubled each time (1 s, 2 s, 4 s... by default).
     pub fn backoff(&self, attempt: u32) -> Duration {
         self.first_restart_delay.saturating_mul(1 << attempt.saturating_sub(1).min(20))
-    }
-
-    /// Whether the server's tool `name` (its own name) is shown at all:
-    /// the config's `enabled_tools` and `disabled_tools`.
-    pub fn shows_tool(&self, name: &str) -> bool {
-        self.enabled_tools.as_ref().is_none_or(|enabled| enabled.matches(name)) && !self.disabled_tools.matches(name)
     }
 
     /// A configured server's limits, timeouts and restart schedule.
@@ -88,9 +77,7 @@ impl ServerSettings {
             crash_retry: server.retry_after_crash.as_deref().and_then(CrashRetry::parse).unwrap_or_default(),
             output_limit: config.output_limit_bytes,
             oauth,
-            // Checked at load time.
-            enabled_tools: server.enabled_tools.as_ref().and_then(|tools| ToolPatterns::new(tools).ok()),
-            disabled_tools: ToolPatterns::new(&server.disabled_tools).unwrap_or_default(),
+            tools: ToolShaping::of(server),
             ..defaults
         }
     }
@@ -104,6 +91,9 @@ pub(crate) fn repeatable(policy: CrashRetry, tool: &Tool) -> bool {
     let idempotent = hints.is_some_and(|hints| hints.idempotent_hint == Some(true));
     policy.allows(read_only, idempotent)
 }
+
+mod shaping;
+pub use shaping::{ShapedTools, ToolShaping};
 
 #[cfg(test)]
 mod tests;

@@ -76,6 +76,9 @@ pub enum SupervisorMsg {
     /// Start the server again now, with a fresh restart count, unless it
     /// is running: a login finished, or a person asked.
     Reconnect,
+    /// A reload changed the server's tool filters or renames: the running
+    /// actor applies them now, every later one from the start.
+    Reshape(crate::server_settings::ToolShaping),
 }
 
 /// The ServerActor reports through `ActorRef<SupervisorMsg>::get_derived`.
@@ -129,6 +132,12 @@ impl Actor for ServerSupervisor {
             SupervisorMsg::Server(event) => state.server_event(&myself, event),
             SupervisorMsg::Restart { attempt } => state.restart(&myself, attempt).await,
             SupervisorMsg::Reconnect => state.reconnect(&myself).await,
+            SupervisorMsg::Reshape(tools) => {
+                state.args.settings.tools = tools.clone();
+                if let Some(child) = &state.child {
+                    let _ = child.cast(ServerMsg::Reshape(tools));
+                }
+            }
         }
         Ok(())
     }

@@ -119,3 +119,29 @@ fn sighup_reloads_the_config_and_logs_it() {
     connection.send_request(json!({"op": "call_tool", "name": "test__pid", "args": {}}));
     assert_eq!(connection.answer().unwrap()["result"]["content"][0]["text"], server.to_string());
 }
+
+#[test]
+fn a_reload_that_changes_only_tool_filters_and_renames_keeps_the_server_running() {
+    let home = Home::new("reload-reshape");
+    home.write(&["test"], "");
+    let server = home.pid_of("test");
+
+    home.write(&["test"], "disabled_tools = [\"sleep\"]\n[servers.test.rename]\necho = \"say\"\n");
+    let output = home.reload();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let expected =
+        format!("reloaded {}\n  unchanged: test\n  tools filtered or renamed anew: test\n", home.config.display());
+    assert_eq!(stdout(&output), expected);
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !stdout(&home.warden(&["tools"])).contains("test__say") {
+        assert!(Instant::now() < deadline, "the renamed tool never appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(home.call("test__say", r#"{"message":"renamed"}"#), "renamed");
+    let listed = stdout(&home.warden(&["tools"]));
+    assert!(!listed.contains("test__echo") && !listed.contains("test__sleep"), "{listed}");
+    let output = home.warden(&["call", "test__echo", r#"{"message":"old"}"#]);
+    assert!(stderr(&output).contains("unknown tool 'test__echo'"), "{}", stderr(&output));
+    assert_eq!(home.pid_of("test"), server, "the server was not restarted");
+}

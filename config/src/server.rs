@@ -45,6 +45,10 @@ pub struct ServerConfig {
     /// listed or callable, even when `enabled_tools` names them.
     #[serde(default)]
     pub disabled_tools: Vec<String>,
+    /// New names for some of the server's tools: its own name → the name
+    /// callers (and policy rules) use. Filters still match its own names.
+    #[serde(default)]
+    pub rename: BTreeMap<String, String>,
     /// How long the handshake plus tool discovery may take, in seconds.
     pub startup_timeout_secs: Option<f64>,
     /// stdio: start with Warden's environment (default) or an empty one.
@@ -156,6 +160,7 @@ impl ServerConfig {
         ] {
             warden_policy::ToolPatterns::new(patterns).map_err(|error| format!("`{field}`: {error}"))?;
         }
+        check_renames(&self.rename)?;
         if let Some(retry) = &self.retry_after_crash {
             if CrashRetry::parse(retry).is_none() {
                 return Err(format!("`retry_after_crash` must be \"safe\", \"always\" or \"never\", not \"{retry}\""));
@@ -186,4 +191,21 @@ impl ServerConfig {
     pub fn startup_timeout(&self) -> Duration {
         self.startup_timeout_secs.map(Duration::from_secs_f64).unwrap_or(DEFAULT_STARTUP_TIMEOUT)
     }
+}
+
+/// `rename`: every new name is a usable tool name, and no two tools get
+/// the same one (which would leave one of them unreachable).
+fn check_renames(renames: &BTreeMap<String, String>) -> Result<(), String> {
+    let mut targets = BTreeMap::new();
+    for (old, new) in renames {
+        if new.trim().is_empty() || new.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(format!(
+                "`rename`: '{old}' → '{new}': a tool name must be non-empty, without spaces or control characters"
+            ));
+        }
+        if let Some(first) = targets.insert(new, old) {
+            return Err(format!("`rename` gives '{first}' and '{old}' the same name '{new}'; pick two names"));
+        }
+    }
+    Ok(())
 }

@@ -93,6 +93,11 @@ fn errors_name_the_file_the_server_and_the_field() {
             "`daemon.idle_timeout_minutes` must be a number of minutes (0: never exit on idleness), not -1",
         ),
         ("[daemon]\nidle_timout_minutes = 1", "unknown field `idle_timout_minutes`"),
+        (
+            "[servers.a]\ncommand = \"x\"\nrename = { read = \"get\", fetch = \"get\" }",
+            "server 'a': `rename` gives 'fetch' and 'read' the same name 'get'; pick two names",
+        ),
+        ("[servers.a]\ncommand = \"x\"\nrename = { read = \"a b\" }", "`rename`: 'read' → 'a b': a tool name must"),
     ];
     for (text, expected) in cases {
         let error = load(text).unwrap_err().to_string();

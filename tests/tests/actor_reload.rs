@@ -25,7 +25,13 @@ fn unpoliced() -> PolicyRules {
 
 fn report(added: &[&str], removed: &[&str], restarted: &[&str], unchanged: &[&str]) -> ReloadReport {
     let list = |names: &[&str]| names.iter().map(|name| name.to_string()).collect();
-    ReloadReport { added: list(added), removed: list(removed), restarted: list(restarted), unchanged: list(unchanged) }
+    ReloadReport {
+        added: list(added),
+        removed: list(removed),
+        restarted: list(restarted),
+        unchanged: list(unchanged),
+        reshaped: Vec::new(),
+    }
 }
 
 /// Warden running `a` (tool `one`) and `b` (tool `two`).

@@ -260,7 +260,7 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
             (Some(actor), _) if Some(actor.get_id()) == failed_actor => Route::Wait,
             (Some(actor), Some(tool)) => Route::Go(Target {
                 actor: actor.clone(),
-                tool: tool.tool.name.clone(),
+                tool: tool.upstream_name.clone(),
                 primitive_tool: tool.primitive_tool,
                 // Wrappers only read; the server's tools as configured.
                 repeatable: tool.primitive_tool.is_some()

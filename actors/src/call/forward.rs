@@ -162,5 +162,13 @@ fn stand_in(name: &str, server: &str, covering: PrimitiveTool) -> ToolEntry {
         .find(|(wrapper, _)| *wrapper == covering)
         .map(|(_, tool)| tool)
         .expect("every primitive tool is defined");
-    ToolEntry { name: name.to_string(), server: server.to_string(), tool, primitive_tool: Some(covering), position: 0 }
+    let upstream_name = tool.name.clone();
+    ToolEntry {
+        name: name.to_string(),
+        server: server.to_string(),
+        tool,
+        upstream_name,
+        primitive_tool: Some(covering),
+        position: 0,
+    }
 }

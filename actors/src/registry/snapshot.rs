@@ -104,6 +104,9 @@ pub struct ToolEntry {
     /// and every member Warden does not model), or as Warden defines a
     /// wrapper tool.
     pub tool: Tool,
+    /// The name the server itself knows the tool by: `tool.name` unless the
+    /// config renames it. Only `tools/call` on the wire uses it.
+    pub upstream_name: String,
     /// Set for Warden's wrappers of the server's resources and prompts.
     pub primitive_tool: Option<PrimitiveTool>,
     /// Where in the server's `tools/list` it came (wrappers after the

@@ -100,14 +100,15 @@ impl ServerActorState {
         }
     }
 
-    pub(super) fn tools_discovered(&mut self, mut tools: Vec<Tool>) {
+    pub(super) fn tools_discovered(&mut self, tools: Vec<Tool>) {
         self.listing = false;
-        // `enabled_tools` / `disabled_tools`: a tool filtered out is never
-        // registered, so no caller anywhere can see or call it.
+        // `enabled_tools` / `disabled_tools` / `rename`: a tool filtered out
+        // is never registered, so no caller anywhere can see or call it; a
+        // renamed one is registered under its new name only.
         let listed = tools.len();
-        tools.retain(|tool| self.settings.shows_tool(&tool.name));
-        if tools.len() != listed {
-            tracing::debug!(server = %self.name, "{} of {listed} tools filtered out by the config", listed - tools.len());
+        let shaped = self.settings.tools.shape(&self.name, tools);
+        if shaped.tools.len() != listed {
+            tracing::debug!(server = %self.name, "{} of {listed} tools filtered out by the config", listed - shaped.tools.len());
         }
         if self.phase != Phase::Ready {
             self.phase = Phase::Ready;
@@ -115,7 +116,7 @@ impl ServerActorState {
                 timer.abort();
             }
         }
-        self.report(ServerEvent::ToolsDiscovered { tools });
+        self.report(ServerEvent::ToolsDiscovered { tools: shaped });
     }
 
     /// Marks the list stale. A run already under way notices at its next

@@ -1,6 +1,8 @@
 //! What a ServerActor reports about its server.
 
-use warden_protocol::{InitializeResult, Tool};
+use warden_protocol::InitializeResult;
+
+use crate::server_settings::ShapedTools;
 
 /// An event of one ServerActor, for whoever started it (its supervisor,
 /// which passes the news on to the Registry and keeps the restart count).
@@ -15,8 +17,8 @@ pub enum ServerEvent {
     },
     /// A complete tool list (the first one, or a refresh).
     ToolsDiscovered {
-        /// Every tool it listed.
-        tools: Vec<Tool>,
+        /// Every tool it listed, filtered and renamed as configured.
+        tools: ShapedTools,
     },
     /// The connection reported an error it survived.
     TransportFaulted {

@@ -15,7 +15,8 @@ use crate::server_settings::ServerSettings;
 /// What a running server was started from.
 #[derive(Clone)]
 pub(crate) enum Identity {
-    /// A configured server: its config without `default_policy` and `roots`, and the
+    /// A configured server: its config without what applies live (policy,
+    /// roots, tool filters and renames), and the
     /// config-wide message limit its connector got.
     Config(Box<ServerConfig>, usize),
     /// A host's own connector: the same one (the same `Arc`) is the same server.
@@ -24,8 +25,16 @@ pub(crate) enum Identity {
 
 impl Identity {
     pub(crate) fn of_config(server: &ServerConfig, config: &WardenConfig) -> Identity {
-        // Policy and roots apply live, without a restart.
-        let server = ServerConfig { default_policy: None, roots: None, ..server.clone() };
+        // Policy, roots, tool filters and renames apply live, without a
+        // restart.
+        let server = ServerConfig {
+            default_policy: None,
+            roots: None,
+            enabled_tools: None,
+            disabled_tools: Vec::new(),
+            rename: Default::default(),
+            ..server.clone()
+        };
         Identity::Config(Box::new(server), config.max_message_bytes)
     }
 

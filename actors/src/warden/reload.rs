@@ -7,7 +7,9 @@
 //! `default_policy`, which only the call path reads):
 //!
 //! - *unchanged* servers are not touched: their process, their tools and
-//!   their calls in flight go on;
+//!   their calls in flight go on; when only their tool filters or renames
+//!   changed, they list their tools again and the new shaping applies
+//!   (`reshaped`);
 //! - *removed* servers are withdrawn from the Registry first (their tools
 //!   vanish, so no new call reaches them: it is told the tool is unknown),
 //!   then given the time their calls in flight need (at most their call
@@ -60,6 +62,10 @@ pub struct ReloadReport {
     pub restarted: Vec<String>,
     /// Servers left running as they were.
     pub unchanged: Vec<String>,
+    /// Of the unchanged servers, those whose tool filters or renames
+    /// changed: they list their tools again, without a restart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reshaped: Vec<String>,
 }
 
 /// Why a reload was refused; the running config stays in place.
@@ -172,17 +178,28 @@ impl Warden {
         // Unchanged servers keep their counters of calls in flight; the
         // others get fresh ones.
         let old_slots = self.core.path.slots.borrow().clone();
+        let mut reshaped = Vec::new();
         let slots: Slots = settings
             .into_iter()
             .map(|(name, settings)| {
                 let slot = match old_slots.get(&name) {
-                    Some(old) if report.unchanged.contains(&name) => old.with_settings(settings),
+                    Some(old) if report.unchanged.contains(&name) => {
+                        if old.settings.tools != settings.tools {
+                            reshaped.push((name.clone(), settings.tools.clone()));
+                        }
+                        old.with_settings(settings)
+                    }
                     _ => Slot::new(settings),
                 };
                 (name, slot)
             })
             .collect();
         self.core.path.slots.send_replace(Arc::new(slots));
+        for (name, tools) in reshaped {
+            report.reshaped.push(name.clone());
+            self.core.hub.cast(HubMsg::ReshapeTools { name, tools }).map_err(|_| ReloadError::Stopped)?;
+        }
+        report.reshaped.sort();
 
         for plan in to_start {
             self.core
@@ -196,6 +213,7 @@ impl Warden {
             removed = ?report.removed,
             restarted = ?report.restarted,
             unchanged = report.unchanged.len(),
+            reshaped = ?report.reshaped,
             "config reloaded"
         );
         Ok(report)

@@ -222,6 +222,8 @@ struct Reloaded {
     removed: Vec<String>,
     restarted: Vec<String>,
     unchanged: Vec<String>,
+    #[serde(default)]
+    reshaped: Vec<String>,
     config: std::path::PathBuf,
 }
 
@@ -238,6 +240,7 @@ pub(super) async fn reload(config: Option<&std::path::Path>) -> anyhow::Result<E
         ("removed", &answer.removed),
         ("restarted", &answer.restarted),
         ("unchanged", &answer.unchanged),
+        ("tools filtered or renamed anew", &answer.reshaped),
     ];
     for (what, names) in lists {
         if !names.is_empty() {
