@@ -128,6 +128,46 @@ pub(crate) enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Copy another MCP client's servers into Warden's config (`${VAR}`
+    /// references kept as references); conflicts are named, never overwritten.
+    Import {
+        /// A client (claude-desktop, claude-code, cursor, windsurf, vscode, codex, goose, zed) or a config file.
+        source: Option<String>,
+        /// Print what would change (a diff) and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Warden's config to add them to. Default: $XDG_CONFIG_HOME/warden/warden.toml.
+        #[arg(long, short, env = "WARDEN_CONFIG", value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Make a client run its MCP servers through Warden: they move into
+    /// Warden's config, the client gets one `warden mcp` entry, and its
+    /// original file is kept beside it for `warden uninstall`.
+    Install {
+        /// The client (claude-desktop, claude-code, cursor, windsurf, vscode, codex, goose, zed).
+        client: String,
+        /// Print the diff of each file it would change and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Warden's config the servers move to. Default: $XDG_CONFIG_HOME/warden/warden.toml.
+        #[arg(long, short, env = "WARDEN_CONFIG", value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
+    /// Put a client's config back as it was before `warden install`.
+    Uninstall {
+        /// The client.
+        client: String,
+        /// Put the original back even though the client's file changed since.
+        #[arg(long)]
+        force: bool,
+    },
+    /// List the MCP clients found on this machine: their config files, their
+    /// servers, and whether they already use Warden.
+    Clients {
+        /// Print JSON for scripts instead of text for people.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print shell completions: `warden completions bash > ~/.local/share/bash-completion/completions/warden`.
     Completions {
         /// The shell: bash, zsh, fish, elvish or powershell.

@@ -22,6 +22,8 @@ pub(crate) use crate::usage::UsageError;
 
 mod ask;
 mod check;
+mod import;
+mod install;
 mod local;
 mod login;
 pub(crate) mod mcp;
@@ -55,6 +57,10 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
             clap_complete::generate(shell, &mut command, "warden", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
         }
+        Command::Import { source, dry_run, config } => import::run(source.as_deref(), dry_run, config.as_deref()),
+        Command::Install { client, dry_run, config } => install::install(&client, dry_run, config.as_deref()),
+        Command::Uninstall { client, force } => install::uninstall(&client, force),
+        Command::Clients { json } => install::list(json),
         Command::Man => {
             clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut std::io::stdout())?;
             Ok(ExitCode::SUCCESS)

@@ -20,6 +20,7 @@
 mod advice;
 mod cli;
 mod client;
+mod clients;
 mod commands;
 mod daemon;
 mod front;

@@ -77,6 +77,13 @@ impl WardenConfig {
     }
 }
 
+/// Where Warden's config is when nobody says otherwise (`warden import`
+/// creates it there): `$XDG_CONFIG_HOME/warden/warden.toml`, or
+/// `$HOME/.config/warden/warden.toml`; `None` without either variable.
+pub fn default_config_path() -> Option<PathBuf> {
+    default_location(&|name| std::env::var(name).ok())
+}
+
 /// `$XDG_CONFIG_HOME/warden/warden.toml`, or `$HOME/.config/warden/warden.toml`.
 pub(crate) fn default_location(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let base = non_empty(env("XDG_CONFIG_HOME"))
