@@ -168,6 +168,11 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run Warden as a systemd service (`warden serve`, restarted on failure).
+    Service {
+        #[command(subcommand)]
+        command: ServiceCommand,
+    },
     /// Print shell completions: `warden completions bash > ~/.local/share/bash-completion/completions/warden`.
     Completions {
         /// The shell: bash, zsh, fish, elvish or powershell.
@@ -221,6 +226,9 @@ pub(crate) enum Command {
         /// `json`: one JSON object per log line, for log collectors.
         #[arg(long, value_enum, default_value = "text")]
         log_format: LogFormat,
+        /// Never exit for idleness, whatever `idle_timeout_minutes` says (as a service).
+        #[arg(long)]
+        no_idle_exit: bool,
     },
 }
 
@@ -247,6 +255,30 @@ pub(crate) enum ConfigCommand {
         /// Print JSON for scripts instead of text for people.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// `warden service …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ServiceCommand {
+    /// Write and start a systemd unit running `warden serve` with this config
+    /// (without systemd: print the unit).
+    Install {
+        /// A user unit (`~/.config/systemd/user`) instead of a system one.
+        #[arg(long)]
+        user: bool,
+        /// The config file the service serves. Default: $XDG_CONFIG_HOME/warden/warden.toml.
+        #[arg(long, short, env = "WARDEN_CONFIG", value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print the unit and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Stop, disable and remove the unit.
+    Uninstall {
+        /// The user unit.
+        #[arg(long)]
+        user: bool,
     },
 }
 

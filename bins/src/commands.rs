@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 use warden_config::{ConfigError, Discovered, WardenConfig};
 
-use crate::cli::{Cli, Command, Common, ConfigCommand};
+use crate::cli::{Cli, Command, Common, ConfigCommand, ServiceCommand};
 
 pub(crate) use crate::usage::UsageError;
 
@@ -28,6 +28,7 @@ mod local;
 mod login;
 pub(crate) mod mcp;
 mod remote;
+mod service;
 
 pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -> anyhow::Result<ExitCode> {
     let verbose = cli.verbose > 0;
@@ -40,14 +41,14 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         common.no_daemon |= nothing_to_serve(common).await?;
     }
     match cli.command {
-        Command::Serve { config, .. } => {
+        Command::Serve { config, no_idle_exit, .. } => {
             // Loaded here too, so `warden serve` in a terminal fails with
             // exit 2 and the config's own message.
             let path = match WardenConfig::discover(config.as_deref())? {
                 Discovered::Loaded { path, .. } => path,
                 nothing => return Err(UsageError(nothing.notice().unwrap_or_default()).into()),
             };
-            crate::daemon::run(&path, log).await?;
+            crate::daemon::run(&path, log, no_idle_exit).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Mcp { agent, server, common } => mcp::run(mcp::McpArgs { common, agent, server }, verbose).await,
@@ -61,6 +62,10 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         Command::Install { client, dry_run, config } => install::install(&client, dry_run, config.as_deref()),
         Command::Uninstall { client, force } => install::uninstall(&client, force),
         Command::Clients { json } => install::list(json),
+        Command::Service { command: ServiceCommand::Install { user, config, dry_run } } => {
+            service::install(user, config.as_deref(), dry_run)
+        }
+        Command::Service { command: ServiceCommand::Uninstall { user } } => service::uninstall(user),
         Command::Man => {
             clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut std::io::stdout())?;
             Ok(ExitCode::SUCCESS)

@@ -45,7 +45,7 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(30);
 const LOCK_PATIENCE: Duration = Duration::from_millis(500);
 
 /// Runs the daemon for the config at `config_path` (absolute).
-pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow::Result<()> {
+pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_exit: bool) -> anyhow::Result<()> {
     let state = StateDir::from_env()?;
     state.create()?;
     let Some(mut lock) = take_lock(&state).await? else {
@@ -97,6 +97,8 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
         token: token::generate().context("cannot read /dev/urandom for the daemon's token")?,
         config: config_path.to_path_buf(),
     };
+    // A service (`--no-idle-exit`) runs until it is stopped.
+    let idle_timeout = if no_idle_exit { None } else { config.daemon.idle_timeout() };
     // Before the lockfile: once a client can find the daemon, SIGHUP reloads.
     let hangups = super::reload::hangups();
     lockfile.write(&state.lockfile()).context("cannot write the daemon's lockfile")?;
@@ -104,14 +106,15 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>) -> anyhow:
         "warden daemon (pid {}) listening on {address} for {}; idle timeout {}",
         lockfile.pid,
         config_path.display(),
-        match config.daemon.idle_timeout() {
+        match idle_timeout {
             Some(timeout) => format!("{:.0} s", timeout.as_secs_f64()),
+            None if no_idle_exit => "none (--no-idle-exit)".into(),
             None => "none (idle_timeout_minutes = 0)".into(),
         }
     );
 
     let front = crate::front::Front::new(warden.clone());
-    let activity = Activity::new(config.daemon.idle_timeout());
+    let activity = Activity::new(idle_timeout);
     let http_front = match front_listener {
         None => None,
         Some(listener) => {
