@@ -46,6 +46,9 @@ pub(crate) enum Command {
     /// Show each server's state, tool count and errors, and the daemon's
     /// (exit 1 when any server failed or needs a login).
     Status {
+        /// Keep watching: servers, calls waiting for approval and questions, refreshed every second until Ctrl-C.
+        #[arg(long)]
+        watch: bool,
         #[command(flatten)]
         common: Common,
     },

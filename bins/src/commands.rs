@@ -29,13 +29,14 @@ mod login;
 pub(crate) mod mcp;
 mod remote;
 mod service;
+mod watch;
 
 pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -> anyhow::Result<ExitCode> {
     let verbose = cli.verbose > 0;
     if let Command::Tools { common, .. }
     | Command::Call { common, .. }
     | Command::Schema { common, .. }
-    | Command::Status { common } = &mut cli.command
+    | Command::Status { common, .. } = &mut cli.command
     {
         // Nothing to start a daemon for: run in-process with no servers.
         common.no_daemon |= nothing_to_serve(common).await?;
@@ -80,7 +81,10 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
             local::call(&common, &name, parse_arguments(&arguments)?).await
         }
         Command::Schema { name, common } if common.no_daemon => local::schema(&common, &name).await,
-        Command::Status { common } if common.no_daemon => local::status(&common).await,
+        Command::Status { watch: true, common } if common.no_daemon => {
+            Err(UsageError("`status --watch` watches the daemon; drop --no-daemon".into()).into())
+        }
+        Command::Status { common, .. } if common.no_daemon => local::status(&common).await,
         Command::Approvals { common }
         | Command::Approve { common, .. }
         | Command::Deny { common, .. }
@@ -96,7 +100,8 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
             remote::call(&common, &name, parse_arguments(&arguments)?, verbose).await
         }
         Command::Schema { name, common } => remote::schema(&common, &name, verbose).await,
-        Command::Status { common } => remote::status(&common, verbose).await,
+        Command::Status { watch: true, common } => watch::watch(&common, verbose).await,
+        Command::Status { common, .. } => remote::status(&common, verbose).await,
         Command::Approvals { common } => remote::approvals(&common, serde_json::json!({"op": "approvals"})).await,
         Command::Approve { id, grant, tools, minutes, agent_only, common } => {
             let grant = (grant || tools.is_some() || minutes.is_some() || agent_only)
