@@ -27,6 +27,10 @@ use tokio::sync::broadcast::error::RecvError;
 use warden_actors::{ServerNotice, ServerState, Snapshot};
 
 use super::session::{Outbox, Session};
+
+/// How often a session not yet initialized checks whether it is, to catch
+/// up on what changed meanwhile.
+const CATCH_UP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 use super::{uris, LogLevel};
 
 /// What the session's lists looked like last time.
@@ -51,25 +55,24 @@ impl Session {
         let mut snapshots = warden.snapshot_changes();
         let mut notices = warden.notices();
         let mut seen = self.seen(&snapshots.current());
+        // Until the client has initialized nothing is sent, and `seen` is
+        // left as it was: what changed meanwhile (a server that came to
+        // need a login while `initialize` was answered) is caught up on
+        // right after, not lost.
+        let mut initialized = self.version().is_some();
         loop {
             let message = tokio::select! {
                 snapshot = snapshots.changed() => {
                     let Some(snapshot) = snapshot else { return };
-                    let now = self.seen(&snapshot);
-                    let changed = lists_changed(&seen, &now);
-                    let newly: Vec<String> =
-                        now.needs_login.iter().filter(|name| !seen.needs_login.contains(name)).cloned().collect();
-                    seen = now;
-                    if self.version().is_none() {
-                        continue;
+                    if !self.catch_up(&mut seen, &snapshot, &out).await {
+                        return;
                     }
-                    let mut messages: Vec<Value> =
-                        changed.into_iter().map(|method| json!({"jsonrpc": "2.0", "method": method})).collect();
-                    messages.extend(newly.iter().filter_map(|server| self.needs_login_message(server)));
-                    for message in messages {
-                        if out.send(message).await.is_err() {
-                            return;
-                        }
+                    continue;
+                }
+                _ = tokio::time::sleep(CATCH_UP_POLL), if !initialized => {
+                    initialized = self.version().is_some();
+                    if initialized && !self.catch_up(&mut seen, &snapshots.current(), &out).await {
+                        return;
                     }
                     continue;
                 }
@@ -89,6 +92,28 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// Sends what changed since `seen` (once the client has initialized)
+    /// and remembers it; false when the session is gone.
+    async fn catch_up(&self, seen: &mut Seen, snapshot: &Snapshot, out: &Outbox) -> bool {
+        if self.version().is_none() {
+            return true;
+        }
+        let now = self.seen(snapshot);
+        let changed = lists_changed(seen, &now);
+        let newly: Vec<String> =
+            now.needs_login.iter().filter(|name| !seen.needs_login.contains(name)).cloned().collect();
+        *seen = now;
+        let mut messages: Vec<Value> =
+            changed.into_iter().map(|method| json!({"jsonrpc": "2.0", "method": method})).collect();
+        messages.extend(newly.iter().filter_map(|server| self.needs_login_message(server)));
+        for message in messages {
+            if out.send(message).await.is_err() {
+                return false;
+            }
+        }
+        true
     }
 
     fn seen(&self, snapshot: &Snapshot) -> Seen {
