@@ -182,7 +182,7 @@ impl RegistryState {
 
     /// Replaces a server's tools, skipping names that are already taken.
     fn register_tools(&mut self, server: &str, shaped: ShapedTools) {
-        let ShapedTools { tools, mut upstream_names, warnings: shaping_warnings } = shaped;
+        let ShapedTools { tools, mut upstream_names, mut warnings } = shaped;
         let Some(entry) = self.snapshot.servers.get(server) else {
             tracing::error!(server, "registry heard from a server that is not configured");
             return;
@@ -191,7 +191,6 @@ impl RegistryState {
         let ServerOffers { resources, prompts, .. } = entry.offers;
         let before = self.tools_of(server);
         self.snapshot.tools.retain(|_, tool| tool.server != server);
-        let mut warnings = shaping_warnings;
         let mut count = 0;
         // The server's own tools first, then the wrappers of its resources
         // and prompts: a server tool that happens to share a wrapper's name

@@ -81,9 +81,12 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
             local::call(&common, &name, parse_arguments(&arguments)?).await
         }
         Command::Schema { name, common } if common.no_daemon => local::schema(&common, &name).await,
-        Command::Status { watch: true, common } if common.no_daemon => {
-            Err(UsageError("`status --watch` watches the daemon; drop --no-daemon".into()).into())
-        }
+        Command::Status { watch: true, common } if common.no_daemon => Err(UsageError(
+            "`status --watch` watches the daemon, and there is none to watch here (--no-daemon, or no config \
+                 found)"
+                .into(),
+        )
+        .into()),
         Command::Status { common, .. } if common.no_daemon => local::status(&common).await,
         Command::Approvals { common }
         | Command::Approve { common, .. }

@@ -9,11 +9,10 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use common::{stderr, stdout, Home};
+use common::{stderr, stdout, Home, LineClient};
 use serde_json::{json, Value};
 use warden_tests::{bins, scratch_dir};
 
@@ -203,7 +202,8 @@ fn an_installed_client_reaches_its_servers_through_its_one_warden_entry() {
     assert_eq!(installed["globalShortcut"], "Ctrl+Space", "the client's own settings stay");
     let entry = &servers["warden"];
     let args: Vec<&str> = entry["args"].as_array().unwrap().iter().map(|arg| arg.as_str().unwrap()).collect();
-    let mut child = Command::new(entry["command"].as_str().unwrap())
+    let mut command = Command::new(entry["command"].as_str().unwrap());
+    command
         .args(&args)
         .env("HOME", &home.home)
         .env("WARDEN_HOME", home.home.join("state"))
@@ -211,29 +211,18 @@ fn an_installed_client_reaches_its_servers_through_its_one_warden_entry() {
         .env_remove("WARDEN_CONFIG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut ask = |request: Value| -> Value {
-        writeln!(stdin, "{request}").unwrap();
-        loop {
-            let line: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
-            if line["id"] == request["id"] {
-                return line;
-            }
-        }
-    };
+        .stderr(Stdio::null());
+    let mut client = LineClient::spawn(command);
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "claude-ai", "version": "0"}}});
-    assert_eq!(ask(init)["result"]["serverInfo"]["name"], "warden");
+    client.send(&init.to_string());
+    assert_eq!(client.answer(1)["result"]["serverInfo"]["name"], "warden");
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "test__echo", "arguments": {"message": "through warden"}}});
-    assert_eq!(ask(call)["result"]["content"][0]["text"], "through warden");
-    drop(ask);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    client.send(&call.to_string());
+    assert_eq!(client.answer(2)["result"]["content"][0]["text"], "through warden");
+    client.child.kill().unwrap();
+    client.child.wait().unwrap();
 }
 
 #[test]

@@ -9,12 +9,10 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{stderr, Home};
+use common::{stderr, Home, LineClient};
 use serde_json::{json, Value};
 use warden_tests::{bins, real_servers};
 
@@ -95,57 +93,6 @@ fn the_python_sdk_client_uses_warden_mcp_through_the_daemon() {
     // The session ran in the daemon, which is still up with warm servers.
     let status = home.warden(&["status", "--json"]);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
-}
-
-/// A `warden mcp` child and its stdout lines.
-struct LineClient {
-    child: std::process::Child,
-    lines: mpsc::Receiver<Value>,
-}
-
-impl LineClient {
-    fn start(home: &Home, args: &[&str]) -> LineClient {
-        let mut command = home.command(args);
-        command.arg("--config").arg(&home.config).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-        LineClient::spawn(command)
-    }
-
-    fn spawn(mut command: Command) -> LineClient {
-        let mut child = command.spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                let value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout is not MCP ({e}): {line}"));
-                if sender.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        LineClient { child, lines }
-    }
-
-    fn send(&mut self, line: &str) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The next message for which `wanted` holds (others are skipped).
-    fn until(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
-        loop {
-            let message = self.lines.recv_timeout(Duration::from_secs(30)).expect("an answer within 30 s");
-            if wanted(&message) {
-                return message;
-            }
-        }
-    }
-
-    fn answer(&mut self, id: i64) -> Value {
-        self.until(|message| message["id"] == id)
-    }
 }
 
 #[test]

@@ -8,11 +8,26 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader};
-use std::process::Stdio;
+use std::io::{BufRead as _, BufReader, Lines};
+use std::process::{Child, ChildStderr, Stdio};
 use std::time::Duration;
 
 use common::{stderr, stdout, Home};
+
+/// `warden serve ARGS --config CONFIG` in the foreground, and its log lines.
+fn serve(home: &Home, args: &[&str]) -> (Child, Lines<BufReader<ChildStderr>>) {
+    let mut child = home
+        .command(&["serve"])
+        .args(args)
+        .arg("--config")
+        .arg(&home.config)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    (child, lines)
+}
 
 #[test]
 fn a_bad_config_exits_2_and_a_taken_port_exits_3() {
@@ -37,14 +52,7 @@ fn a_bad_config_exits_2_and_a_taken_port_exits_3() {
 #[test]
 fn log_format_json_writes_one_json_object_per_line() {
     let home = Home::with_test_server("serve-json", "");
-    let mut child = home
-        .command(&["serve", "--log-format", "json", "--config"])
-        .arg(&home.config)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (mut child, mut lines) = serve(&home, &["--log-format", "json"]);
     let line = lines.next().expect("a log line").unwrap();
     let _ = child.kill();
     let _ = child.wait();
@@ -58,15 +66,8 @@ fn log_format_json_writes_one_json_object_per_line() {
 fn no_idle_exit_keeps_a_service_running_past_its_idle_timeout() {
     // 0.01 minutes: an auto-started daemon would exit after 0.6 s.
     let home = Home::with_test_server("serve-no-idle", "[daemon]\nidle_timeout_minutes = 0.01\n");
-    let mut child = home
-        .command(&["serve", "--no-idle-exit", "--config"])
-        .arg(&home.config)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut child, mut lines) = serve(&home, &["--no-idle-exit"]);
     // The servers' own stderr lines may come first.
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let started = lines.by_ref().take(50).map_while(Result::ok).find(|line| line.contains("listening on"));
     let started = started.expect("the daemon says it is listening");
     assert!(started.contains("idle timeout none (--no-idle-exit)"), "{started}");

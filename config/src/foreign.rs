@@ -16,7 +16,8 @@ use crate::{file_format, shapes, ConfigError, ServerConfig};
 
 /// The servers of a config file's text (in any shape Warden reads; the
 /// format by `path`'s extension, TOML otherwise), each as a table of
-/// Warden's `[servers.NAME]` fields, in the file's order.
+/// Warden's `[servers.NAME]` fields (in no particular order: the `config`
+/// crate's maps keep none).
 pub fn foreign_servers<T: DeserializeOwned>(text: &str, path: &Path) -> Result<Vec<(String, T)>, ConfigError> {
     let file = path.display().to_string();
     let unreadable =

@@ -76,7 +76,8 @@ pub(super) fn install(id: &str, dry_run: bool, config: Option<&Path>) -> anyhow:
         println!("(dry run: nothing written)");
         return Ok(ExitCode::SUCCESS);
     }
-    std::fs::copy(&path, &backup)
+    // The bytes the rewrite was made from (not the file read again), 0600.
+    files::write(&backup, &file.text)
         .with_context(|| format!("cannot back up {} to {}", path.display(), backup.display()))?;
     let record = InstallRecord { file: path.clone(), backup: backup.clone(), written: written.clone(), moved };
     record.save(id)?;

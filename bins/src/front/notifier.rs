@@ -27,11 +27,11 @@ use tokio::sync::broadcast::error::RecvError;
 use warden_actors::{ServerNotice, ServerState, Snapshot};
 
 use super::session::{Outbox, Session};
+use super::{uris, LogLevel};
 
 /// How often a session not yet initialized checks whether it is, to catch
 /// up on what changed meanwhile.
 const CATCH_UP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
-use super::{uris, LogLevel};
 
 /// What the session's lists looked like last time.
 #[derive(PartialEq)]

@@ -11,6 +11,10 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+
+mod line_client;
+#[allow(unused_imports)] // Each suite uses some of it.
+pub(crate) use line_client::LineClient;
 use warden_tests::{bins, process_alive, scratch_dir, wait_until_gone};
 
 /// One test's state directory and config, and the daemons it started.
