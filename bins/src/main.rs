@@ -59,6 +59,9 @@ fn main() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(commands::run(cli, log));
+    // A prompt still reading the terminal (a call cancelled with Ctrl-C
+    // while it asked for approval) must not hold the process open.
+    runtime.shutdown_background();
     match outcome {
         Ok(code) => code,
         Err(error) => {

@@ -37,3 +37,28 @@ fn on_a_terminal_warden_call_asks_for_approval_in_place() {
     assert_eq!(stdout(&output), "unasked\n", "{}", stderr(&output));
     let _ = home.warden(&["stop"]);
 }
+
+#[test]
+fn on_a_terminal_ctrl_c_at_the_approval_prompt_cancels_the_call() {
+    use warden_tests::real_servers::{python_script, python_server_command};
+    let home = Home::with_test_server("daemon-approvals-tty-ctrl-c", "");
+    let text = std::fs::read_to_string(&home.config).unwrap().replace("[security]\nauto_approve = true\n", "");
+    std::fs::write(&home.config, text).unwrap();
+    let (python, mut args) = python_server_command(&python_script("tty_drive.py"));
+    let prompt = "[a]pprove once / approve for this [s]ession / [d]eny: ";
+    args.extend([json!([[prompt, "\u{3}"]]).to_string(), env!("CARGO_BIN_EXE_warden").into(), "call".into()]);
+    args.extend([
+        "test__echo".into(),
+        r#"{"message":"no"}"#.into(),
+        "--config".into(),
+        home.config.display().to_string(),
+    ]);
+    let output = std::process::Command::new(python).args(&args).env("WARDEN_HOME", &home.dir).output().unwrap();
+    let screen = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    assert_eq!(output.status.code(), Some(130), "{screen}");
+    assert!(screen.contains("Ctrl-C: cancelling the call"), "{screen}");
+    // Nothing is left waiting for a person.
+    let listed: Value = serde_json::from_str(&stdout(&home.warden(&["approvals", "--json"]))).unwrap();
+    assert_eq!(listed["approvals"], json!([]), "{listed}");
+    let _ = home.warden(&["stop"]);
+}

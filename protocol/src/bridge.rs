@@ -225,6 +225,13 @@ pub enum Request {
         #[serde(default)]
         server: Option<String>,
     },
+    /// Cancels a request still running on this same connection (a
+    /// `call_tool`, say): it is answered `cancelled`, and a call its server
+    /// was running is cancelled there too (`notifications/cancelled`).
+    Cancel {
+        /// The `id` the request was sent with.
+        request: Value,
+    },
     /// Stops the daemon gracefully.
     Shutdown {},
 }
@@ -289,6 +296,7 @@ impl Request {
         "reconnect",
         "shutdown",
         "mcp",
+        "cancel",
     ];
 
     /// For `call_tool`, the checks serde cannot make: exactly one way of

@@ -63,10 +63,27 @@ impl Client {
     /// before the answer (a `call_tool` with `notices`) to `on_notice`.
     pub(crate) async fn request_noticed(
         &mut self,
-        mut request: Value,
+        request: Value,
         on_notice: &mut (dyn FnMut(Value) + Send),
     ) -> Result<Box<RawValue>, ClientError> {
+        self.request_stoppable(request, on_notice, std::future::pending()).await
+    }
+
+    /// [`Client::request_noticed`] for a request a person may stop: when
+    /// `stop` completes first (Ctrl-C), the daemon is asked to cancel the
+    /// request (`cancel`), and its answer is returned — `cancelled`, or
+    /// its result if it finished first.
+    pub(crate) async fn request_stoppable(
+        &mut self,
+        mut request: Value,
+        on_notice: &mut (dyn FnMut(Value) + Send),
+        stop: impl std::future::Future<Output = ()>,
+    ) -> Result<Box<RawValue>, ClientError> {
         request["token"] = Value::String(self.lockfile.token.clone());
+        if request.get("id").is_none() {
+            request["id"] = Value::from(1);
+        }
+        let cancel = serde_json::json!({"op": "cancel", "request": request["id"], "token": self.lockfile.token});
         let mut line = request.to_string();
         line.push('\n');
         if !self.proven && line.len() > MAX_FIRST_LINE_BYTES {
@@ -74,10 +91,27 @@ impl Client {
             Box::pin(self.request(serde_json::json!({"op": "ping"}))).await?;
         }
         self.writer.write_all(line.as_bytes()).await?;
+        tokio::pin!(stop);
+        let mut stopping = false;
         let mut answer = String::new();
         loop {
             answer.clear();
-            if self.read_answer(&mut answer).await? == 0 {
+            let read = {
+                let read = read_answer(&mut self.reader, self.lockfile.pid, &mut answer);
+                tokio::pin!(read);
+                loop {
+                    tokio::select! {
+                        read = &mut read => break read?,
+                        () = &mut stop, if !stopping => {
+                            // The answer still comes on this connection, after
+                            // the daemon stopped the request (or it finished).
+                            stopping = true;
+                            self.writer.write_all(format!("{cancel}\n").as_bytes()).await?;
+                        }
+                    }
+                }
+            };
+            if read == 0 {
                 return Err(ClientError::Io(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
                     "it closed the connection without answering",
@@ -96,24 +130,6 @@ impl Client {
         answer.into_result().map_err(ClientError::Bridge)
     }
 
-    /// Reads one answer line. Nothing waits silently: a wait past
-    /// [`WAIT_NOTICE`] says, on stderr, what is awaited and how to stop.
-    async fn read_answer(&mut self, answer: &mut String) -> std::io::Result<usize> {
-        let read = self.reader.read_line(answer);
-        tokio::pin!(read);
-        let mut notice = tokio::time::interval_at(tokio::time::Instant::now() + WAIT_NOTICE, WAIT_NOTICE_AGAIN);
-        loop {
-            tokio::select! {
-                read = &mut read => return read,
-                _ = notice.tick() => eprintln!(
-                    "still waiting for the warden daemon (pid {}) to answer: the call may be running or waiting for \
-                     approval (`warden approvals` lists those); Ctrl-C stops waiting, and the daemon finishes the call",
-                    self.lockfile.pid
-                ),
-            }
-        }
-    }
-
     /// Turns the connection into an MCP session (the `mcp` op) and returns
     /// its two halves: MCP messages, one per line, both ways.
     pub(crate) async fn into_mcp(
@@ -129,5 +145,22 @@ impl Client {
     pub(crate) async fn request_as<T: DeserializeOwned>(&mut self, request: Value) -> Result<T, ClientError> {
         let result = self.request(request).await?;
         serde_json::from_str(result.get()).map_err(|error| ClientError::BadAnswer(error.to_string()))
+    }
+}
+
+/// Reads one answer line. Nothing waits silently: a wait past
+/// [`WAIT_NOTICE`] says, on stderr, what is awaited and how to stop.
+async fn read_answer(reader: &mut BufReader<OwnedReadHalf>, pid: u32, answer: &mut String) -> std::io::Result<usize> {
+    let read = reader.read_line(answer);
+    tokio::pin!(read);
+    let mut notice = tokio::time::interval_at(tokio::time::Instant::now() + WAIT_NOTICE, WAIT_NOTICE_AGAIN);
+    loop {
+        tokio::select! {
+            read = &mut read => return read,
+            _ = notice.tick() => eprintln!(
+                "still waiting for the warden daemon (pid {pid}) to answer: the call may be running or waiting for \
+                 approval (`warden approvals` lists those); Ctrl-C stops waiting"
+            ),
+        }
     }
 }

@@ -61,7 +61,7 @@ pub(super) fn on_notice(lockfile: &Lockfile, notice: Value) {
 
 /// The call waits for approval: said at once on stderr with the commands
 /// that answer it; on a terminal, asked in place (approve once, approve
-/// for the daemon's lifetime, or deny with a reason). Ctrl-C stops waiting.
+/// for the daemon's lifetime, or deny with a reason). Ctrl-C cancels the call.
 fn on_approval(lockfile: &Lockfile, notice: Value) {
     let id = notice["id"].as_u64().unwrap_or_default();
     let tool = notice["tool"].as_str().unwrap_or("?");
@@ -74,7 +74,7 @@ fn on_approval(lockfile: &Lockfile, notice: Value) {
     eprintln!("  arguments: {}", notice["arguments"]);
     if !std::io::stdin().is_terminal() {
         eprintln!(
-            "  answer from any terminal: `warden approve {id}` (`--grant` for later calls too) or `warden deny {id}              --reason '…'`; Ctrl-C stops waiting"
+            "  answer from any terminal: `warden approve {id}` (`--grant` for later calls too) or `warden deny {id}              --reason '…'`; Ctrl-C cancels the call"
         );
         return;
     }

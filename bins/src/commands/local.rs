@@ -104,9 +104,34 @@ const MAX_STEP_UPS: u32 = 2;
 
 pub(super) async fn call(common: &Common, name: &str, arguments: Value) -> anyhow::Result<ExitCode> {
     let (warden, config) = start_with_config(common).await?;
+    let calling = call_with_step_ups(&warden, &config, common.json, name, arguments);
+    let printed = tokio::select! {
+        printed = calling => printed,
+        () = super::remote::interrupted() => {
+            // The call's future is dropped: its server is told to cancel it.
+            warden.shutdown().await;
+            eprintln!("cancelled: the call was stopped before it finished");
+            return Ok(ExitCode::from(super::remote::INTERRUPTED));
+        }
+    };
+    warden.shutdown().await;
+    let (text, is_error) = printed.map_err(|error| anyhow!(crate::advice::call_error(&error)))?;
+    println!("{text}");
+    Ok(if is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// One call, as text (or JSON), logging in again when its server asks for
+/// more scope; the printed result and whether it is an error.
+async fn call_with_step_ups(
+    warden: &Warden,
+    config: &WardenConfig,
+    json: bool,
+    name: &str,
+    arguments: Value,
+) -> Result<(String, bool), CallError> {
     let mut step_ups = 0;
-    let printed = loop {
-        let printed = if common.json {
+    loop {
+        let printed = if json {
             warden.call_tool(name, arguments.clone()).await.map(|result| {
                 let json = serde_json::to_string_pretty(&result).expect("a tool result always serialises");
                 (json, result.is_error())
@@ -120,7 +145,7 @@ pub(super) async fn call(common: &Common, name: &str, arguments: Value) -> anyho
                 if *code == AUTH_REQUIRED.0 && super::login::person_present() =>
             {
                 if step_ups == MAX_STEP_UPS {
-                    break Err(CallError::Server {
+                    return Err(CallError::Server {
                         server: server.clone(),
                         name: name.to_string(),
                         code: *code,
@@ -129,18 +154,14 @@ pub(super) async fn call(common: &Common, name: &str, arguments: Value) -> anyho
                 }
                 step_ups += 1;
                 eprintln!("{message}\nlogging in to '{server}' for it");
-                if let Err(error) = super::login::login_server(&config, server, false).await {
+                if let Err(error) = super::login::login_server(config, server, false).await {
                     eprintln!("{error:#}");
-                    break printed;
+                    return printed;
                 }
             }
-            _ => break printed,
+            _ => return printed,
         }
-    };
-    warden.shutdown().await;
-    let (text, is_error) = printed.map_err(|error| anyhow!(crate::advice::call_error(&error)))?;
-    println!("{text}");
-    Ok(if is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    }
 }
 
 pub(super) async fn schema(common: &Common, name: &str) -> anyhow::Result<ExitCode> {

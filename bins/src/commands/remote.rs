@@ -8,12 +8,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 use warden_config::{Discovered, WardenConfig};
-use warden_protocol::{ServerReport, ToolListing};
+use warden_protocol::{BridgeErrorCode as Code, ServerReport, ToolListing};
 
 use super::local::warn_about_failed_servers;
 use super::UsageError;
 use crate::cli::Common;
-use crate::client::{self, Client};
+use crate::client::{self, Client, ClientError};
 use crate::daemon::lockfile::pid_alive;
 use crate::daemon::state_dir::StateDir;
 use crate::render;
@@ -127,7 +127,14 @@ pub(super) async fn call(common: &Common, name: &str, arguments: Value, verbose:
     // A question its server asks is asked here (or said on stderr) at once.
     let request = json!({"op": "call_tool", "name": name, "args": arguments, "format": format, "notices": true});
     let lockfile = client.lockfile.clone();
-    let answer = client.request_noticed(request, &mut |notice| super::ask::on_notice(&lockfile, notice)).await?;
+    let on_notice = &mut |notice| super::ask::on_notice(&lockfile, notice);
+    let answer = match client.request_stoppable(request, on_notice, interrupted()).await {
+        Err(ClientError::Bridge(error)) if error.code == Code::CANCELLED => {
+            eprintln!("cancelled: {}", error.message);
+            return Ok(ExitCode::from(INTERRUPTED));
+        }
+        answer => answer?,
+    };
     let result: Value = serde_json::from_str(answer.get())?;
     let is_error = if common.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
@@ -137,6 +144,24 @@ pub(super) async fn call(common: &Common, name: &str, arguments: Value, verbose:
         result["is_error"] == true
     };
     Ok(if is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The exit code of a command a person stopped with Ctrl-C (128 + SIGINT,
+/// as shells report it).
+pub(super) const INTERRUPTED: u8 = 130;
+
+/// Completes at the first Ctrl-C, having said what happens next. Listening
+/// starts when this is called, so the signal no longer ends the process:
+/// the call is cancelled in the daemon (and upstream) instead of left
+/// running behind a client that is gone.
+pub(super) fn interrupted() -> impl std::future::Future<Output = ()> {
+    let signal = tokio::signal::ctrl_c();
+    async move {
+        if signal.await.is_err() {
+            return std::future::pending().await;
+        }
+        eprintln!("\nCtrl-C: cancelling the call (its server is told to stop)");
+    }
 }
 
 pub(super) async fn schema(common: &Common, name: &str, verbose: bool) -> anyhow::Result<ExitCode> {

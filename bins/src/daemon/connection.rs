@@ -23,7 +23,9 @@
 //!   is not lost to a TCP reset), and the connection is closed;
 //! - disturb other calls by leaving: calls it started run to the end (their
 //!   effects happen either way; stopping them halfway would be worse), and
-//!   their answers are dropped.
+//!   their answers are dropped. A client that wants a call stopped says so
+//!   (`cancel`, naming the request's `id`); it reaches only requests of
+//!   its own connection.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -39,6 +41,10 @@ use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequestLine, B
 
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
+
+mod cancel;
+
+use cancel::{Cancellable, Running};
 
 use super::admission::{Arrival, Busy, MAX_CONNECTIONS, MAX_UNPROVEN_LINE_BYTES, PROVE_WITHIN};
 use super::ops::Ops;
@@ -60,12 +66,20 @@ struct Answer {
     close: bool,
     /// Stop the daemon after this answer.
     then_shutdown: bool,
+    /// The cancellable request it answers, no longer running.
+    ends: Option<Running>,
 }
 
 impl Answer {
     fn error(id: Option<&Value>, error: &BridgeError) -> Answer {
         let line = BridgeResponseLine { ok: false, id, result: None, error: Some(error) }.to_line();
-        Answer { line, close: false, then_shutdown: false }
+        Answer { line, close: false, then_shutdown: false, ends: None }
+    }
+
+    fn result(id: Option<&Value>, result: &Value) -> Answer {
+        let result = serde_json::value::to_raw_value(result).expect("a JSON value serialises");
+        let line = BridgeResponseLine { ok: true, id, result: Some(&result), error: None }.to_line();
+        Answer { line, close: false, then_shutdown: false, ends: None }
     }
 }
 
@@ -112,6 +126,7 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
     // Notice lines of calls in flight (what waits for a person), written
     // as they come, ahead of the answers.
     let (notices, mut notice_lines) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let mut cancellable = Cancellable::default();
     while reading || !in_flight.is_empty() {
         let (deadline, limit) = match &standing {
             Standing::Unproven { by, .. } => (*by, MAX_UNPROVEN_LINE_BYTES),
@@ -137,6 +152,7 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
             }
             Some(answer) = in_flight.next(), if !in_flight.is_empty() => {
                 last_progress = Instant::now();
+                cancellable.ended(&answer);
                 // A client that left still has its calls run to the end.
                 if writing && !deliver(&mut write, &answer, &ops).await {
                     writing = false;
@@ -174,7 +190,10 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
                         }
                         Prepared::Run { request, id } => {
                             let notices = Notices { lines: notices.clone(), id: id.clone() };
-                            Box::pin(run(Arc::clone(&ops), request, id, notices))
+                            cancellable.wrap(id.clone(), run(Arc::clone(&ops), request, id, notices))
+                        }
+                        Prepared::Cancel { id, target } => {
+                            Box::pin(std::future::ready(cancellable.cancel(id.as_ref(), &target)))
                         }
                         Prepared::Mcp { id, agent, server } if in_flight.is_empty() => {
                             return upgrade(&ops, reader, write, id, agent, server).await;
@@ -228,7 +247,7 @@ async fn run(ops: Arc<Ops>, request: warden_protocol::BridgeRequest, id: Option<
         Err(error) => (None, Some(error)),
     };
     let line = BridgeResponseLine { ok: error.is_none(), id: id.as_ref(), result, error }.to_line();
-    Answer { line, close: false, then_shutdown: outcome.then_shutdown }
+    Answer { line, close: false, then_shutdown: outcome.then_shutdown, ends: None }
 }
 
 /// Writes one answer and does what it says after; false once the
@@ -252,6 +271,7 @@ enum Prepared {
     Answer(Answer),
     Run { request: warden_protocol::BridgeRequest, id: Option<Value> },
     Mcp { id: Option<Value>, agent: Option<String>, server: Option<String> },
+    Cancel { id: Option<Value>, target: Value },
 }
 
 /// The `mcp` op: answers it, then serves the connection as an MCP session
@@ -309,6 +329,7 @@ fn prepare(ops: &Ops, line: &str, standing: &mut Standing) -> Prepared {
     let id = envelope.id.clone();
     match envelope.into_request() {
         Ok(warden_protocol::BridgeRequest::Mcp { agent, server }) => Prepared::Mcp { id, agent, server },
+        Ok(warden_protocol::BridgeRequest::Cancel { request }) => Prepared::Cancel { id, target: request },
         Ok(request) => Prepared::Run { request, id },
         Err(error) => Prepared::Answer(Answer::error(id.as_ref(), &error)),
     }

@@ -14,6 +14,8 @@ impl BridgeErrorCode {
     /// The `token` is missing or wrong. Nothing else is said, and the
     /// connection is closed.
     pub const UNAUTHORIZED: BridgeErrorCode = code("unauthorized");
+    /// The request was cancelled (the `cancel` op) before it finished.
+    pub const CANCELLED: BridgeErrorCode = code("cancelled");
     /// The line is not JSON.
     pub const PARSE_ERROR: BridgeErrorCode = code("parse_error");
     /// The JSON is not a request: not an object, no `op`, a field of the

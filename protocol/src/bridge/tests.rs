@@ -120,6 +120,7 @@ fn every_listed_op_decodes() {
             "approve" | "deny" => json!({"op": op, "approval": "a"}),
             "answer" => json!({"op": op, "question": "4", "action": "decline"}),
             "reconnect" => json!({"op": op, "server": "s"}),
+            "cancel" => json!({"op": op, "request": 7}),
             _ => json!({"op": op}),
         };
         request(&line.to_string()).unwrap_or_else(|error| panic!("{op}: {error}"));

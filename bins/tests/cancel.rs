@@ -1,0 +1,109 @@
+//! Stopping a call: the bridge's `cancel` op, and Ctrl-C on `warden call`,
+//! each cancelling the call in the daemon and at its server.
+
+#![allow(unused_crate_dependencies)]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::{stderr, stdout, Home};
+use serde_json::{json, Value};
+
+/// The test server with a tool that sleeps and one that lists the
+/// cancellations it received.
+fn home(label: &str) -> Home {
+    let home = Home::new(label);
+    let server = warden_tests::bins::test_server().display().to_string();
+    let config = format!(
+        "[security]\nauto_approve = true\n[servers.test]\ncommand = {server:?}\nargs = [\"--tools\", \"echo,sleep,cancellations\"]\n"
+    );
+    std::fs::write(&home.config, config).unwrap();
+    home
+}
+
+/// What the server says it was told to cancel.
+fn cancellations(home: &Home) -> String {
+    home.call("test__cancellations", "{}")
+}
+
+#[test]
+fn cancel_stops_a_running_call_here_and_at_its_server_but_only_on_its_own_connection() {
+    let home = home("cancel-op");
+    home.start_daemon();
+    assert_eq!(cancellations(&home), "cancelled: none");
+    let (mut mine, _) = home.connect();
+    let (mut other, _) = home.connect();
+    mine.send_request(json!({"op": "call_tool", "name": "test__sleep", "args": {"ms": 60000}, "id": "slow"}));
+    // Another connection cannot reach it, whatever id it names.
+    other.send_request(json!({"op": "cancel", "request": "slow", "id": 1}));
+    let refused = other.answer().unwrap();
+    assert_eq!(refused["result"]["cancelled"], false, "{refused}");
+    assert!(refused["result"]["why_not"].as_str().unwrap().contains("this connection"), "{refused}");
+    std::thread::sleep(Duration::from_millis(300));
+    mine.send_request(json!({"op": "cancel", "request": "slow", "id": "stop"}));
+    let call = mine.answer().unwrap();
+    assert_eq!(call["id"], "slow", "{call}");
+    assert_eq!(call["ok"], false, "{call}");
+    assert_eq!(call["error"]["code"], "cancelled", "{call}");
+    let cancel = mine.answer().unwrap();
+    assert_eq!((cancel["id"].clone(), cancel["result"]["cancelled"].clone()), (json!("stop"), json!(true)));
+    // The server was told, and the connection goes on serving.
+    let told = cancellations(&home);
+    assert!(told.starts_with("cancelled: ") && told != "cancelled: none", "{told}");
+    mine.send_request(json!({"op": "ping"}));
+    let next = mine.answer().unwrap();
+    assert_eq!(next["ok"], true, "{next}");
+    // A request that already ended: nothing to cancel, said so.
+    mine.send_request(json!({"op": "cancel", "request": "slow"}));
+    assert_eq!(mine.answer().unwrap()["result"]["cancelled"], false);
+    let _ = home.warden(&["stop"]);
+}
+
+#[test]
+fn ctrl_c_on_warden_call_cancels_the_call_upstream_and_exits_130() {
+    let home = home("cancel-ctrl-c");
+    home.start_daemon();
+    let mut call = home.command(&["call", "test__sleep", r#"{"ms":60000}"#, "--config"]);
+    let child = call.arg(&home.config).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // The daemon runs: the call is at its server well within this.
+    std::thread::sleep(Duration::from_secs(2));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "");
+    assert!(stderr(&output).contains("Ctrl-C: cancelling the call"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("cancelled: cancelled at the client's request"), "{}", stderr(&output));
+    let told = cancellations(&home);
+    assert!(told.starts_with("cancelled: ") && told != "cancelled: none", "{told}");
+    let _ = home.warden(&["stop"]);
+}
+
+#[test]
+fn ctrl_c_while_a_call_waits_for_approval_takes_it_out_of_the_queue() {
+    let home = home("cancel-approval");
+    let text = std::fs::read_to_string(&home.config).unwrap().replace("[security]\nauto_approve = true\n", "");
+    std::fs::write(&home.config, text).unwrap();
+    let mut call = home.command(&["call", "test__echo", r#"{"message":"hi"}"#, "--config"]);
+    let mut child = call.arg(&home.config).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut errors = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("waiting for approval #") {
+        let mut line = String::new();
+        assert_ne!(errors.read_line(&mut line).unwrap(), 0, "warden call ended without waiting: {said}");
+        said += &line;
+    }
+    let listed: Value = serde_json::from_str(&stdout(&home.warden(&["approvals", "--json"]))).unwrap();
+    assert_eq!(listed["approvals"].as_array().unwrap().len(), 1, "{listed}");
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut errors, &mut rest);
+    assert_eq!(status.code(), Some(130), "{said}{rest}");
+    assert!(rest.contains("cancelled"), "{rest}");
+    let listed: Value = serde_json::from_str(&stdout(&home.warden(&["approvals", "--json"]))).unwrap();
+    assert_eq!(listed["approvals"], json!([]), "the cancelled call still waits for approval: {listed}");
+    let _ = home.warden(&["stop"]);
+}
