@@ -27,6 +27,7 @@ mod install;
 mod local;
 mod login;
 pub(crate) mod mcp;
+mod progress;
 mod remote;
 mod service;
 mod watch;

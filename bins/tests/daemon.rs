@@ -127,7 +127,8 @@ fn servers_still_starting_are_reported_while_the_command_waits() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stdout(&output).ends_with("\n14 tools\n"));
     let error = stderr(&output);
-    assert!(error.starts_with("waiting for server 'broken': restarting (attempt 1 of 1, next in 0."), "{error}");
+    assert!(error.starts_with("warden: ↻ broken"), "{error}");
+    assert!(error.contains("restarting (attempt 1 of 1, next in "), "{error}");
     assert!(error.contains("warning: server 'broken' failed: "), "{error}");
     assert!(error.contains("(gave up after 1 restart in a row)"), "{error}");
 

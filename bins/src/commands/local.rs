@@ -29,23 +29,21 @@ async fn start_with_config(common: &Common) -> anyhow::Result<(Warden, WardenCon
     Ok((warden, config))
 }
 
-/// How long before a one-shot command says what it is waiting for.
-const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How often the servers are looked at while they start.
+const POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Waits for every server to settle, saying every couple of seconds which
-/// ones are still on their way: a server that crashes on start is retried
-/// with backoff, and a silent half-minute would look like a hang.
+/// Waits for every server to settle, showing which are on their way
+/// ([`super::progress`]): a server that crashes on start is retried with
+/// backoff, and a silent half-minute would look like a hang.
 async fn wait_until_settled(warden: &Warden) {
+    let mut progress = super::progress::StartupProgress::new();
+    let reports = || warden.status().iter().map(render::server_report).collect::<Vec<_>>();
     let settled = warden.settled();
     tokio::pin!(settled);
     loop {
         tokio::select! {
-            _ = &mut settled => return,
-            _ = tokio::time::sleep(PATIENCE) => {
-                for server in warden.status().iter().filter(|server| !server.state.is_settled()) {
-                    eprintln!("waiting for server '{}': {}", server.name, server.state);
-                }
-            }
+            _ = &mut settled => return progress.finish(&reports()),
+            _ = tokio::time::sleep(POLL) => progress.observe(&reports()),
         }
     }
 }

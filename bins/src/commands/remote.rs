@@ -18,9 +18,6 @@ use crate::daemon::lockfile::pid_alive;
 use crate::daemon::state_dir::StateDir;
 use crate::render;
 
-/// How long before a command says which servers it is waiting for.
-const PATIENCE: Duration = Duration::from_secs(2);
-
 /// How often a waiting command asks whether the servers have settled.
 const SETTLE_POLL: Duration = Duration::from_millis(50);
 
@@ -66,21 +63,17 @@ pub(super) async fn connect(common: &Common, verbose: bool) -> anyhow::Result<Cl
     client::connect(&state, config.as_deref(), verbose).await
 }
 
-/// Waits until no server is still starting, saying every couple of seconds
-/// which ones are on their way; the last status.
+/// Waits until no server is still starting, showing which are on their
+/// way ([`super::progress`]); the last status.
 async fn settle(client: &mut Client) -> anyhow::Result<Status> {
-    let mut next_report = Instant::now() + PATIENCE;
+    let mut progress = super::progress::StartupProgress::new();
     loop {
         let status: Status = client.request_as(json!({"op": "status"})).await?;
         if status.settled {
+            progress.finish(&status.servers);
             return Ok(status);
         }
-        if Instant::now() >= next_report {
-            for server in status.servers.iter().filter(|server| matches!(&*server.state, "starting" | "restarting")) {
-                eprintln!("waiting for server '{}': {}", server.name, server.detail);
-            }
-            next_report += PATIENCE;
-        }
+        progress.observe(&status.servers);
         tokio::time::sleep(SETTLE_POLL).await;
     }
 }
