@@ -23,6 +23,7 @@ pub(crate) use crate::usage::UsageError;
 mod ask;
 mod check;
 mod import;
+pub(crate) mod inputs;
 mod install;
 mod local;
 mod login;

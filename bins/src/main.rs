@@ -51,6 +51,7 @@ fn main() -> ExitCode {
     };
     let json = matches!(cli.command, cli::Command::Serve { log_format: cli::LogFormat::Json, .. });
     init_logging(cli.verbose + u8::from(serving), log.clone(), json);
+    commands::inputs::ask_before_start(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -189,7 +189,7 @@ fn a_call_waits_for_approval_and_another_process_approves_or_denies_it() {
     std::io::BufRead::read_line(&mut said, &mut rest).unwrap();
     assert!(rest.starts_with("  arguments: {\"message\":\"approved\"}\n"), "{rest}");
     assert!(rest.contains("answer from any terminal: `warden approve "), "{rest}");
-    assert!(rest.contains("Ctrl-C stops waiting"), "{rest}");
+    assert!(rest.contains("`warden deny 1 --reason '…'`; Ctrl-C cancels the call"), "{rest}");
     let waiting = waiting_approvals(&home, 1);
     assert_eq!(waiting[0]["tool"], "test__echo");
     assert_eq!(waiting[0]["server"], "test");

@@ -64,16 +64,30 @@ impl WardenConfig {
         explicit: Option<&Path>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Discovered, ConfigError> {
-        let given = explicit.map(Path::to_path_buf).or_else(|| non_empty(env("WARDEN_CONFIG")).map(PathBuf::from));
-        let path = match given {
-            Some(path) => absolute(&path),
-            None => match default_location(env) {
-                Some(path) if path.is_file() => absolute(&path),
-                looked_at => return Ok(Discovered::Nothing { looked_at }),
-            },
+        let path = match locate(explicit, env) {
+            Ok(path) => path,
+            Err(looked_at) => return Ok(Discovered::Nothing { looked_at }),
         };
         let config = WardenConfig::load(&path)?;
         Ok(Discovered::Loaded { path, config: Box::new(config) })
+    }
+}
+
+/// The file [`WardenConfig::discover`] would load, without loading it (to
+/// ask for what it needs first); `None` when there is none.
+pub fn config_file(explicit: Option<&Path>) -> Option<PathBuf> {
+    locate(explicit, &|name| std::env::var(name).ok()).ok()
+}
+
+/// The config's path, absolute; else the default location looked at.
+fn locate(explicit: Option<&Path>, env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, Option<PathBuf>> {
+    let given = explicit.map(Path::to_path_buf).or_else(|| non_empty(env("WARDEN_CONFIG")).map(PathBuf::from));
+    match given {
+        Some(path) => Ok(absolute(&path)),
+        None => match default_location(env) {
+            Some(path) if path.is_file() => Ok(absolute(&path)),
+            looked_at => Err(looked_at),
+        },
     }
 }
 

@@ -90,7 +90,7 @@ mod vscode;
 pub use ca_cert::{ca_roots, check_ca_cert};
 pub use crash_retry::CrashRetry;
 pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
-pub use discovery::{absolute as config_path, default_config_path, Discovered};
+pub use discovery::{absolute as config_path, config_file, default_config_path, Discovered};
 pub use foreign::foreign_servers;
 pub use front::{FrontConfig, FrontToken};
 pub use masked::Masked;
@@ -101,6 +101,7 @@ pub use sampling::{SamplingConfig, SAMPLING_APPROVALS};
 pub use security::{AgentConfig, SecurityConfig};
 pub use server::ServerConfig;
 pub use summary::SummaryConfig;
+pub use vscode::{unset_inputs, PromptInput};
 
 /// The whole configuration.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -9,7 +9,9 @@
 //! - `inputs` are prompts VS Code shows; Warden reads `${input:ID}` from
 //!   the environment variable `ID` (or `ID` in upper snake case, so
 //!   `api-key` is also `API_KEY`), at load time like any `${VAR}`, and says
-//!   which to set when neither is (`expand` in `lib.rs`).
+//!   which to set when neither is (`expand` in `lib.rs`). A command run
+//!   at a terminal asks for the ones still unset first ([`unset_inputs`]
+//!   lists them; the CLI asks and sets the variable).
 
 use std::path::{Path, PathBuf};
 
@@ -61,4 +63,41 @@ pub(crate) fn input_variables(id: &str) -> [String; 2] {
     let snake: String =
         id.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
     [id.to_string(), snake]
+}
+
+/// A VS Code `promptString` input a config refers to as `${input:ID}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptInput {
+    /// Its `id`.
+    pub id: String,
+    /// What VS Code would show as the prompt.
+    pub description: Option<String>,
+    /// Typed without echo.
+    pub password: bool,
+    /// The environment variable that sets it (`ID` in upper snake case).
+    pub variable: String,
+}
+
+/// The inputs the VS Code file `path` declares and refers to, which no
+/// environment variable sets (through `env`). Any other file, or one that
+/// does not parse (the loader will say why), has none.
+pub fn unset_inputs(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Vec<PromptInput> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Vec::new() };
+    let Ok(file) = serde_json::from_str::<serde_json::Value>(&text) else { return Vec::new() };
+    let declared = file.get("inputs").and_then(serde_json::Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    declared
+        .iter()
+        .filter(|input| input["type"] == "promptString")
+        .filter_map(|input| {
+            let id = input["id"].as_str()?;
+            let [exact, snake] = input_variables(id);
+            let wanted = text.contains(&format!("${{input:{id}}}"));
+            (wanted && env(&exact).is_none() && env(&snake).is_none()).then(|| PromptInput {
+                id: id.to_string(),
+                description: input["description"].as_str().map(str::to_string),
+                password: input["password"] == true,
+                variable: snake,
+            })
+        })
+        .collect()
 }

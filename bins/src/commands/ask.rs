@@ -74,7 +74,7 @@ fn on_approval(lockfile: &Lockfile, notice: Value) {
     eprintln!("  arguments: {}", notice["arguments"]);
     if !std::io::stdin().is_terminal() {
         eprintln!(
-            "  answer from any terminal: `warden approve {id}` (`--grant` for later calls too) or `warden deny {id}              --reason '…'`; Ctrl-C cancels the call"
+            "  answer from any terminal: `warden approve {id}` (`--grant` for later calls too) or `warden deny {id} --reason '…'`; Ctrl-C cancels the call"
         );
         return;
     }

@@ -44,8 +44,12 @@ struct Tools {
 /// the config at the XDG location.
 pub(super) async fn connect(common: &Common, verbose: bool) -> anyhow::Result<Client> {
     let state = StateDir::from_env()?;
-    let config = if common.config.is_none() && client::running(&state).await.is_some() {
-        None
+    // A daemon that serves this config already loaded it (with the
+    // variables it was started with): it is not loaded again here.
+    let wanted = common.config.as_deref().map(warden_config::config_path);
+    let serving = client::running(&state).await.map(|client| client.lockfile.config);
+    let config = if serving.is_some() && (wanted.is_none() || wanted == serving) {
+        wanted
     } else {
         match WardenConfig::discover(common.config.as_deref())? {
             Discovered::Loaded { path, config } if config.servers.is_empty() => {
@@ -201,7 +205,7 @@ async fn running_for(config: Option<&std::path::Path>, verb: &str) -> anyhow::Re
         let wanted = warden_config::config_path(config);
         if wanted != client.lockfile.config {
             return Err(UsageError(format!(
-                "the running warden daemon (pid {}) serves {}, not {}; nothing to {verb} (`warden {verb}` without                  --config acts on it)",
+                "the running warden daemon (pid {}) serves {}, not {}; nothing to {verb} (`warden {verb}` without --config acts on it)",
                 client.lockfile.pid,
                 client.lockfile.config.display(),
                 wanted.display()
