@@ -90,7 +90,7 @@ fn read_one(path: &Path) -> Result<Vec<DropIn>, ConfigError> {
 /// `mcp_servers` — holding one server or more, and nothing else.
 fn fragment(mut table: config::Map<String, config::Value>, path: &Path) -> Result<Vec<DropIn>, ConfigError> {
     let file = path.display().to_string();
-    super::shapes::normalise(&mut table, &file)?;
+    let mut ignored = super::shapes::normalise(&mut table, &file)?;
     if let Some(other) = table.keys().find(|key| *key != "servers") {
         return Err(ConfigError::Unreadable {
             file,
@@ -106,7 +106,11 @@ fn fragment(mut table: config::Map<String, config::Value>, path: &Path) -> Resul
     let mut drop_ins = Vec::new();
     for (name, entry) in servers {
         let entry = super::shapes::server_table(entry, &name, &file)?;
-        drop_ins.push(server_of(typed(entry, &file, &name)?, name, path)?);
+        let mut drop_in = server_of(typed(entry, &file, &name)?, name, path)?;
+        if let Some(at) = ignored.iter().position(|(server, _)| *server == drop_in.name) {
+            drop_in.server.ignored = ignored.swap_remove(at).1;
+        }
+        drop_ins.push(drop_in);
     }
     Ok(drop_ins)
 }

@@ -5,8 +5,10 @@
 //! copied literally.
 //!
 //! The same shape readers as loading (`shapes::normalise`) do the mapping,
-//! so a file imports exactly as it would load; each entry is then checked
-//! against the strict schema, so an unknown field is refused here too.
+//! so a file imports exactly as it would load: what the other program's
+//! entry sets that Warden does not honour is taken out and named (for the
+//! import to say), and each entry is then checked against the strict
+//! schema.
 
 use std::path::Path;
 
@@ -17,17 +19,18 @@ use crate::{file_format, shapes, ConfigError, ServerConfig};
 /// The servers of a config file's text (in any shape Warden reads; the
 /// format by `path`'s extension, TOML otherwise), each as a table of
 /// Warden's `[servers.NAME]` fields (in no particular order: the `config`
-/// crate's maps keep none).
-pub fn foreign_servers<T: DeserializeOwned>(text: &str, path: &Path) -> Result<Vec<(String, T)>, ConfigError> {
+/// crate's maps keep none); and by server, the fields taken out because
+/// Warden does not honour them.
+pub fn foreign_servers<T: DeserializeOwned>(text: &str, path: &Path) -> Result<ForeignServers<T>, ConfigError> {
     let file = path.display().to_string();
     let unreadable =
         |error: config::ConfigError| ConfigError::Unreadable { file: file.clone(), problem: error.to_string() };
     let format = file_format(path).unwrap_or(config::FileFormat::Toml);
     let built = config::Config::builder().add_source(config::File::from_str(text, format)).build();
     let mut root = built.and_then(|built| config::Source::collect(&built)).map_err(unreadable)?;
-    shapes::normalise(&mut root, &file)?;
-    let Some(servers) = root.remove("servers") else { return Ok(Vec::new()) };
-    let config::ValueKind::Table(servers) = servers.kind else { return Ok(Vec::new()) };
+    let ignored = shapes::normalise(&mut root, &file)?;
+    let Some(servers) = root.remove("servers") else { return Ok((Vec::new(), ignored)) };
+    let config::ValueKind::Table(servers) = servers.kind else { return Ok((Vec::new(), ignored)) };
     let mut read = Vec::new();
     for (name, entry) in servers {
         let server_error = |problem: String| ConfigError::Server { file: file.clone(), server: name.clone(), problem };
@@ -35,5 +38,9 @@ pub fn foreign_servers<T: DeserializeOwned>(text: &str, path: &Path) -> Result<V
         let table: T = entry.try_deserialize().map_err(|error| server_error(error.to_string()))?;
         read.push((name, table));
     }
-    Ok(read)
+    Ok((read, ignored))
 }
+
+/// What [`foreign_servers`] read: each server, and by server what of it
+/// Warden does not honour.
+pub type ForeignServers<T> = (Vec<(String, T)>, Vec<(String, Vec<String>)>);

@@ -91,7 +91,7 @@ pub use ca_cert::{ca_roots, check_ca_cert};
 pub use crash_retry::CrashRetry;
 pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
 pub use discovery::{absolute as config_path, config_file, default_config_path, Discovered};
-pub use foreign::foreign_servers;
+pub use foreign::{foreign_servers, ForeignServers};
 pub use front::{FrontConfig, FrontToken};
 pub use masked::Masked;
 pub use naming::NamingConfig;
@@ -286,7 +286,7 @@ impl WardenConfig {
         };
         let built = config::Config::builder().add_source(source).build();
         let mut root = built.and_then(|built| config::Source::collect(&built)).map_err(unreadable)?;
-        shapes::normalise(&mut root, file)?;
+        let ignored = shapes::normalise(&mut root, file)?;
         kinds::check_root(&root, file)?;
         let drop_ins = match root.remove("mcp_server_dir").map(|dir| dir.kind) {
             Some(config::ValueKind::String(dir)) => drop_ins::read_dir(Path::new(&dir), file)?,
@@ -302,6 +302,11 @@ impl WardenConfig {
         let mut config: WardenConfig = config::Value::new(None, root).try_deserialize().map_err(unreadable)?;
         for server in config.servers.values_mut() {
             server.origin = Some(PathBuf::from(file));
+        }
+        for (name, unhonoured) in ignored {
+            if let Some(server) = config.servers.get_mut(&name) {
+                server.ignored = unhonoured;
+            }
         }
         for drop_in in drop_ins {
             if let Some(first) = config.servers.get(&drop_in.name) {

@@ -26,3 +26,20 @@ pub(crate) fn kind_name(kind: &ValueKind) -> &'static str {
         ValueKind::Array(_) => "a list",
     }
 }
+
+/// Takes out of a server entry written in another program's shape
+/// (`shape`: "codex", "VS Code"...) every field Warden's schema does not
+/// have, once the shape's own fields were mapped: each is said, not
+/// refused, since the file is that program's and valid there. Warden's own
+/// `[servers.NAME]` stays strict: an unknown field there is a typo.
+pub(crate) fn take_unhonoured(table: &mut RawServer, shape: &str) -> Vec<String> {
+    let unknown: Vec<String> =
+        table.keys().filter(|key| !crate::server::SERVER_FIELDS.contains(&key.as_str())).cloned().collect();
+    unknown
+        .into_iter()
+        .map(|key| {
+            table.remove(&key);
+            format!("`{key}` (a {shape} setting) is not something Warden does; it is ignored")
+        })
+        .collect()
+}

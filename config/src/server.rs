@@ -83,7 +83,36 @@ pub struct ServerConfig {
     /// references named. Set at load time.
     #[serde(skip)]
     pub masked: Masked,
+    /// What its entry in another program's shape (codex, VS Code, Claude,
+    /// Zed, goose) set that Warden does not honour, each said as a
+    /// warning. Set at load time.
+    #[serde(skip)]
+    pub ignored: Vec<String>,
 }
+
+/// Every field of a server in Warden's schema, as a file writes it.
+pub(crate) const SERVER_FIELDS: [&str; 20] = [
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "ca_cert",
+    "transport",
+    "oauth",
+    "enabled_tools",
+    "disabled_tools",
+    "rename",
+    "startup_timeout_secs",
+    "inherit_env",
+    "pass_env",
+    "max_restarts",
+    "restart_delay_secs",
+    "retry_after_crash",
+    "default_policy",
+    "roots",
+];
 
 fn yes() -> bool {
     true

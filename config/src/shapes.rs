@@ -23,7 +23,7 @@
 
 use config::{Map, Value, ValueKind};
 
-use super::raw::{kind_name, server_error, RawServer};
+use super::raw::{kind_name, server_error, take_unhonoured, RawServer};
 use super::ConfigError;
 
 /// The top-level keys that hold servers, in the order they are read.
@@ -48,8 +48,14 @@ const WARDEN_KEYS: [&str; 14] = [
     "mcp_server_dir",
 ];
 
+/// What an entry in another program's shape set that Warden does not
+/// honour, by server: said as warnings ([`ServerConfig::ignored`]).
+///
+/// [`ServerConfig::ignored`]: crate::ServerConfig::ignored
+pub(crate) type Ignored = Vec<(String, Vec<String>)>;
+
 /// Moves `mcp_servers` and `mcpServers` into `servers`; errors name `file`.
-pub(super) fn normalise(root: &mut Map<String, Value>, file: &str) -> Result<(), ConfigError> {
+pub(super) fn normalise(root: &mut Map<String, Value>, file: &str) -> Result<Ignored, ConfigError> {
     // VS Code's prompts: Warden reads `${input:ID}` from the environment.
     root.remove("inputs");
     let codex = matches!(root.get("mcp_servers").map(|value| &value.kind), Some(ValueKind::Table(_)));
@@ -59,15 +65,19 @@ pub(super) fn normalise(root: &mut Map<String, Value>, file: &str) -> Result<(),
         root.retain(|key, _| SECTIONS.contains(&key.as_str()) || WARDEN_KEYS.contains(&key.as_str()));
     }
     let mut servers: Vec<(String, Value, &str)> = Vec::new();
+    let mut ignored = Ignored::new();
     for section in SECTIONS {
         let Some(value) = root.remove(section) else { continue };
-        for (name, server) in entries(section, value, file)? {
+        for (name, server, unhonoured) in entries(section, value, file)? {
             if let Some((_, _, first)) = servers.iter().find(|(seen, _, _)| *seen == name) {
                 return Err(ConfigError::Duplicate {
                     server: name,
                     first: format!("'{file}' (`{first}`)"),
                     second: format!("'{file}' (`{section}`)"),
                 });
+            }
+            if !unhonoured.is_empty() {
+                ignored.push((name.clone(), unhonoured));
             }
             servers.push((name, server, section));
         }
@@ -76,11 +86,25 @@ pub(super) fn normalise(root: &mut Map<String, Value>, file: &str) -> Result<(),
         let map: Map<String, Value> = servers.into_iter().map(|(name, server, _)| (name, server)).collect();
         root.insert("servers".into(), Value::new(None, map));
     }
-    Ok(())
+    Ok(ignored)
 }
 
-/// One section's servers as (name, raw entry).
-fn entries(section: &str, value: Value, file: &str) -> Result<Vec<(String, Value)>, ConfigError> {
+/// How a shape's entry becomes a Warden server (`None`: left out).
+type Reader = fn(RawServer, &str, &str) -> Result<Option<RawServer>, ConfigError>;
+
+/// One server of a section: its name, its raw entry, and what of it
+/// Warden does not honour.
+type Entry = (String, Value, Vec<String>);
+
+/// A server entry in `shape` (another program's): the fields Warden does
+/// not have taken out and said.
+fn foreign(name: String, mut table: RawServer, shape: &str) -> Entry {
+    let unhonoured = take_unhonoured(&mut table, shape);
+    (name, Value::new(None, table), unhonoured)
+}
+
+/// One section's servers.
+fn entries(section: &str, value: Value, file: &str) -> Result<Vec<Entry>, ConfigError> {
     let kind = kind_name(&value.kind);
     let section_error = |expected: &str| ConfigError::Setting {
         file: file.into(),
@@ -89,19 +113,26 @@ fn entries(section: &str, value: Value, file: &str) -> Result<Vec<(String, Value
     };
     match (section, &value.kind) {
         // Warden's own shape is left to the schema; VS Code's `type` and
-        // `envFile` are read first.
+        // `envFile` are read first, and an entry with either is VS Code's.
         ("servers", ValueKind::Table(_)) => value_table(value)
             .into_iter()
             .map(|(name, entry)| {
-                let ValueKind::Table(table) = entry.kind else { return Ok((name, entry)) };
+                let ValueKind::Table(table) = entry.kind else { return Ok((name, entry, Vec::new())) };
+                let vscode = table.contains_key("type") || table.contains_key("envFile");
                 let table = crate::vscode::env_file(typed(table, file, &name)?, file, &name)?;
-                Ok((name, Value::new(None, table)))
+                Ok(match vscode {
+                    true => foreign(name, table, "VS Code"),
+                    false => (name, Value::new(None, table), Vec::new()),
+                })
             })
             .collect(),
         ("servers", _) => Err(section_error("a table of servers by name")),
         ("mcp_servers", ValueKind::Array(_)) => {
             let ValueKind::Array(list) = value.kind else { unreachable!("matched above") };
-            list.into_iter().enumerate().map(|(index, entry)| listed(index, entry, file)).collect()
+            list.into_iter()
+                .enumerate()
+                .map(|(index, entry)| listed(index, entry, file).map(|(name, entry)| (name, entry, Vec::new())))
+                .collect()
         }
         // Codex's `[mcp_servers.NAME]` tables.
         ("mcp_servers", ValueKind::Table(_)) => {
@@ -109,31 +140,47 @@ fn entries(section: &str, value: Value, file: &str) -> Result<Vec<(String, Value
             for (name, entry) in value_table(value) {
                 let table = server_table(entry, &name, file)?;
                 if let Some(table) = crate::codex::entry(table, file, &name)? {
-                    servers.push((name.clone(), Value::new(None, typed(table, file, &name)?)));
+                    let table = typed(table, file, &name)?;
+                    servers.push(foreign(name, table, "codex"));
                 }
             }
             Ok(servers)
         }
         ("mcp_servers", _) => Err(section_error("a list of servers, each with a `name`, or codex's tables by name")),
         ("context_servers" | "extensions", ValueKind::Table(_)) => {
-            let read = if section == "context_servers" { crate::editors::zed } else { crate::editors::goose };
+            let (read, shape) = match section {
+                "context_servers" => (crate::editors::zed as Reader, "Zed"),
+                _ => (crate::editors::goose as Reader, "goose"),
+            };
             let mut servers = Vec::new();
             for (name, entry) in value_table(value) {
                 let table = server_table(entry, &name, file)?;
                 if let Some(table) = read(table, file, &name)? {
-                    servers.push((name.clone(), Value::new(None, typed(table, file, &name)?)));
+                    let table = typed(table, file, &name)?;
+                    servers.push(foreign(name, table, shape));
                 }
             }
             Ok(servers)
         }
-        (_, ValueKind::Table(_)) => value_table(value)
-            .into_iter()
-            .map(|(name, entry)| {
-                let table = server_table(entry, &name, file)?;
+        // `mcpServers` (Claude, Cursor, Windsurf, Cline...): `disabled =
+        // true` (Cline's) leaves the server out, as the client would.
+        (_, ValueKind::Table(_)) => {
+            let mut servers = Vec::new();
+            for (name, entry) in value_table(value) {
+                let mut table = server_table(entry, &name, file)?;
+                match table.remove("disabled").map(|value| value.kind) {
+                    Some(ValueKind::Boolean(true)) => continue,
+                    Some(ValueKind::Boolean(false)) | None => {}
+                    Some(other) => {
+                        let problem = format!("`disabled` must be true or false, not {}", kind_name(&other));
+                        return Err(server_error(file, &name, problem));
+                    }
+                }
                 let table = typed(table, file, &name)?;
-                Ok((name, Value::new(None, table)))
-            })
-            .collect(),
+                servers.push(foreign(name, table, "`mcpServers`"));
+            }
+            Ok(servers)
+        }
         _ => Err(section_error("a map of servers by name")),
     }
 }

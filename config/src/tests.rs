@@ -1,4 +1,5 @@
 mod formats;
+mod ignored;
 
 use super::*;
 use warden_policy::{Approval, LeakAction, PolicyLayer, Risk};

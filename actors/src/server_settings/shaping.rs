@@ -28,6 +28,10 @@ pub struct ToolShaping {
     pub disabled: ToolPatterns,
     /// The server's own name → the name callers see.
     pub renames: BTreeMap<String, String>,
+    /// What the server's entry set that Warden does not honour (another
+    /// program's settings): said in its status with the shaping warnings,
+    /// so they are seen where a server's problems are looked for.
+    pub ignored: Vec<String>,
 }
 
 /// A server's tool list after shaping.
@@ -49,6 +53,7 @@ impl ToolShaping {
             enabled: server.enabled_tools.as_ref().and_then(|tools| ToolPatterns::new(tools).ok()),
             disabled: ToolPatterns::new(&server.disabled_tools).unwrap_or_default(),
             renames: server.rename.clone(),
+            ignored: server.ignored.clone(),
         }
     }
 
@@ -63,7 +68,8 @@ impl ToolShaping {
     /// tool by its old name (a typo would otherwise go unnoticed).
     pub fn shape(&self, server: &str, listed: Vec<Tool>) -> ShapedTools {
         let mut tools: Vec<Tool> = listed.into_iter().filter(|tool| self.shows(&tool.name)).collect();
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> =
+            self.ignored.iter().map(|ignored| format!("server '{server}': {ignored}")).collect();
         let kept: HashSet<String> = tools.iter().map(|tool| tool.name.clone()).collect();
         for old in self.renames.keys() {
             if !kept.contains(old) {
@@ -119,14 +125,16 @@ mod tests {
                 .into_iter()
                 .map(|(a, b)| (a.to_string(), b.to_string()))
                 .collect(),
+            ignored: vec!["`alwaysAllow` (a `mcpServers` setting) is not something Warden does; it is ignored".into()],
         };
         let listed = ["read_file", "read_secret", "write_file", "delete", "read_dir"].map(tool).to_vec();
         let shaped = shaping.shape("files", listed);
         assert_eq!(names(&shaped), ["cat", "save", "read_dir"]);
         assert_eq!(shaped.upstream_names["cat"], "read_file");
         assert_eq!(shaped.upstream_names["save"], "write_file");
-        assert_eq!(shaped.warnings.len(), 1, "{:?}", shaped.warnings);
-        assert!(shaped.warnings[0].contains("'read_secret'"), "{:?}", shaped.warnings);
+        assert_eq!(shaped.warnings.len(), 2, "{:?}", shaped.warnings);
+        assert!(shaped.warnings[0].starts_with("server 'files': `alwaysAllow`"), "{:?}", shaped.warnings);
+        assert!(shaped.warnings[1].contains("'read_secret'"), "{:?}", shaped.warnings);
     }
 
     #[test]

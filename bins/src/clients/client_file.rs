@@ -73,9 +73,16 @@ impl ClientFile {
     }
 
     /// Every server in the file, in Warden's schema, and the name of an
-    /// entry that already runs Warden (left out of the servers).
+    /// entry that already runs Warden (left out of the servers). What an
+    /// entry sets that Warden does not honour is said on stderr.
     pub(crate) fn servers(&self) -> anyhow::Result<(Vec<(String, Value)>, Option<String>)> {
-        let mut servers: Vec<(String, Value)> = warden_config::foreign_servers(&self.plain(), &self.path)?;
+        let (mut servers, ignored): (Vec<(String, Value)>, _) =
+            warden_config::foreign_servers(&self.plain(), &self.path)?;
+        for (server, unhonoured) in ignored {
+            for warning in unhonoured {
+                eprintln!("warning: server '{server}': {warning}");
+            }
+        }
         let warden = servers.iter().position(|(_, server)| runs_warden(server));
         let warden = warden.map(|index| servers.remove(index).0);
         Ok((servers, warden))

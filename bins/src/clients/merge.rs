@@ -29,7 +29,7 @@ pub(crate) struct Merged {
 
 /// `servers` added to Warden's config `text` (at `path`, for messages).
 pub(crate) fn merge(text: &str, path: &Path, servers: &[(String, Value)]) -> anyhow::Result<Merged> {
-    let existing: Vec<(String, Value)> = warden_config::foreign_servers(text, path)?;
+    let (existing, _): (Vec<(String, Value)>, _) = warden_config::foreign_servers(text, path)?;
     let mut document: toml_edit::DocumentMut =
         text.parse().with_context(|| format!("{} is not valid TOML", path.display()))?;
     let mut merged = Merged::default();

@@ -52,6 +52,7 @@ fn server_json(name: &str, server: &ServerConfig) -> Value {
         "url": server.url,
         "headers": server.masked.headers,
         "default_policy": server.default_policy,
+        "ignored": server.ignored,
     })
 }
 
@@ -63,6 +64,9 @@ fn text(path: &Path, config: &WardenConfig) -> String {
     for (name, server) in &config.servers {
         let origin = server.origin.as_deref().unwrap_or(path);
         let _ = writeln!(out, "server '{name}' (from {})", origin.display());
+        for ignored in &server.ignored {
+            let _ = writeln!(out, "  warning: {ignored}");
+        }
         if let Some(command) = &server.command {
             let _ = writeln!(out, "  command: {command}");
         }
