@@ -49,6 +49,7 @@ use crate::approver::Approver;
 use crate::client_features::{AskContext, CallingClient, ClientFeatures, During};
 use crate::elicitor::Elicitor;
 use crate::error::CallError;
+use crate::metrics::{CallRecord, Metrics, Outcome};
 use crate::policy_gate::{GateMsg, GateView};
 use crate::policy_rules::PolicyRules;
 use crate::progress::ProgressSink;
@@ -190,12 +191,29 @@ pub(crate) struct CallPath {
     pub(crate) gate_view: watch::Receiver<Arc<GateView>>,
     /// Who asks the person what servers need (a URL opened, for one).
     pub(crate) client: Arc<ClientFeatures>,
+    /// Where every call is counted.
+    pub(crate) metrics: Arc<Metrics>,
 }
 
 impl CallPath {
-    /// Runs the tool `name` for `caller`, through steps 0–4 above.
+    /// Runs the tool `name` for `caller`, through steps 0–4 above,
+    /// counted in the metrics (a call dropped midway as cancelled).
     pub(crate) async fn call(
         &self,
+        caller: Caller<'_>,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, CallError> {
+        let mut record = CallRecord::begin(&self.metrics);
+        let result = self.steps(&mut record, caller, name, arguments, options).await;
+        record.end(Outcome::of(&result));
+        result
+    }
+
+    async fn steps(
+        &self,
+        record: &mut CallRecord<'_>,
         caller: Caller<'_>,
         name: &str,
         arguments: Value,
@@ -226,6 +244,7 @@ impl CallPath {
             (entry.server.clone(), slot, rules.resolve(entry, timeout))
         };
         let _in_flight = slot.as_ref().map(Slot::begin_call);
+        record.resolved(&server, name);
         let mut settings = slot.map(|slot| slot.settings).unwrap_or_default();
         settings.call_timeout = options.timeout.unwrap_or(policy.timeout.value);
 

@@ -57,6 +57,7 @@ mod client_features;
 mod elicitor;
 mod error;
 mod hub;
+mod metrics;
 mod policy_gate;
 mod policy_rules;
 mod primitive_tools;
@@ -82,6 +83,7 @@ pub use elicitor::{ActorElicitor, ElicitationAnswer, ElicitationRequest, Elicito
 // The config a host loads to start Warden (the whole schema is `warden_config`).
 pub use error::{CallError, GrantError};
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
+pub use metrics::{Metrics, Outcome};
 pub use policy_gate::{ApprovalOutcome, GateArgs, GateMsg, GateView, PolicyGate};
 pub use policy_rules::{AgentRules, ConfiguredApprover, PolicyRules};
 pub use progress::{Progress, ProgressSink};

@@ -127,7 +127,23 @@ impl Warden {
 
     /// Every configured server's state.
     pub fn status(&self) -> Vec<ServerStatus> {
-        self.core.path.snapshot.borrow().statuses()
+        let mut statuses = self.core.path.snapshot.borrow().statuses();
+        for status in &mut statuses {
+            status.calls = self.core.path.metrics.calls_of(&status.name);
+        }
+        statuses
+    }
+
+    /// Warden's metrics, to count what a host adds (a bridge request, a
+    /// front request) beside what Warden counts itself.
+    pub fn metrics(&self) -> &crate::Metrics {
+        &self.core.path.metrics
+    }
+
+    /// Every metric in Prometheus' exposition format (OpenMetrics text),
+    /// with server states as they are now: what `GET /metrics` answers.
+    pub fn metrics_text(&self) -> String {
+        self.core.path.metrics.encode(&self.status())
     }
 
     /// Waits until every server is running or failed.

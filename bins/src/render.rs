@@ -95,6 +95,9 @@ pub(crate) fn status_table(servers: &[ServerReport]) -> String {
         if server.restarts > 0 {
             let _ = write!(line, ", {} restart{}", server.restarts, if server.restarts == 1 { "" } else { "s" });
         }
+        if server.calls > 0 {
+            let _ = write!(line, ", {} call{}", server.calls, if server.calls == 1 { "" } else { "s" });
+        }
         let _ = writeln!(out, "{line}");
         for warning in &server.warnings {
             let _ = writeln!(out, "{:width$}  warning: {warning}", "");
@@ -161,6 +164,7 @@ pub(crate) fn server_report(server: &ServerStatus) -> ServerReport {
             .and_then(|at| std::time::SystemTime::now().duration_since(at).ok())
             .map(|uptime| uptime.as_secs()),
         restarts: server.restarts,
+        calls: server.calls,
     }
 }
 

@@ -379,6 +379,9 @@ pub struct ServerReport {
     /// How many times it was restarted.
     #[serde(default)]
     pub restarts: u32,
+    /// How many tool calls it has had, whatever their outcome.
+    #[serde(default)]
+    pub calls: u64,
 }
 
 impl ServerReport {

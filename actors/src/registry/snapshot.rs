@@ -47,6 +47,18 @@ impl ServerState {
     pub fn is_settled(&self) -> bool {
         matches!(self, ServerState::Running | ServerState::Failed { .. } | ServerState::NeedsLogin { .. })
     }
+
+    /// The state in one word: `starting`, `running`, `restarting`,
+    /// `needs_login` or `failed` (what `status` and metrics label it).
+    pub fn label(&self) -> &'static str {
+        match self {
+            ServerState::Starting => "starting",
+            ServerState::Running => "running",
+            ServerState::Restarting { .. } => "restarting",
+            ServerState::NeedsLogin { .. } => "needs_login",
+            ServerState::Failed { .. } => "failed",
+        }
+    }
 }
 
 impl fmt::Display for ServerState {
@@ -91,6 +103,8 @@ pub struct ServerStatus {
     pub connected_at: Option<std::time::SystemTime>,
     /// How many times it was restarted since Warden started it.
     pub restarts: u32,
+    /// How many tool calls it has had, whatever their outcome.
+    pub calls: u64,
 }
 
 /// A registered tool.
@@ -196,6 +210,7 @@ impl Snapshot {
                     pid: None,
                     connected_at: None,
                     restarts: 0,
+                    calls: 0,
                 };
                 (name.clone(), ServerEntry { status, actor: None, ran: false, offers: ServerOffers::default() })
             })

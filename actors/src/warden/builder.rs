@@ -241,7 +241,8 @@ async fn spawn(
         }
     };
     let slots = watch::Sender::new(Arc::new(slots));
-    let path = CallPath { snapshot, slots, rules, gate, gate_view, client: client.clone() };
+    let metrics = Arc::new(crate::Metrics::default());
+    let path = CallPath { snapshot, slots, rules, gate, gate_view, client: client.clone(), metrics };
     let core = Core {
         path,
         hub,

@@ -1,5 +1,5 @@
 //! `warden status --watch`: the daemon, every server (state, pid, uptime,
-//! restarts, tools, last error) and whatever waits for a person
+//! restarts, tools, calls, last error) and whatever waits for a person
 //! (approvals, servers' questions), redrawn every second until Ctrl-C.
 //! On a terminal the screen is redrawn in place; otherwise each refresh
 //! is a block of plain lines with the time, for a log.

@@ -1,0 +1,206 @@
+//! Warden's numbers, in Prometheus' exposition format.
+//!
+//! One [`Metrics`] per `Warden` handle, shared by its clones: every series
+//! Warden exports is declared here, in one registry, so the list of what
+//! an operator can graph is this file. Counting costs the call path a few
+//! atomic adds and one short lock (the set of tools seen per server, so a
+//! removed server's series can be dropped): far below a call's cost.
+//!
+//! Labels are bounded. `server` and `tool` come from configured servers and
+//! the tools they list; a call to a name no server has is counted with
+//! empty ones, and nothing a caller sends (arguments, agent names, unknown
+//! tool names) becomes a label.
+//!
+//! Server states and restarts are read from the Registry's snapshot when
+//! the metrics are encoded, so they are exactly what `warden status` says;
+//! a server removed by a reload stops reporting, one kept keeps its series.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use crate::registry::ServerStatus;
+
+mod call;
+mod outcome;
+
+pub(crate) use call::CallRecord;
+pub use outcome::Outcome;
+
+/// The states a server can be in, as `warden_server_state` labels them.
+const STATES: [&str; 5] = ["starting", "running", "restarting", "failed", "needs_login"];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ServerLabel {
+    server: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    server: String,
+    tool: String,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabels {
+    server: String,
+    state: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabel {
+    kind: &'static str,
+}
+
+/// Every series Warden exports, and the registry that encodes them.
+pub struct Metrics {
+    registry: Registry,
+    calls: Family<CallLabels, Counter>,
+    call_seconds: Family<ServerLabel, Histogram, fn() -> Histogram>,
+    in_flight: Family<ServerLabel, Gauge>,
+    states: Family<StateLabels, Gauge>,
+    restarts: Family<ServerLabel, Counter>,
+    approvals: Family<KindLabel, Counter>,
+    bridge_requests: Family<KindLabel, Counter>,
+    front_requests: Family<KindLabel, Counter>,
+    /// Calls by server, every outcome: what `warden status` shows (not
+    /// exported; the histogram's `_count` says the same to Prometheus).
+    server_calls: Family<ServerLabel, Counter>,
+    /// Per server: the tools it was called under, and the restarts counted.
+    seen: Mutex<HashMap<String, Seen>>,
+}
+
+#[derive(Default)]
+struct Seen {
+    tools: HashSet<String>,
+    restarts: u32,
+}
+
+/// Call durations from 100 µs to about 52 s, each bucket twice the last.
+fn call_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.0001, 2.0, 20))
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        let mut registry = Registry::with_prefix("warden");
+        let calls = Family::default();
+        registry.register("tool_calls", "Tool calls, by server, tool and outcome", calls.clone());
+        let call_seconds = Family::new_with_constructor(call_histogram as fn() -> Histogram);
+        registry.register("tool_call_duration_seconds", "How long tool calls took, by server", call_seconds.clone());
+        let in_flight = Family::default();
+        registry.register("tool_calls_in_flight", "Tool calls running now, by server", in_flight.clone());
+        let states = Family::default();
+        registry.register("server_state", "1 for the state each server is in, 0 for the others", states.clone());
+        let restarts = Family::default();
+        registry.register("server_restarts", "Restarts of each server since Warden started it", restarts.clone());
+        let approvals = Family::default();
+        registry.register(
+            "approvals",
+            "Approvals asked of a person, and how they ended (approved, denied, timed_out)",
+            approvals.clone(),
+        );
+        let bridge_requests = Family::default();
+        registry.register("bridge_requests", "Requests on the daemon's bridge, by op", bridge_requests.clone());
+        let front_requests = Family::default();
+        registry.register("front_requests", "Requests to the MCP front, by MCP method", front_requests.clone());
+        Metrics {
+            registry,
+            calls,
+            call_seconds,
+            in_flight,
+            states,
+            restarts,
+            approvals,
+            bridge_requests,
+            front_requests,
+            server_calls: Family::default(),
+            seen: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl Metrics {
+    /// How many calls `server` has had (every outcome), for `warden status`.
+    pub fn calls_of(&self, server: &str) -> u64 {
+        self.server_calls.get(&ServerLabel { server: server.to_string() }).map_or(0, |calls| calls.get())
+    }
+
+    /// An approval was asked (`requested`) or ended (`approved`, `denied`,
+    /// `timed_out`).
+    pub fn approval(&self, kind: &'static str) {
+        self.approvals.get_or_create(&KindLabel { kind }).inc();
+    }
+
+    /// A bridge request with this op (one of the protocol's, or `invalid`).
+    pub fn bridge_request(&self, op: &'static str) {
+        self.bridge_requests.get_or_create(&KindLabel { kind: op }).inc();
+    }
+
+    /// A front request with this MCP method (a known one, or `other`).
+    pub fn front_request(&self, method: &'static str) {
+        self.front_requests.get_or_create(&KindLabel { kind: method }).inc();
+    }
+
+    /// The exposition text (OpenMetrics, which Prometheus scrapes), with
+    /// server states and restarts as `servers` says they are now.
+    pub fn encode(&self, servers: &[ServerStatus]) -> String {
+        self.sync_servers(servers);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry).expect("writing to a String cannot fail");
+        text
+    }
+
+    /// States and restarts from `servers`; the series of servers no longer
+    /// there are dropped.
+    fn sync_servers(&self, servers: &[ServerStatus]) {
+        let mut seen = self.seen.lock().expect("metrics lock");
+        for server in servers {
+            let current = server.state.label();
+            for state in STATES {
+                let labels = StateLabels { server: server.name.clone(), state };
+                self.states.get_or_create(&labels).set(i64::from(state == current));
+            }
+            let counted = &mut seen.entry(server.name.clone()).or_default().restarts;
+            let label = ServerLabel { server: server.name.clone() };
+            let restarts = self.restarts.get_or_create(&label);
+            // A server restarted by a reload starts counting again.
+            restarts.inc_by(u64::from(server.restarts.saturating_sub(*counted)));
+            *counted = server.restarts;
+        }
+        let gone: Vec<String> =
+            seen.keys().filter(|name| !servers.iter().any(|server| &server.name == *name)).cloned().collect();
+        for name in gone {
+            let tools = seen.remove(&name).map(|seen| seen.tools).unwrap_or_default();
+            self.forget(&name, tools);
+        }
+    }
+
+    /// Drops every series of a server that is gone.
+    fn forget(&self, server: &str, tools: HashSet<String>) {
+        let label = ServerLabel { server: server.to_string() };
+        self.call_seconds.remove(&label);
+        self.server_calls.remove(&label);
+        self.in_flight.remove(&label);
+        self.restarts.remove(&label);
+        for state in STATES {
+            self.states.remove(&StateLabels { server: server.to_string(), state });
+        }
+        for tool in tools {
+            for outcome in Outcome::ALL {
+                let labels = CallLabels { server: server.to_string(), tool: tool.clone(), outcome: outcome.label() };
+                self.calls.remove(&labels);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
