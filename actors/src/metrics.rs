@@ -33,6 +33,27 @@ mod outcome;
 pub(crate) use call::CallRecord;
 pub use outcome::Outcome;
 
+/// The MCP methods a front is asked, as `warden_front_requests` labels them.
+const FRONT_METHODS: [&str; 17] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/roots/list_changed",
+    "notifications/progress",
+];
+
 /// The states a server can be in, as `warden_server_state` labels them.
 const STATES: [&str; 5] = ["starting", "running", "restarting", "failed", "needs_login"];
 
@@ -68,6 +89,7 @@ pub struct Metrics {
     states: Family<StateLabels, Gauge>,
     restarts: Family<ServerLabel, Counter>,
     approvals: Family<KindLabel, Counter>,
+    approvals_waiting: Gauge,
     bridge_requests: Family<KindLabel, Counter>,
     front_requests: Family<KindLabel, Counter>,
     /// Calls by server, every outcome: what `warden status` shows (not
@@ -104,9 +126,11 @@ impl Default for Metrics {
         let approvals = Family::default();
         registry.register(
             "approvals",
-            "Approvals asked of a person, and how they ended (approved, denied, timed_out)",
+            "Approvals asked of a person (requested), and how they ended (approved, denied, timed_out, withdrawn)",
             approvals.clone(),
         );
+        let approvals_waiting = Gauge::default();
+        registry.register("approvals_waiting", "Approvals waiting for a person now", approvals_waiting.clone());
         let bridge_requests = Family::default();
         registry.register("bridge_requests", "Requests on the daemon's bridge, by op", bridge_requests.clone());
         let front_requests = Family::default();
@@ -119,6 +143,7 @@ impl Default for Metrics {
             states,
             restarts,
             approvals,
+            approvals_waiting,
             bridge_requests,
             front_requests,
             server_calls: Family::default(),
@@ -133,20 +158,31 @@ impl Metrics {
         self.server_calls.get(&ServerLabel { server: server.to_string() }).map_or(0, |calls| calls.get())
     }
 
-    /// An approval was asked (`requested`) or ended (`approved`, `denied`,
-    /// `timed_out`).
-    pub fn approval(&self, kind: &'static str) {
+    /// A call waits for a person's approval.
+    pub(crate) fn approval_asked(&self) {
+        self.approvals.get_or_create(&KindLabel { kind: "requested" }).inc();
+        self.approvals_waiting.inc();
+    }
+
+    /// An approval ended: `approved`, `denied`, `timed_out`, or
+    /// `withdrawn` (its caller stopped waiting).
+    pub(crate) fn approval_ended(&self, kind: &'static str) {
         self.approvals.get_or_create(&KindLabel { kind }).inc();
+        self.approvals_waiting.dec();
     }
 
-    /// A bridge request with this op (one of the protocol's, or `invalid`).
-    pub fn bridge_request(&self, op: &'static str) {
-        self.bridge_requests.get_or_create(&KindLabel { kind: op }).inc();
+    /// A bridge request with this op (an op the protocol does not have is
+    /// counted as `unknown`).
+    pub fn bridge_request(&self, op: &str) {
+        let kind = warden_protocol::BridgeRequest::OPS.iter().find(|known| **known == op).copied().unwrap_or("unknown");
+        self.bridge_requests.get_or_create(&KindLabel { kind }).inc();
     }
 
-    /// A front request with this MCP method (a known one, or `other`).
-    pub fn front_request(&self, method: &'static str) {
-        self.front_requests.get_or_create(&KindLabel { kind: method }).inc();
+    /// A request to the MCP front with this method (one MCP does not have
+    /// is counted as `other`: clients choose method names).
+    pub fn front_request(&self, method: &str) {
+        let kind = FRONT_METHODS.iter().find(|known| **known == method).copied().unwrap_or("other");
+        self.front_requests.get_or_create(&KindLabel { kind }).inc();
     }
 
     /// The exposition text (OpenMetrics, which Prometheus scrapes), with

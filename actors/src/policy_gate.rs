@@ -78,6 +78,8 @@ pub struct GateArgs {
     /// Where request and grant numbers come from: shared with the
     /// questions servers ask, so one number names one thing waiting.
     pub ids: Arc<AtomicU64>,
+    /// Where approvals asked and their ends are counted.
+    pub metrics: Arc<crate::Metrics>,
 }
 
 /// Messages the gate handles.
@@ -142,6 +144,7 @@ pub struct GateState {
     publish: watch::Sender<Arc<GateView>>,
     view: GateView,
     ids: Arc<AtomicU64>,
+    metrics: Arc<crate::Metrics>,
     /// Requests waiting for an answer.
     waiting: HashMap<u64, Waiting>,
     /// Caller's ticket → request id, for [`GateMsg::Withdraw`].
@@ -170,6 +173,7 @@ impl Actor for PolicyGate {
             publish: args.publish,
             view: GateView::default(),
             ids: args.ids,
+            metrics: args.metrics,
             waiting: HashMap::new(),
             tickets: HashMap::new(),
         })
@@ -230,6 +234,7 @@ impl GateState {
         call.requested_at = SystemTime::now();
         let request = call.clone();
         tracing::info!(id, tool = %call.tool, agent = ?call.agent, reason = %call.reason, "approval requested");
+        self.metrics.approval_asked();
         let (answer, receiver) = ApprovalAnswer::new();
         let timeout = self.approval_timeout;
         let gate = myself.clone();
@@ -258,6 +263,7 @@ impl GateState {
         if let Some(waiting) = self.waiting.remove(&id) {
             tracing::info!(id, tool = %waiting.call.tool, "approval request withdrawn: its caller stopped waiting");
             waiting.timer.abort();
+            self.metrics.approval_ended("withdrawn");
         }
     }
 
@@ -292,6 +298,11 @@ impl GateState {
                 ApprovalOutcome::Denied { by, reason }
             }
         };
+        self.metrics.approval_ended(match &outcome {
+            ApprovalOutcome::Approved { .. } => "approved",
+            ApprovalOutcome::TimedOut { .. } => "timed_out",
+            _ => "denied",
+        });
         let _ = reply.send(outcome);
     }
 

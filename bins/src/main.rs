@@ -24,6 +24,7 @@ mod clients;
 mod commands;
 mod daemon;
 mod front;
+mod observe;
 mod render;
 mod secret;
 mod usage;

@@ -144,7 +144,11 @@ pub(crate) fn checked_listen(
     example: &str,
     allow_non_loopback: bool,
 ) -> Result<SocketAddr, (&'static str, String)> {
-    let field = if table == "daemon" { "daemon.listen" } else { "front.listen" };
+    let field = match table {
+        "daemon" => "daemon.listen",
+        "metrics" => "metrics.listen",
+        _ => "front.listen",
+    };
     let addr: SocketAddr = listen
         .parse()
         .map_err(|_| (field, format!("must be an IP address and port such as \"{example}\", not \"{listen}\"")))?;

@@ -46,7 +46,7 @@ const SERVER_FIELDS: [(&str, Kind); 15] = [
 ];
 
 /// Fields outside `servers`, by their full dotted name.
-const SETTINGS: [(&str, Kind); 32] = [
+const SETTINGS: [(&str, Kind); 35] = [
     ("call_timeout_secs", Kind::Number),
     ("max_message_bytes", Kind::Integer),
     ("output_limit_bytes", Kind::Integer),
@@ -65,6 +65,9 @@ const SETTINGS: [(&str, Kind); 32] = [
     ("front.session_idle_secs", Kind::Number),
     ("front.max_sessions", Kind::Integer),
     ("front.resource_tools", Kind::Boolean),
+    ("metrics.listen", Kind::Text),
+    ("metrics.allow_non_loopback", Kind::Boolean),
+    ("metrics.token", Kind::Text),
     ("security.auto_approve", Kind::Boolean),
     ("security.approver", Kind::Text),
     ("security.approval_timeout_secs", Kind::Number),

@@ -73,6 +73,7 @@ mod foreign;
 mod front;
 mod kinds;
 mod masked;
+mod metrics;
 mod naming;
 mod oauth;
 mod profiles;
@@ -94,6 +95,7 @@ pub use discovery::{absolute as config_path, config_file, default_config_path, D
 pub use foreign::{foreign_servers, ForeignServers};
 pub use front::{FrontConfig, FrontToken};
 pub use masked::Masked;
+pub use metrics::MetricsConfig;
 pub use naming::NamingConfig;
 pub use oauth::{state_home, OAuthConfig, OAuthGrant, OAUTH_SIGNING_ALGS};
 pub use profiles::ProfileConfig;
@@ -147,6 +149,9 @@ pub struct WardenConfig {
     /// The daemon's HTTP MCP front: `[front]`.
     #[serde(default)]
     pub front: FrontConfig,
+    /// Prometheus metrics and health checks: `[metrics]`.
+    #[serde(default)]
+    pub metrics: MetricsConfig,
     /// The directories servers are told they may work in (`roots/list`),
     /// unless a server's entry has its own `roots`: `file://` URIs
     /// (absolute paths are turned into them at load time).
@@ -406,6 +411,8 @@ impl WardenConfig {
         // The front's error fields are indexed (`front.tokens[0].token`).
         let front_tokens = self.front.check(lookup).map_err(policy_error)?;
         secrets.extend(front_tokens);
+        let metrics_token = self.metrics.check(lookup).map_err(policy_error)?;
+        secrets.extend(metrics_token.map(|token| ("metrics token".to_string(), token)));
         self.known_secrets = secrets;
         Ok(())
     }

@@ -31,7 +31,7 @@ pub(super) const SECTIONS: [&str; 5] = ["servers", "mcp_servers", "mcpServers", 
 
 /// The top-level keys of Warden's schema: in a codex file, every other key
 /// is codex's own setting and is not read.
-const WARDEN_KEYS: [&str; 14] = [
+const WARDEN_KEYS: [&str; 15] = [
     "servers",
     "max_message_bytes",
     "call_timeout_secs",
@@ -43,6 +43,7 @@ const WARDEN_KEYS: [&str; 14] = [
     "daemon",
     "summary",
     "front",
+    "metrics",
     "roots",
     "sampling",
     "mcp_server_dir",

@@ -72,6 +72,11 @@ impl RequestLine {
         Ok(RequestLine { id, token, body })
     }
 
+    /// The `op` it names, as sent (empty when it has none or not a string).
+    pub fn op(&self) -> &str {
+        self.body.get("op").and_then(Value::as_str).unwrap_or_default()
+    }
+
     /// The operation, decoded strictly.
     pub fn into_request(self) -> Result<Request, BridgeError> {
         let op = match self.body.get("op") {

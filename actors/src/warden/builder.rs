@@ -216,7 +216,9 @@ async fn spawn(
     };
     let approver = approver.or_else(|| approver_of(configured_approver));
     let (publish_view, gate_view) = watch::channel(Arc::new(GateView::default()));
-    let gate_args = GateArgs { approver, approval_timeout, publish: publish_view, ids: ids.0 };
+    let metrics = Arc::new(crate::Metrics::default());
+    let gate_args =
+        GateArgs { approver, approval_timeout, publish: publish_view, ids: ids.0, metrics: metrics.clone() };
     let gate = match Actor::spawn(None, PolicyGate, gate_args).await {
         Ok((gate, _)) => gate,
         Err(error) => {
@@ -241,7 +243,6 @@ async fn spawn(
         }
     };
     let slots = watch::Sender::new(Arc::new(slots));
-    let metrics = Arc::new(crate::Metrics::default());
     let path = CallPath { snapshot, slots, rules, gate, gate_view, client: client.clone(), metrics };
     let core = Core {
         path,

@@ -30,6 +30,9 @@ const STOP_PATIENCE: Duration = Duration::from_secs(60);
 struct Status {
     daemon: Value,
     settled: bool,
+    /// Every server running, or those that are not (what `/readyz` says).
+    #[serde(default)]
+    readiness: Value,
     servers: Vec<ServerReport>,
 }
 
@@ -175,7 +178,12 @@ pub(super) async fn status(common: &Common, verbose: bool) -> anyhow::Result<Exi
         report(&status);
     }
     if common.json {
-        let all = json!({"daemon": status.daemon, "settled": status.settled, "servers": status.servers});
+        let all = json!({
+            "daemon": status.daemon,
+            "settled": status.settled,
+            "readiness": status.readiness,
+            "servers": status.servers,
+        });
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else {
         print!("{}", render::daemon_line(&status.daemon));

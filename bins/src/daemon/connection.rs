@@ -326,6 +326,7 @@ fn prepare(ops: &Ops, line: &str, standing: &mut Standing) -> Prepared {
         return Prepared::Answer(Answer { close: true, ..Answer::error(envelope.id.as_ref(), &error) });
     }
     ops.activity.touch();
+    ops.warden.metrics().bridge_request(envelope.op());
     let id = envelope.id.clone();
     match envelope.into_request() {
         Ok(warden_protocol::BridgeRequest::Mcp { agent, server }) => Prepared::Mcp { id, agent, server },

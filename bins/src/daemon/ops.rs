@@ -247,7 +247,8 @@ impl Ops {
     }
 
     fn status(&self) -> Value {
-        let servers: Vec<_> = self.warden.status().iter().map(render::server_report).collect();
+        let statuses = self.warden.status();
+        let servers: Vec<_> = statuses.iter().map(render::server_report).collect();
         json!({
             "daemon": {
                 "pid": self.lockfile.pid,
@@ -267,6 +268,7 @@ impl Ops {
                 })),
             },
             "settled": settled_now(&self.warden),
+            "readiness": crate::observe::readiness(&statuses),
             "servers": servers,
         })
     }

@@ -79,6 +79,17 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
             source,
         })?),
     };
+    let metrics_address = config.metrics.listen_addr().map_err(|(field, problem)| {
+        warden_config::ConfigError::Setting { file: config_path.display().to_string(), field, problem }
+    })?;
+    let metrics_listener = match metrics_address {
+        None => None,
+        Some(address) => Some(TcpListener::bind(address).await.map_err(|source| CannotListen {
+            address,
+            what: " for metrics ([metrics] listen)",
+            source,
+        })?),
+    };
     // Calls that need a person wait here for `warden approve`, unless the
     // config names its own approver.
     let approvals = ApprovalQueue::new();
@@ -126,6 +137,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
                 local,
                 config.max_message_bytes,
                 Box::new(move || Box::new(keep.begin_session())),
+                crate::observe::Observe::new(warden.clone(), &config.metrics, local.ip().is_loopback()),
             );
             if config.front.open() {
                 tracing::warn!("the MCP front on {local} takes requests without a token ([front] auth = \"none\")");
@@ -158,6 +170,15 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
             shutdown.triggered().await;
         }))
     });
+    if let Some(listener) = metrics_listener {
+        let local = listener.local_addr()?;
+        let observe = crate::observe::Observe::new(ops.warden.clone(), &config.metrics, local.ip().is_loopback());
+        let shutdown = ops.shutdown.clone();
+        tracing::info!("metrics on http://{local}/metrics (and /healthz, /readyz)");
+        tokio::spawn(crate::observe::listener::serve(listener, Arc::new(observe), async move {
+            shutdown.triggered().await;
+        }));
+    }
     let connections = accept_until_shutdown(listener, &ops).await;
     if let Some(http_front) = http_front {
         // Its sessions end (their calls cancelled) before the drain below.

@@ -78,6 +78,8 @@ pub(crate) struct HttpFront {
     max_body: usize,
     sessions: Arc<Sessions>,
     keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
+    /// `/metrics`, `/healthz` and `/readyz`, answered before the MCP checks.
+    observe: crate::observe::Observe,
 }
 
 /// Who is asking, and through which endpoint.
@@ -98,13 +100,14 @@ impl HttpFront {
         addr: SocketAddr,
         max_body: usize,
         keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
+        observe: crate::observe::Observe,
     ) -> Arc<HttpFront> {
         let sessions = Sessions::new(config.max_sessions, config.session_idle());
         let port = addr.port();
         let mut hosts =
             vec![addr.to_string(), format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
         hosts.extend(config.allowed_hosts.iter().cloned());
-        Arc::new(HttpFront { front, config, hosts, max_body, sessions, keep_alive })
+        Arc::new(HttpFront { front, config, hosts, max_body, sessions, keep_alive, observe })
     }
 
     /// Serves `listener` until `stop` resolves, then ends every session.
@@ -147,6 +150,9 @@ impl HttpFront {
     }
 
     async fn handle(&self, request: Request<Incoming>) -> Answer {
+        if let Some(page) = self.observe.page(&request) {
+            return crate::observe::listener::response(page).map(http_body_util::BodyExt::boxed);
+        }
         let caller = match self.check(&request) {
             Ok(caller) => caller,
             Err(mut answer) => {
