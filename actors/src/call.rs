@@ -46,6 +46,7 @@ use tokio::sync::watch;
 use warden_protocol::{json_kind, CallToolResult};
 
 use crate::approver::Approver;
+use crate::audit::{self, AuditDraft, AuditSink, LeakNote};
 use crate::client_features::{AskContext, CallingClient, ClientFeatures, During};
 use crate::elicitor::Elicitor;
 use crate::error::CallError;
@@ -83,6 +84,7 @@ pub struct CallOptions {
     elicitor: Option<CallElicitor>,
     approver: Option<CallApprover>,
     client: Option<CallClient>,
+    via: Option<String>,
 }
 
 /// The calling client (a newtype for `Debug`).
@@ -161,6 +163,13 @@ impl CallOptions {
         self
     }
 
+    /// Says through what the call came (`bridge`, a front session...), for
+    /// its audit record.
+    pub fn via(mut self, via: impl Into<String>) -> CallOptions {
+        self.via = Some(via.into());
+        self
+    }
+
     /// What the call's server requests are answered with.
     fn ask_context(&self, caller: Caller<'_>) -> Option<Arc<AskContext>> {
         if caller.is_none() && self.elicitor.is_none() && self.client.is_none() {
@@ -193,6 +202,8 @@ pub(crate) struct CallPath {
     pub(crate) client: Arc<ClientFeatures>,
     /// Where every call is counted.
     pub(crate) metrics: Arc<Metrics>,
+    /// Where every call is recorded, when the host keeps an audit log.
+    pub(crate) audit: Option<Arc<dyn AuditSink>>,
 }
 
 impl CallPath {
@@ -206,8 +217,18 @@ impl CallPath {
         options: CallOptions,
     ) -> Result<CallToolResult, CallError> {
         let mut record = CallRecord::begin(&self.metrics);
+        if let Some(sink) = &self.audit {
+            let scanner = sink.with_arguments().then(|| self.rules.borrow().scanner.clone());
+            let mut draft = AuditDraft::new(name, &arguments, scanner.as_ref());
+            draft.agent = caller.map(str::to_string);
+            draft.via = options.via.clone();
+            record = record.audited(sink.as_ref(), draft);
+        }
         let result = self.steps(&mut record, caller, name, arguments, options).await;
-        record.end(Outcome::of(&result));
+        if let (Err(error), Some(draft)) = (&result, record.draft()) {
+            draft.decision = draft.decision.take().or_else(|| audit::decision_of(error));
+        }
+        record.end(Outcome::of(&result), result.as_ref().err().map(ToString::to_string));
         result
     }
 
@@ -245,6 +266,9 @@ impl CallPath {
         };
         let _in_flight = slot.as_ref().map(Slot::begin_call);
         record.resolved(&server, name);
+        if let Some(draft) = record.draft() {
+            draft.policy = Some(policy);
+        }
         let mut settings = slot.map(|slot| slot.settings).unwrap_or_default();
         settings.call_timeout = options.timeout.unwrap_or(policy.timeout.value);
 
@@ -254,7 +278,15 @@ impl CallPath {
         let called = admit::Called { name, server: &server, agent: caller, approver };
         let arguments = Value::Object(arguments);
         let tokens = oauth_leaks::scanner_for(oauth_leaks::all(&self.slots.borrow()), &arguments);
-        admit::admit(&rules, tokens.as_ref(), &view, &self.gate, &called, &arguments, &policy).await?;
+        let mut leaks = Vec::new();
+        let admitted =
+            admit::admit(&rules, tokens.as_ref(), &view, &self.gate, &called, &arguments, &policy, &mut leaks);
+        let admitted = admitted.await;
+        self.noted(record, &mut leaks);
+        let decision = admitted?;
+        if let Some(draft) = record.draft() {
+            draft.decision = Some(decision);
+        }
         let Value::Object(arguments) = arguments else { unreachable!("made an object above") };
 
         // 3. Attempt; a server that needs a URL opened first (-32042) has
@@ -274,12 +306,25 @@ impl CallPath {
         };
 
         // 4. Police.
-        let result = police::police_result(&rules.scanner, &policy, name, result);
+        let result = police::police_result(&rules.scanner, &policy, name, result, &mut leaks);
         let own = settings.oauth.as_ref().map(|authorizer| oauth_leaks::of(&server, authorizer)).unwrap_or_default();
-        Ok(match oauth_leaks::scanner_for(own, &result) {
-            Some(tokens) => police::police_result(&tokens, &policy, name, result),
+        let result = match oauth_leaks::scanner_for(own, &result) {
+            Some(tokens) => police::police_result(&tokens, &policy, name, result, &mut leaks),
             None => result,
-        })
+        };
+        self.noted(record, &mut leaks);
+        Ok(result)
+    }
+
+    /// Counts what leak policing did, and adds it to the audit record.
+    fn noted(&self, record: &mut CallRecord<'_>, leaks: &mut Vec<LeakNote>) {
+        for leak in leaks.iter() {
+            self.metrics.leak(&leak.kind, leak.action);
+        }
+        match record.draft() {
+            Some(draft) => draft.leaks.append(leaks),
+            None => leaks.clear(),
+        }
     }
 
     /// True once the Registry is gone: Warden has shut down (the

@@ -51,6 +51,7 @@
 
 mod approval_queue;
 mod approver;
+mod audit;
 mod call;
 mod chat;
 mod client_features;
@@ -81,6 +82,7 @@ pub use call::CallOptions;
 pub use client_features::{CallingClient, ClientOffers, Root};
 pub use elicitor::{ActorElicitor, ElicitationAnswer, ElicitationRequest, Elicitor, Refused};
 // The config a host loads to start Warden (the whole schema is `warden_config`).
+pub use audit::{AuditRecord, AuditSink, Decision, LeakNote};
 pub use error::{CallError, GrantError};
 pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
 pub use metrics::{Metrics, Outcome};

@@ -76,6 +76,12 @@ struct StateLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LeakLabels {
+    kind: String,
+    action: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabel {
     kind: &'static str,
 }
@@ -92,6 +98,7 @@ pub struct Metrics {
     approvals_waiting: Gauge,
     bridge_requests: Family<KindLabel, Counter>,
     front_requests: Family<KindLabel, Counter>,
+    leaks: Family<LeakLabels, Counter>,
     /// Calls by server, every outcome: what `warden status` shows (not
     /// exported; the histogram's `_count` says the same to Prometheus).
     server_calls: Family<ServerLabel, Counter>,
@@ -135,6 +142,12 @@ impl Default for Metrics {
         registry.register("bridge_requests", "Requests on the daemon's bridge, by op", bridge_requests.clone());
         let front_requests = Family::default();
         registry.register("front_requests", "Requests to the MCP front, by MCP method", front_requests.clone());
+        let leaks = Family::default();
+        registry.register(
+            "leaks",
+            "Secrets leak policing acted on, by kind and action (blocked, redacted, withheld)",
+            leaks.clone(),
+        );
         Metrics {
             registry,
             calls,
@@ -146,6 +159,7 @@ impl Default for Metrics {
             approvals_waiting,
             bridge_requests,
             front_requests,
+            leaks,
             server_calls: Family::default(),
             seen: Mutex::new(HashMap::new()),
         }
@@ -156,6 +170,12 @@ impl Metrics {
     /// How many calls `server` has had (every outcome), for `warden status`.
     pub fn calls_of(&self, server: &str) -> u64 {
         self.server_calls.get(&ServerLabel { server: server.to_string() }).map_or(0, |calls| calls.get())
+    }
+
+    /// Leak policing acted on a secret of this kind (a known secret's
+    /// label or a shape: both come from the config and Warden, not callers).
+    pub(crate) fn leak(&self, kind: &str, action: &'static str) {
+        self.leaks.get_or_create(&LeakLabels { kind: kind.to_string(), action }).inc();
     }
 
     /// A call waits for a person's approval.

@@ -25,6 +25,7 @@ mod check;
 mod import;
 pub(crate) mod inputs;
 mod install;
+mod interrupt;
 mod local;
 mod login;
 pub(crate) mod mcp;

@@ -69,9 +69,9 @@ fn the_first_call_starts_a_daemon_and_the_next_commands_reuse_it() {
     let lines: Vec<&str> = out.lines().collect();
     assert!(lines[0].starts_with(&format!("daemon: pid {pid}, listening on 127.0.0.1:")), "{out}");
     assert!(lines[0].contains(" s of 300 s (exits in "), "{out}");
-    // The server's own process, and how long it has been up.
+    // The server's own process, how long it has been up, the calls it had.
     let server_line = format!("test  running, 14 tools, protocol 2025-11-25, pid {server_pid}, up ");
-    assert!(lines[1].starts_with(&server_line) && lines[1].ends_with(" s"), "{out}");
+    assert!(lines[1].starts_with(&server_line) && lines[1].ends_with(" s, 3 calls"), "{out}");
     assert_eq!(home.daemon_processes(), [pid]);
 
     // `--config` names the daemon to stop: another file's is refused.

@@ -69,6 +69,7 @@ mod daemon;
 mod discovery;
 mod drop_ins;
 mod editors;
+mod expand;
 mod foreign;
 mod front;
 mod kinds;
@@ -92,6 +93,7 @@ pub use ca_cert::{ca_roots, check_ca_cert};
 pub use crash_retry::CrashRetry;
 pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
 pub use discovery::{absolute as config_path, config_file, default_config_path, Discovered};
+pub(crate) use expand::expand;
 pub use foreign::{foreign_servers, ForeignServers};
 pub use front::{FrontConfig, FrontToken};
 pub use masked::Masked;
@@ -447,54 +449,6 @@ fn with_expected_values(problem: String) -> String {
         Some((_, values)) => format!("{problem}; expected {values}"),
         None => problem,
     }
-}
-
-/// Replaces `${VAR}` with the variable's value, and `${VAR:-default}`
-/// with its value or, when it is unset or empty, `default` (as Claude
-/// Code's `.mcp.json` writes it); `$${` is a literal `${`.
-pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        if let Some(after) = rest.strip_prefix("$${") {
-            out.push_str("${");
-            rest = after;
-        } else if let Some(after) = rest.strip_prefix("${") {
-            let end = after.find('}').ok_or_else(|| format!("`${{` without a closing `}}` in \"{text}\""))?;
-            if let Some(id) = after[..end].strip_prefix("input:") {
-                let [exact, snake] = vscode::input_variables(id);
-                let value = lookup(&exact).or_else(|| lookup(&snake)).ok_or_else(|| {
-                    format!("`${{input:{id}}}` is a VS Code input, which Warden reads from the environment: set `{snake}` (or `{exact}`) before starting Warden")
-                })?;
-                out.push_str(&value);
-                rest = &after[end + 1..];
-                continue;
-            }
-            let (name, default) = match after[..end].split_once(":-") {
-                Some((name, default)) => (name, Some(default)),
-                None => (&after[..end], None),
-            };
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!("`${{{name}}}` is not a valid variable name (letters, digits and '_')"));
-            }
-            let value = match (default, lookup(name).filter(|value| default.is_none() || !value.is_empty())) {
-                (_, Some(value)) => value,
-                (Some(default), None) => default.to_string(),
-                (None, None) => return Err(format!(
-                    "environment variable `{name}` is not set; set it before starting Warden, write `${{{name}:-default}}` for a fallback, or `$${{` for a literal `${{`"
-                )),
-            };
-            out.push_str(&value);
-            rest = &after[end + 1..];
-        } else {
-            out.push('$');
-            rest = &rest[1..];
-        }
-    }
-    out.push_str(rest);
-    Ok(out)
 }
 
 #[cfg(test)]

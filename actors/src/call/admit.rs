@@ -16,6 +16,7 @@ use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, LeakS
 use std::sync::Arc;
 
 use crate::approver::{ApprovalRequest, Approver};
+use crate::audit::{Decision, LeakNote};
 use crate::error::CallError;
 use crate::policy_gate::{ApprovalOutcome, GateMsg, GateView};
 use crate::policy_rules::{AgentRules, PolicyRules};
@@ -57,7 +58,8 @@ pub(crate) struct Called<'a> {
     pub(crate) approver: Option<Arc<dyn Approver>>,
 }
 
-/// Everything a call must pass before it is sent.
+/// Everything a call must pass before it is sent; what let it through (for
+/// the audit record). Secrets found in the arguments are added to `leaks`.
 pub(crate) async fn admit(
     rules: &PolicyRules,
     tokens: Option<&LeakScanner>,
@@ -66,7 +68,8 @@ pub(crate) async fn admit(
     called: &Called<'_>,
     arguments: &Value,
     policy: &ResolvedPolicy,
-) -> Result<(), CallError> {
+    leaks_found: &mut Vec<LeakNote>,
+) -> Result<Decision, CallError> {
     let Called { name, server, agent, .. } = *called;
     if policy.leaks.value != LeakAction::Off {
         let mut leaks = rules.scanner.find_in_json(arguments);
@@ -82,6 +85,11 @@ pub(crate) async fn admit(
                     kinds.push(leak.kind.clone());
                 }
             }
+            leaks_found.extend(leaks.iter().map(|leak| LeakNote {
+                kind: leak.kind.clone(),
+                pointer: leak.path.clone(),
+                action: "blocked",
+            }));
             let paths = leaks.into_iter().map(|leak| leak.path).collect();
             tracing::warn!(tool = %name, agent = ?agent, kinds = ?kinds, "call blocked: secret in arguments");
             return Err(CallError::SecretInArguments { name: name.to_string(), kinds, paths });
@@ -91,15 +99,15 @@ pub(crate) async fn admit(
     let reason = match approval_need(policy, name, agent, auto, &view.grants, tokio::time::Instant::now().into_std()) {
         ApprovalNeed::NotNeeded => {
             tracing::debug!(tool = %name, agent = ?agent, "runs without approval (approval = never)");
-            return Ok(());
+            return Ok(Decision::NotNeeded);
         }
         ApprovalNeed::AutoApproved(why) => {
             tracing::info!(tool = %name, agent = ?agent, "auto-approved: {why}");
-            return Ok(());
+            return Ok(Decision::Auto { why: why.to_string() });
         }
         ApprovalNeed::Granted { grant } => {
             tracing::info!(tool = %name, agent = ?agent, grant, "approved by grant {grant}");
-            return Ok(());
+            return Ok(Decision::Grant { grant });
         }
         ApprovalNeed::Ask { reason } => reason,
     };
@@ -124,7 +132,9 @@ pub(crate) async fn admit(
     let outcome = gate.call(|reply| GateMsg::RequestApproval { call, ticket, approver, reply }, None).await;
     withdraw.disarm();
     match outcome {
-        Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Approved { .. })) => Ok(()),
+        Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Approved { by, grant })) => {
+            Ok(Decision::Approved { by, grant })
+        }
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Denied { by, reason })) => {
             Err(CallError::ApprovalDenied { name: name.to_string(), by, reason })
         }

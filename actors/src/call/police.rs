@@ -6,6 +6,7 @@
 //! `leaks = "block"`. The common case — nothing found — walks the result as
 //! it is, without converting it to a JSON tree.
 
+use crate::audit::LeakNote;
 use serde_json::Value;
 use warden_policy::{LeakAction, LeakScanner, ResolvedPolicy};
 use warden_protocol::{CallToolResult, ContentBlock};
@@ -18,6 +19,7 @@ pub(crate) fn police_result(
     policy: &ResolvedPolicy,
     name: &str,
     result: CallToolResult,
+    leaks_found: &mut Vec<LeakNote>,
 ) -> CallToolResult {
     if policy.leaks.value == LeakAction::Off {
         return result;
@@ -27,6 +29,12 @@ pub(crate) fn police_result(
     }
     let Ok(mut value) = serde_json::to_value(&result) else { return result };
     let leaks = scanner.redact_json(&mut value);
+    let action = if policy.leaks.value == LeakAction::Block { "withheld" } else { "redacted" };
+    leaks_found.extend(leaks.iter().map(|leak| LeakNote {
+        kind: leak.kind.clone(),
+        pointer: leak.path.clone(),
+        action,
+    }));
     let mut kinds: Vec<String> = leaks.into_iter().map(|leak| leak.kind).collect();
     kinds.sort();
     kinds.dedup();

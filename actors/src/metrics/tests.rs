@@ -31,7 +31,7 @@ fn a_call_is_counted_by_server_tool_and_outcome_with_its_duration() {
         line_of(&in_flight, "warden_tool_calls_in_flight{server=\"git\"}"),
         Some("warden_tool_calls_in_flight{server=\"git\"} 1")
     );
-    record.end(Outcome::Ok);
+    record.end(Outcome::Ok, None);
     let text = metrics.encode(&[server("git", ServerState::Running, 0)]);
     assert!(text.contains("warden_tool_calls_total{server=\"git\",tool=\"git__status\",outcome=\"ok\"} 1\n"), "{text}");
     assert!(text.contains("warden_tool_call_duration_seconds_count{server=\"git\"} 1\n"), "{text}");
@@ -49,7 +49,7 @@ fn a_call_dropped_midway_is_cancelled_and_an_unknown_name_is_no_label() {
     drop(record);
     let text = metrics.encode(&[server("git", ServerState::Running, 0)]);
     assert!(text.contains("{server=\"git\",tool=\"git__log\",outcome=\"cancelled\"} 1\n"), "{text}");
-    CallRecord::begin(&metrics).end(Outcome::Unavailable);
+    CallRecord::begin(&metrics).end(Outcome::Unavailable, None);
     let text = metrics.encode(&[]);
     assert!(text.contains("warden_tool_calls_total{server=\"\",tool=\"\",outcome=\"unavailable\"} 1\n"), "{text}");
     // The server is not in the status: its series are gone.
@@ -61,7 +61,7 @@ fn states_and_restarts_follow_the_status_and_a_removed_server_stops_reporting() 
     let metrics = Metrics::default();
     let mut record = CallRecord::begin(&metrics);
     record.resolved("a", "a__x");
-    record.end(Outcome::ToolError);
+    record.end(Outcome::ToolError, None);
     let failed = ServerState::Failed { reason: "gone".into() };
     let text = metrics.encode(&[server("a", ServerState::Running, 2), server("b", failed, 0)]);
     assert!(text.contains("warden_server_state{server=\"a\",state=\"running\"} 1\n"), "{text}");

@@ -48,6 +48,7 @@ pub struct WardenBuilder {
     /// From `summaries`: wins over the config's likewise.
     summaries: Option<SummarySettings>,
     config_summaries: Option<SummarySettings>,
+    audit: Option<Arc<dyn crate::AuditSink>>,
 }
 
 impl Warden {
@@ -109,6 +110,12 @@ impl WardenBuilder {
         self
     }
 
+    /// Where every call's audit record goes (the daemon: `audit.jsonl`).
+    pub fn audit(mut self, sink: Arc<dyn crate::AuditSink>) -> WardenBuilder {
+        self.audit = Some(sink);
+        self
+    }
+
     /// The elicitor that answers servers' questions (`elicitation/create`);
     /// servers are told Warden supports elicitation, in the modes it
     /// declares, only when one is attached.
@@ -148,6 +155,7 @@ impl WardenBuilder {
             sampling_servers,
             summaries,
             config_summaries,
+            audit,
         } = self;
         if let Some(roots) = roots {
             config_roots.default = roots;
@@ -171,7 +179,7 @@ impl WardenBuilder {
         spawn(
             plans,
             rules,
-            Answerers { approver, elicitor, roots: config_roots, sampling: (sampler, sampling_servers) },
+            Answerers { approver, elicitor, roots: config_roots, sampling: (sampler, sampling_servers), audit },
             summaries,
         )
         .await
@@ -186,6 +194,8 @@ struct Answerers {
     elicitor: Option<Arc<dyn Elicitor>>,
     roots: RootsTable,
     sampling: (Option<Sampler>, Vec<String>),
+    /// And who keeps the record of each call.
+    audit: Option<Arc<dyn crate::AuditSink>>,
 }
 
 async fn spawn(
@@ -194,7 +204,7 @@ async fn spawn(
     answerers: Answerers,
     summaries: Option<SummarySettings>,
 ) -> Result<Warden, StartError> {
-    let Answerers { approver, elicitor, roots, sampling } = answerers;
+    let Answerers { approver, elicitor, roots, sampling, audit } = answerers;
     let rules = watch::Sender::new(Arc::new(rules));
     let ids = WaitIds::new();
     let client = Arc::new(ClientFeatures::new(elicitor, roots, Box::new(rules.subscribe()), ids.clone(), sampling));
@@ -243,7 +253,7 @@ async fn spawn(
         }
     };
     let slots = watch::Sender::new(Arc::new(slots));
-    let path = CallPath { snapshot, slots, rules, gate, gate_view, client: client.clone(), metrics };
+    let path = CallPath { snapshot, slots, rules, gate, gate_view, client: client.clone(), metrics, audit };
     let core = Core {
         path,
         hub,

@@ -105,11 +105,11 @@ pub(super) async fn call(common: &Common, name: &str, arguments: Value) -> anyho
     let calling = call_with_step_ups(&warden, &config, common.json, name, arguments);
     let printed = tokio::select! {
         printed = calling => printed,
-        () = super::remote::interrupted() => {
+        () = super::interrupt::interrupted() => {
             // The call's future is dropped: its server is told to cancel it.
             warden.shutdown().await;
             eprintln!("cancelled: the call was stopped before it finished");
-            return Ok(ExitCode::from(super::remote::INTERRUPTED));
+            return Ok(ExitCode::from(super::interrupt::INTERRUPTED));
         }
     };
     warden.shutdown().await;

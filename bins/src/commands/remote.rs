@@ -128,10 +128,10 @@ pub(super) async fn call(common: &Common, name: &str, arguments: Value, verbose:
     let request = json!({"op": "call_tool", "name": name, "args": arguments, "format": format, "notices": true});
     let lockfile = client.lockfile.clone();
     let on_notice = &mut |notice| super::ask::on_notice(&lockfile, notice);
-    let answer = match client.request_stoppable(request, on_notice, interrupted()).await {
+    let answer = match client.request_stoppable(request, on_notice, super::interrupt::interrupted()).await {
         Err(ClientError::Bridge(error)) if error.code == Code::CANCELLED => {
             eprintln!("cancelled: {}", error.message);
-            return Ok(ExitCode::from(INTERRUPTED));
+            return Ok(ExitCode::from(super::interrupt::INTERRUPTED));
         }
         answer => answer?,
     };
@@ -144,24 +144,6 @@ pub(super) async fn call(common: &Common, name: &str, arguments: Value, verbose:
         result["is_error"] == true
     };
     Ok(if is_error { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-/// The exit code of a command a person stopped with Ctrl-C (128 + SIGINT,
-/// as shells report it).
-pub(super) const INTERRUPTED: u8 = 130;
-
-/// Completes at the first Ctrl-C, having said what happens next. Listening
-/// starts when this is called, so the signal no longer ends the process:
-/// the call is cancelled in the daemon (and upstream) instead of left
-/// running behind a client that is gone.
-pub(super) fn interrupted() -> impl std::future::Future<Output = ()> {
-    let signal = tokio::signal::ctrl_c();
-    async move {
-        if signal.await.is_err() {
-            return std::future::pending().await;
-        }
-        eprintln!("\nCtrl-C: cancelling the call (its server is told to stop)");
-    }
 }
 
 pub(super) async fn schema(common: &Common, name: &str, verbose: bool) -> anyhow::Result<ExitCode> {
