@@ -2,8 +2,6 @@
 //! VS Code input — read at load time, so secrets stay in the environment
 //! rather than in the file.
 
-use super::vscode;
-
 /// Replaces `${VAR}` with the variable's value, and `${VAR:-default}`
 /// with its value or, when it is unset or empty, `default` (as Claude
 /// Code's `.mcp.json` writes it); `$${` is a literal `${`.
@@ -19,7 +17,7 @@ pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Res
         } else if let Some(after) = rest.strip_prefix("${") {
             let end = after.find('}').ok_or_else(|| format!("`${{` without a closing `}}` in \"{text}\""))?;
             if let Some(id) = after[..end].strip_prefix("input:") {
-                let [exact, snake] = vscode::input_variables(id);
+                let [exact, snake] = input_variables(id);
                 let value = lookup(&exact).or_else(|| lookup(&snake)).ok_or_else(|| {
                     format!("`${{input:{id}}}` is a VS Code input, which Warden reads from the environment: set `{snake}` (or `{exact}`) before starting Warden")
                 })?;
@@ -50,4 +48,11 @@ pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Res
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The environment variable names `${input:ID}` may be read from.
+pub(crate) fn input_variables(id: &str) -> [String; 2] {
+    let snake: String =
+        id.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+    [id.to_string(), snake]
 }

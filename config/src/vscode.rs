@@ -9,7 +9,7 @@
 //! - `inputs` are prompts VS Code shows; Warden reads `${input:ID}` from
 //!   the environment variable `ID` (or `ID` in upper snake case, so
 //!   `api-key` is also `API_KEY`), at load time like any `${VAR}`, and says
-//!   which to set when neither is (`expand` in `lib.rs`). A command run
+//!   which to set when neither is (`expand.rs`). A command run
 //!   at a terminal asks for the ones still unset first ([`unset_inputs`]
 //!   lists them; the CLI asks and sets the variable).
 
@@ -58,13 +58,6 @@ fn resolve(text: &str, config_file: &Path) -> PathBuf {
     dir.join(text)
 }
 
-/// The environment variable names `${input:ID}` may be read from.
-pub(crate) fn input_variables(id: &str) -> [String; 2] {
-    let snake: String =
-        id.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
-    [id.to_string(), snake]
-}
-
 /// A VS Code `promptString` input a config refers to as `${input:ID}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PromptInput {
@@ -90,7 +83,7 @@ pub fn unset_inputs(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Vec<Pr
         .filter(|input| input["type"] == "promptString")
         .filter_map(|input| {
             let id = input["id"].as_str()?;
-            let [exact, snake] = input_variables(id);
+            let [exact, snake] = crate::expand::input_variables(id);
             let wanted = text.contains(&format!("${{input:{id}}}"));
             (wanted && env(&exact).is_none() && env(&snake).is_none()).then(|| PromptInput {
                 id: id.to_string(),
