@@ -171,6 +171,19 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The daemon's record of calls (`audit.jsonl`): who called what, the
+    /// policy, who decided, leaks, how it ended.
+    Audit {
+        /// Only calls that ended this recently: `90s`, `15m`, `1h`, `2d`.
+        #[arg(long, value_name = "AGE")]
+        since: Option<String>,
+        /// Only these tools: a name or a glob (`files__*`).
+        #[arg(long, value_name = "GLOB")]
+        tool: Option<String>,
+        /// Print JSON for scripts instead of text for people.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run Warden as a systemd service (`warden serve`, restarted on failure).
     Service {
         #[command(subcommand)]

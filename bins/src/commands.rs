@@ -21,6 +21,7 @@ use crate::cli::{Cli, Command, Common, ConfigCommand, ServiceCommand};
 pub(crate) use crate::usage::UsageError;
 
 mod ask;
+mod audit;
 mod check;
 mod import;
 pub(crate) mod inputs;
@@ -66,6 +67,7 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         Command::Install { client, dry_run, config } => install::install(&client, dry_run, config.as_deref()),
         Command::Uninstall { client, force } => install::uninstall(&client, force),
         Command::Clients { json } => install::list(json),
+        Command::Audit { since, tool, json } => audit::run(since.as_deref(), tool.as_deref(), json),
         Command::Service { command: ServiceCommand::Install { user, config, dry_run } } => {
             service::install(user, config.as_deref(), dry_run)
         }

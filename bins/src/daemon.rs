@@ -28,6 +28,7 @@
 
 mod admission;
 mod approvals;
+mod audit_log;
 mod connection;
 mod idle;
 pub(crate) mod lockfile;

@@ -46,7 +46,7 @@ const SERVER_FIELDS: [(&str, Kind); 15] = [
 ];
 
 /// Fields outside `servers`, by their full dotted name.
-const SETTINGS: [(&str, Kind); 35] = [
+const SETTINGS: [(&str, Kind); 39] = [
     ("call_timeout_secs", Kind::Number),
     ("max_message_bytes", Kind::Integer),
     ("output_limit_bytes", Kind::Integer),
@@ -68,6 +68,10 @@ const SETTINGS: [(&str, Kind); 35] = [
     ("metrics.listen", Kind::Text),
     ("metrics.allow_non_loopback", Kind::Boolean),
     ("metrics.token", Kind::Text),
+    ("audit.enabled", Kind::Boolean),
+    ("audit.arguments", Kind::Text),
+    ("audit.max_mb", Kind::Number),
+    ("audit.files", Kind::Integer),
     ("security.auto_approve", Kind::Boolean),
     ("security.approver", Kind::Text),
     ("security.approval_timeout_secs", Kind::Number),

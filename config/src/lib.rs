@@ -62,6 +62,7 @@ use std::cell::RefCell;
 
 use serde::Deserialize;
 
+mod audit;
 mod ca_cert;
 mod codex;
 mod crash_retry;
@@ -89,6 +90,7 @@ mod shapes;
 mod summary;
 mod vscode;
 
+pub use audit::AuditConfig;
 pub use ca_cert::{ca_roots, check_ca_cert};
 pub use crash_retry::CrashRetry;
 pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
@@ -154,6 +156,9 @@ pub struct WardenConfig {
     /// Prometheus metrics and health checks: `[metrics]`.
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// The daemon's record of every call: `[audit]`.
+    #[serde(default)]
+    pub audit: AuditConfig,
     /// The directories servers are told they may work in (`roots/list`),
     /// unless a server's entry has its own `roots`: `file://` URIs
     /// (absolute paths are turned into them at load time).
@@ -414,6 +419,7 @@ impl WardenConfig {
         let front_tokens = self.front.check(lookup).map_err(policy_error)?;
         secrets.extend(front_tokens);
         let metrics_token = self.metrics.check(lookup).map_err(policy_error)?;
+        self.audit.check().map_err(policy_error)?;
         secrets.extend(metrics_token.map(|token| ("metrics token".to_string(), token)));
         self.known_secrets = secrets;
         Ok(())

@@ -72,7 +72,7 @@ impl Ops {
         let result = match request {
             // The hot path: the result goes straight to JSON text.
             Request::CallTool { server, tool, name, args, format, agent, notices: wanted } => {
-                let mut options = CallOptions::default();
+                let mut options = CallOptions::default().via("bridge");
                 if wanted {
                     // Its questions and approvals still wait in the queue,
                     // and are told of at once.

@@ -99,6 +99,13 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     }
     // Servers' questions wait in the same queue for `warden answer`.
     builder = builder.elicitor(Arc::new(approvals.clone()));
+    if config.audit.enabled {
+        let path = state.audit_log();
+        let log = super::audit_log::AuditLog::open(path.clone(), &config.audit).with_context(|| {
+            format!("cannot open the audit log {} ([audit] enabled = false turns it off)", path.display())
+        })?;
+        builder = builder.audit(Arc::new(log));
+    }
     let warden = builder.start().await.context("starting Warden")?;
     let lockfile = Lockfile {
         pid: std::process::id(),

@@ -74,6 +74,11 @@ impl StateDir {
     pub(crate) fn log(&self) -> PathBuf {
         self.dir.join("daemon.log")
     }
+
+    /// `audit.jsonl`: the record of every call (`[audit]`).
+    pub(crate) fn audit_log(&self) -> PathBuf {
+        self.dir.join("audit.jsonl")
+    }
 }
 
 #[cfg(test)]

@@ -363,10 +363,10 @@ impl Session {
         };
         let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
         let mut meta: Map<String, Value> = params.get("_meta").and_then(Value::as_object).cloned().unwrap_or_default();
-        let mut options = CallOptions::default();
+        let mut options = CallOptions::default().via(format!("front: {}", self.who()));
         let relay = meta.remove("progressToken").map(|token| {
             let (sink, updates) = mpsc::channel(64);
-            options = CallOptions::default().progress(sink);
+            options = options.clone().progress(sink);
             tokio::spawn(relay_progress(token, updates, reply.clone()))
         });
         // Questions the call's servers ask go to this client if it can answer.

@@ -1,0 +1,151 @@
+//! The daemon's audit log: one record per call with who decided and what
+//! leak policing did, never a secret's value, rotated by size, and read
+//! back by `warden audit`.
+
+#![allow(unused_crate_dependencies)]
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{mode, stderr, stdout, Home};
+use serde_json::{json, Value};
+
+const SECRET: &str = "audit-secret-value-4242";
+
+/// The test server with a secret in its environment; `echo` runs without
+/// approval, `add` needs a person; records rotate past `max_mb`.
+fn home(label: &str, max_mb: f64) -> Home {
+    let home = Home::new(label);
+    let server = warden_tests::bins::test_server().display().to_string();
+    let config = format!(
+        "[servers.test]\ncommand = {server:?}\nenv = {{ TOKEN = \"{SECRET}\" }}\n\
+         default_policy = {{ approval = \"never\" }}\n\
+         [security.tool_policies.test__add]\napproval = \"always\"\n\
+         [audit]\nmax_mb = {max_mb}\nfiles = 2\n"
+    );
+    std::fs::write(&home.config, config).unwrap();
+    home
+}
+
+/// Every record `warden audit --json` shows, with these extra arguments.
+fn audit(home: &Home, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec!["audit", "--json"];
+    args.extend_from_slice(extra);
+    let output = home.command(&args).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str::<Vec<Value>>(&stdout(&output)).unwrap()
+}
+
+/// Answers the next approval with `verb` (`approve` or `deny`).
+fn answer_next_approval(home: &Home, verb: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let listed: Value = serde_json::from_str(&stdout(&home.warden(&["approvals", "--json"]))).unwrap();
+        if let Some(id) = listed["approvals"][0]["id"].as_u64() {
+            let mut args = vec![verb.to_string(), id.to_string()];
+            if verb == "deny" {
+                args.extend(["--reason".into(), "not today".into()]);
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            assert!(home.warden(&args).status.success());
+            return;
+        }
+        assert!(Instant::now() < deadline, "no approval came");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn each_call_is_recorded_with_its_decision_and_leaks_and_no_secret_value() {
+    let home = home("audit", 10.0);
+    home.start_daemon();
+    // A person approves one call of `add` and denies the next.
+    for verb in ["approve", "deny"] {
+        let call = home
+            .command(&["call", "test__add", r#"{"a":1,"b":2}"#, "--config"])
+            .arg(&home.config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        answer_next_approval(&home, verb);
+        call.wait_with_output().unwrap();
+    }
+    // A secret in the arguments stops the call; one in the result is redacted.
+    let blocked = home.warden(&["call", "test__echo", &json!({"message": SECRET}).to_string()]);
+    assert_eq!(blocked.status.code(), Some(1));
+    assert_eq!(home.call("test__env", r#"{"name":"TOKEN"}"#), "[REDACTED:TOKEN]");
+
+    let records = audit(&home, &[]);
+    let outcomes: Vec<(&str, &str, &str)> = records
+        .iter()
+        .map(|record| {
+            let tool = record["tool"].as_str().unwrap();
+            (tool, record["outcome"].as_str().unwrap(), record["decision"]["kind"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("test__echo", "ok", "not_needed"),
+            ("test__add", "ok", "approved"),
+            ("test__add", "denied", "denied"),
+            ("test__echo", "blocked", "blocked"),
+            ("test__env", "ok", "not_needed"),
+        ]
+    );
+    assert_eq!(records[1]["decision"]["by"], "a person over the bridge (warden approve/deny)");
+    assert_eq!(records[2]["decision"]["reason"], "not today");
+    assert_eq!(records[1]["policy"]["approval"]["value"], "always", "{}", records[1]);
+    assert_eq!(records[1]["via"], "bridge");
+    assert_eq!(records[1]["server"], "test");
+    // Arguments are a digest: SHA-256 of `{"a":1,"b":2}`.
+    assert_eq!(records[1]["arguments_sha256"], sha256_hex(r#"{"a":1,"b":2}"#));
+    assert!(records[1].get("arguments").is_none());
+    assert_eq!(records[3]["leaks"], json!([{"kind": "TOKEN", "pointer": "/message", "action": "blocked"}]));
+    assert_eq!(records[4]["leaks"][0]["action"], "redacted");
+    let file = home.dir.join("audit.jsonl");
+    assert_eq!(mode(&file), 0o600);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains(SECRET), "a secret's value is in the audit log:\n{text}");
+
+    // Filters, and the text for people.
+    assert_eq!(audit(&home, &["--tool", "test__a*"]).len(), 2);
+    assert_eq!(audit(&home, &["--since", "1h"]).len(), 5);
+    let output = home.command(&["audit", "--tool", "test__add"]).output().unwrap();
+    let shown = stdout(&output);
+    assert!(shown.contains("test__add  denied"), "{shown}");
+    assert!(shown.contains("denied by a person over the bridge (warden approve/deny): not today  (bridge)"), "{shown}");
+    let _ = home.warden(&["stop"]);
+}
+
+#[test]
+fn the_audit_log_rotates_by_size_and_is_read_back_oldest_first() {
+    // About 1 KiB a file: a few records each.
+    let home = home("audit-rotation", 0.001);
+    home.start_daemon();
+    for n in 0..12 {
+        home.call("test__echo", &format!(r#"{{"message":"m{n}"}}"#));
+    }
+    assert!(home.dir.join("audit.jsonl.1").exists());
+    assert!(home.dir.join("audit.jsonl.2").exists());
+    assert!(!home.dir.join("audit.jsonl.3").exists(), "files = 2 keeps two rotated files");
+    let records = audit(&home, &[]);
+    let times: Vec<f64> = records.iter().map(|record| record["time"].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "not oldest first: {times:?}");
+    // The newest call is there; the oldest ones went with the third file.
+    assert_eq!(records.last().unwrap()["arguments_sha256"], sha256_hex(r#"{"message":"m11"}"#));
+    assert!(records.len() < 13, "{}", records.len());
+    let _ = home.warden(&["stop"]);
+}
+
+fn sha256_hex(text: &str) -> String {
+    use std::io::Write as _;
+    let mut child =
+        std::process::Command::new("sha256sum").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    stdout(&output).split_whitespace().next().unwrap().to_string()
+}
