@@ -16,6 +16,7 @@
 //! a server removed by a reload stops reporting, one kept keeps its series.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicU64;
 use std::sync::Mutex;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -94,9 +95,12 @@ pub struct Metrics {
     in_flight: Family<ServerLabel, Gauge>,
     states: Family<StateLabels, Gauge>,
     restarts: Family<ServerLabel, Counter>,
+    startup_seconds: Family<ServerLabel, Gauge<f64, AtomicU64>>,
+    tool_lists: Family<ServerLabel, Counter>,
     approvals: Family<KindLabel, Counter>,
     approvals_waiting: Gauge,
     bridge_requests: Family<KindLabel, Counter>,
+    bridge_connections: Gauge,
     front_requests: Family<KindLabel, Counter>,
     leaks: Family<LeakLabels, Counter>,
     /// Calls by server, every outcome: what `warden status` shows (not
@@ -110,6 +114,7 @@ pub struct Metrics {
 struct Seen {
     tools: HashSet<String>,
     restarts: u32,
+    tool_lists: u64,
 }
 
 /// Call durations from 100 µs to about 52 s, each bucket twice the last.
@@ -130,6 +135,18 @@ impl Default for Metrics {
         registry.register("server_state", "1 for the state each server is in, 0 for the others", states.clone());
         let restarts = Family::default();
         registry.register("server_restarts", "Restarts of each server since Warden started it", restarts.clone());
+        let startup_seconds = Family::default();
+        registry.register(
+            "server_startup_seconds",
+            "How long each server's current connection took from spawn to its first tool list",
+            startup_seconds.clone(),
+        );
+        let tool_lists = Family::default();
+        registry.register(
+            "server_tool_lists",
+            "Tool lists each server sent (the first, and each refetch after list_changed)",
+            tool_lists.clone(),
+        );
         let approvals = Family::default();
         registry.register(
             "approvals",
@@ -140,6 +157,8 @@ impl Default for Metrics {
         registry.register("approvals_waiting", "Approvals waiting for a person now", approvals_waiting.clone());
         let bridge_requests = Family::default();
         registry.register("bridge_requests", "Requests on the daemon's bridge, by op", bridge_requests.clone());
+        let bridge_connections = Gauge::default();
+        registry.register("bridge_connections", "Bridge connections open now", bridge_connections.clone());
         let front_requests = Family::default();
         registry.register("front_requests", "Requests to the MCP front, by MCP method", front_requests.clone());
         let leaks = Family::default();
@@ -155,9 +174,12 @@ impl Default for Metrics {
             in_flight,
             states,
             restarts,
+            startup_seconds,
+            tool_lists,
             approvals,
             approvals_waiting,
             bridge_requests,
+            bridge_connections,
             front_requests,
             leaks,
             server_calls: Family::default(),
@@ -198,6 +220,18 @@ impl Metrics {
         self.bridge_requests.get_or_create(&KindLabel { kind }).inc();
     }
 
+    /// A bridge connection opened; it counts as open until the guard drops.
+    pub fn bridge_connection(&self) -> impl Drop + Send {
+        struct Open(Gauge);
+        impl Drop for Open {
+            fn drop(&mut self) {
+                self.0.dec();
+            }
+        }
+        self.bridge_connections.inc();
+        Open(self.bridge_connections.clone())
+    }
+
     /// A request to the MCP front with this method (one MCP does not have
     /// is counted as `other`: clients choose method names).
     pub fn front_request(&self, method: &str) {
@@ -224,12 +258,18 @@ impl Metrics {
                 let labels = StateLabels { server: server.name.clone(), state };
                 self.states.get_or_create(&labels).set(i64::from(state == current));
             }
-            let counted = &mut seen.entry(server.name.clone()).or_default().restarts;
+            let counted = seen.entry(server.name.clone()).or_default();
             let label = ServerLabel { server: server.name.clone() };
-            let restarts = self.restarts.get_or_create(&label);
             // A server restarted by a reload starts counting again.
-            restarts.inc_by(u64::from(server.restarts.saturating_sub(*counted)));
-            *counted = server.restarts;
+            let restarts = server.restarts.saturating_sub(counted.restarts);
+            self.restarts.get_or_create(&label).inc_by(u64::from(restarts));
+            counted.restarts = server.restarts;
+            let lists = server.tool_lists.saturating_sub(counted.tool_lists);
+            self.tool_lists.get_or_create(&label).inc_by(lists);
+            counted.tool_lists = server.tool_lists;
+            if let Some(startup) = server.startup {
+                self.startup_seconds.get_or_create(&label).set(startup.as_secs_f64());
+            }
         }
         let gone: Vec<String> =
             seen.keys().filter(|name| !servers.iter().any(|server| &server.name == *name)).cloned().collect();
@@ -246,6 +286,8 @@ impl Metrics {
         self.server_calls.remove(&label);
         self.in_flight.remove(&label);
         self.restarts.remove(&label);
+        self.startup_seconds.remove(&label);
+        self.tool_lists.remove(&label);
         for state in STATES {
             self.states.remove(&StateLabels { server: server.to_string(), state });
         }

@@ -167,6 +167,7 @@ impl RegistryState {
     fn record_actor(&mut self, server: &str, actor: ActorRef<ServerMsg>) {
         if let Some(entry) = self.entry(server) {
             entry.actor = Some(actor);
+            entry.spawned_at = Some(std::time::Instant::now());
         }
     }
 
@@ -229,6 +230,10 @@ impl RegistryState {
         }
         let entry = self.snapshot.servers.get_mut(server).expect("checked above");
         entry.ran = true;
+        if entry.status.state != ServerState::Running {
+            entry.status.startup = entry.spawned_at.map(|at| at.elapsed());
+        }
+        entry.status.tool_lists += 1;
         entry.status.state = ServerState::Running;
         entry.status.tools = count;
         entry.status.warnings = warnings;

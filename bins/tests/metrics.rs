@@ -85,6 +85,9 @@ fn metrics_count_every_call_exactly_pass_promtool_and_readiness_names_the_broken
     assert!(metrics.contains("warden_server_state{server=\"test\",state=\"running\"} 1\n"), "{metrics}");
     assert!(metrics.contains("warden_bridge_requests_total{kind=\"call_tool\"} 5\n"), "{metrics}");
     assert!(!metrics.contains("nope"), "a caller's string became a label: {metrics}");
+    assert!(metrics.contains("warden_server_tool_lists_total{server=\"test\"} 1\n"), "{metrics}");
+    assert!(metrics.contains("warden_server_startup_seconds{server=\"test\"} 0."), "{metrics}");
+    assert!(metrics.lines().any(|line| line.starts_with("warden_bridge_connections ")), "{metrics}");
     let mut promtool = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())

@@ -14,6 +14,8 @@ fn server(name: &str, state: ServerState, restarts: u32) -> ServerStatus {
         connected_at: None,
         restarts,
         calls: 0,
+        startup: Some(std::time::Duration::from_millis(1500)),
+        tool_lists: 2,
     }
 }
 
@@ -68,6 +70,8 @@ fn states_and_restarts_follow_the_status_and_a_removed_server_stops_reporting() 
     assert!(text.contains("warden_server_state{server=\"a\",state=\"failed\"} 0\n"), "{text}");
     assert!(text.contains("warden_server_state{server=\"b\",state=\"failed\"} 1\n"), "{text}");
     assert!(text.contains("warden_server_restarts_total{server=\"a\"} 2\n"), "{text}");
+    assert!(text.contains("warden_server_startup_seconds{server=\"a\"} 1.5\n"), "{text}");
+    assert!(text.contains("warden_server_tool_lists_total{server=\"a\"} 2\n"), "{text}");
     let text = metrics.encode(&[server("a", ServerState::Running, 3)]);
     assert!(text.contains("warden_server_restarts_total{server=\"a\"} 3\n"), "{text}");
     assert!(!text.contains("server=\"b\""), "a removed server still reports: {text}");

@@ -105,6 +105,12 @@ pub struct ServerStatus {
     pub restarts: u32,
     /// How many tool calls it has had, whatever their outcome.
     pub calls: u64,
+    /// How long its current connection took from spawn to its first tool
+    /// list (its start, or its last restart).
+    pub startup: Option<std::time::Duration>,
+    /// How many tool lists it sent Warden (the first, and each refetch
+    /// after `list_changed` or a reshape).
+    pub tool_lists: u64,
 }
 
 /// A registered tool.
@@ -137,6 +143,8 @@ pub(crate) struct ServerEntry {
     pub(crate) ran: bool,
     /// What its `initialize` answer claimed besides tools.
     pub(crate) offers: ServerOffers,
+    /// When its current actor was spawned (its start or restart began).
+    pub(crate) spawned_at: Option<std::time::Instant>,
 }
 
 /// What a server's `initialize` answer claims besides tools: its
@@ -211,8 +219,13 @@ impl Snapshot {
                     connected_at: None,
                     restarts: 0,
                     calls: 0,
+                    startup: None,
+                    tool_lists: 0,
                 };
-                (name.clone(), ServerEntry { status, actor: None, ran: false, offers: ServerOffers::default() })
+                (
+                    name.clone(),
+                    ServerEntry { status, actor: None, ran: false, offers: ServerOffers::default(), spawned_at: None },
+                )
             })
             .collect();
         Snapshot { servers, tools: BTreeMap::new(), tools_version: 0, status_version: 0, names: name_rules }

@@ -112,6 +112,7 @@ impl Standing {
 /// on a busy machine is most of what the bridge adds to a call.
 pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
     let _ = stream.set_nodelay(true);
+    let _open = ops.warden.metrics().bridge_connection();
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     // The line being read survives a `select!` that picks an answer instead.
