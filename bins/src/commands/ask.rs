@@ -155,7 +155,7 @@ fn ask(question: &Value) -> Option<(&'static str, Option<Value>)> {
 }
 
 /// One line from stdin, trimmed; `None` at its end.
-fn read_line(prompt: &str) -> Option<String> {
+pub(super) fn read_line(prompt: &str) -> Option<String> {
     eprint!("{prompt}");
     let _ = std::io::stderr().flush();
     let mut line = String::new();

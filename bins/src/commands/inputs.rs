@@ -13,10 +13,11 @@
 //! A `password` input is typed without echo; Ctrl-C at that prompt puts
 //! the terminal back before the process ends.
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use super::ask::read_line;
 use crate::cli::{Cli, Command, ConfigCommand};
 
 /// Asks for the unset inputs of the config `cli`'s command loads. Runs
@@ -57,17 +58,6 @@ fn config_loaded_by(command: &Command) -> Option<Option<&Path>> {
             Some(config.as_deref())
         }
         _ => None,
-    }
-}
-
-/// One line from stdin, trimmed; `None` at its end.
-fn read_line(prompt: &str) -> Option<String> {
-    eprint!("{prompt}");
-    let _ = std::io::stderr().flush();
-    let mut line = String::new();
-    match std::io::stdin().lock().read_line(&mut line) {
-        Ok(0) | Err(_) => None,
-        Ok(_) => Some(line.trim().to_string()),
     }
 }
 

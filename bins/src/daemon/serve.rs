@@ -64,32 +64,10 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     })?;
     let listener = TcpListener::bind(address).await.map_err(|source| CannotListen { address, what: "", source })?;
     let address: SocketAddr = listener.local_addr()?;
-    // The MCP front's HTTP listener, bound before anything starts so a
-    // taken port fails the start with a clear error.
-    let front_address = config.front.listen_addr().map_err(|(field, problem)| warden_config::ConfigError::Setting {
-        file: config_path.display().to_string(),
-        field,
-        problem,
-    })?;
-    let front_listener = match front_address {
-        None => None,
-        Some(address) => Some(TcpListener::bind(address).await.map_err(|source| CannotListen {
-            address,
-            what: " for the MCP front ([front] listen)",
-            source,
-        })?),
-    };
-    let metrics_address = config.metrics.listen_addr().map_err(|(field, problem)| {
-        warden_config::ConfigError::Setting { file: config_path.display().to_string(), field, problem }
-    })?;
-    let metrics_listener = match metrics_address {
-        None => None,
-        Some(address) => Some(TcpListener::bind(address).await.map_err(|source| CannotListen {
-            address,
-            what: " for metrics ([metrics] listen)",
-            source,
-        })?),
-    };
+    // The MCP front's and the metrics' listeners, bound before anything
+    // starts so a taken port fails the start with a clear error.
+    let front_listener = bind(config.front.listen_addr(), config_path, " for the MCP front ([front] listen)").await?;
+    let metrics_listener = bind(config.metrics.listen_addr(), config_path, " for metrics ([metrics] listen)").await?;
     // Calls that need a person wait here for `warden approve`, unless the
     // config names its own approver.
     let approvals = ApprovalQueue::new();
@@ -204,6 +182,21 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     tracing::info!("warden daemon stopped");
     drop(lock);
     Ok(())
+}
+
+/// Binds a listener the config may ask for (`what` names it in the error).
+async fn bind(
+    address: Result<Option<SocketAddr>, (&'static str, String)>,
+    config_path: &std::path::Path,
+    what: &'static str,
+) -> anyhow::Result<Option<TcpListener>> {
+    let address = address.map_err(|(field, problem)| warden_config::ConfigError::Setting {
+        file: config_path.display().to_string(),
+        field,
+        problem,
+    })?;
+    let Some(address) = address else { return Ok(None) };
+    Ok(Some(TcpListener::bind(address).await.map_err(|source| CannotListen { address, what, source })?))
 }
 
 /// Takes the single-instance lock, retrying for a moment.
