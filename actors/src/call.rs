@@ -40,6 +40,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tracing::Instrument as _;
+
 use ractor::ActorRef;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
@@ -224,11 +226,25 @@ impl CallPath {
             draft.via = options.via.clone();
             record = record.audited(sink.as_ref(), draft);
         }
-        let result = self.steps(&mut record, caller, name, arguments, options).await;
+        // The call's span: the parent of its approval wait and attempts,
+        // and itself a child of the caller's trace when one came along.
+        let span = tracing::info_span!(
+            "tools/call",
+            otel.name = %format_args!("tools/call {name}"),
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = %name,
+            warden.agent = caller,
+            warden.server = tracing::field::Empty,
+            warden.outcome = tracing::field::Empty,
+        );
+        crate::trace_context::continue_from(&span, &options.meta);
+        let result = self.steps(&mut record, caller, name, arguments, options).instrument(span.clone()).await;
         if let (Err(error), Some(draft)) = (&result, record.draft()) {
             draft.decision = draft.decision.take().or_else(|| audit::decision_of(error));
         }
-        record.end(Outcome::of(&result), result.as_ref().err().map(ToString::to_string));
+        let outcome = Outcome::of(&result);
+        span.record("warden.outcome", outcome.label());
+        record.end(outcome, result.as_ref().err().map(ToString::to_string));
         result
     }
 
@@ -266,6 +282,7 @@ impl CallPath {
         };
         let _in_flight = slot.as_ref().map(Slot::begin_call);
         record.resolved(&server, name);
+        tracing::Span::current().record("warden.server", server.as_str());
         if let Some(draft) = record.draft() {
             draft.policy = Some(policy);
         }

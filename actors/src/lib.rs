@@ -69,6 +69,7 @@ mod server_settings;
 mod server_supervisor;
 mod summarizer;
 mod tickets;
+mod trace_context;
 mod warden;
 
 pub use approval_queue::{ApprovalQueue, QueueError};

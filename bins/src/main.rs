@@ -27,11 +27,15 @@ mod front;
 mod observe;
 mod render;
 mod secret;
+mod telemetry;
 mod usage;
 
 // The CLI tests' dev-dependency, seen by this crate's own test build.
 #[cfg(test)]
 use warden_tests as _;
+// The traces tests' decoder, likewise.
+#[cfg(test)]
+use {opentelemetry_proto as _, prost as _};
 
 use std::process::ExitCode;
 
@@ -50,8 +54,6 @@ fn main() -> ExitCode {
         }
         _ => None,
     };
-    let json = matches!(cli.command, cli::Command::Serve { log_format: cli::LogFormat::Json, .. });
-    init_logging(cli.verbose + u8::from(serving), log.clone(), json);
     commands::inputs::ask_before_start(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -60,6 +62,16 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // Traces need the runtime (their exporter is a task on it) and go in
+    // with the subscriber: `warden serve` with `[telemetry]` only.
+    let entered = runtime.enter();
+    let (traces, traces_error) = telemetry::for_command(&cli.command);
+    let json = matches!(cli.command, cli::Command::Serve { log_format: cli::LogFormat::Json, .. });
+    init_logging(cli.verbose + u8::from(serving), log.clone(), json, traces);
+    if let Some(error) = traces_error {
+        tracing::error!("{error:#}; traces are not exported");
+    }
+    drop(entered);
     let outcome = runtime.block_on(commands::run(cli, log));
     // A prompt still reading the terminal (a call cancelled with Ctrl-C
     // while it asked for approval) must not hold the process open.
@@ -74,9 +86,14 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr; stdout is for results. `RUST_LOG` wins over `-v`.
-/// Quiet by default: the commands report failed servers themselves.
-fn init_logging(verbose: u8, log: Option<daemon::RotatingLog>, json: bool) {
+/// Quiet by default: the commands report failed servers themselves. Traces
+/// are a layer of their own, for `warden serve` with a collector
+/// ([`telemetry`]).
+fn init_logging(verbose: u8, log: Option<daemon::RotatingLog>, json: bool, traces: Option<telemetry::OtelLayer>) {
     use std::io::IsTerminal as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::Layer as _;
     let default = match verbose {
         0 => "error",
         1 => "info",
@@ -84,17 +101,15 @@ fn init_logging(verbose: u8, log: Option<daemon::RotatingLog>, json: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let logging = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
-    if json {
-        let logging = logging.json();
-        match log {
-            Some(log) => logging.with_writer(log).init(),
-            None => logging.with_writer(std::io::stderr).init(),
+    type Base = tracing_subscriber::layer::Layered<Option<telemetry::OtelLayer>, tracing_subscriber::Registry>;
+    let logging = tracing_subscriber::fmt::layer().with_target(false);
+    let logging: Box<dyn tracing_subscriber::Layer<Base> + Send + Sync> = match (json, log) {
+        (true, Some(log)) => logging.json().with_writer(log).with_filter(filter).boxed(),
+        (true, None) => logging.json().with_writer(std::io::stderr).with_filter(filter).boxed(),
+        (false, Some(log)) => logging.with_writer(log).with_ansi(false).with_filter(filter).boxed(),
+        (false, None) => {
+            logging.with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()).with_filter(filter).boxed()
         }
-        return;
-    }
-    match log {
-        Some(log) => logging.with_writer(log).with_ansi(false).init(),
-        None => logging.with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()).init(),
-    }
+    };
+    tracing_subscriber::registry().with(traces).with(logging).init();
 }

@@ -46,7 +46,7 @@ const SERVER_FIELDS: [(&str, Kind); 15] = [
 ];
 
 /// Fields outside `servers`, by their full dotted name.
-const SETTINGS: [(&str, Kind); 39] = [
+const SETTINGS: [(&str, Kind); 41] = [
     ("call_timeout_secs", Kind::Number),
     ("max_message_bytes", Kind::Integer),
     ("output_limit_bytes", Kind::Integer),
@@ -72,6 +72,8 @@ const SETTINGS: [(&str, Kind); 39] = [
     ("audit.arguments", Kind::Text),
     ("audit.max_mb", Kind::Number),
     ("audit.files", Kind::Integer),
+    ("telemetry.otlp_endpoint", Kind::Text),
+    ("telemetry.service_name", Kind::Text),
     ("security.auto_approve", Kind::Boolean),
     ("security.approver", Kind::Text),
     ("security.approval_timeout_secs", Kind::Number),

@@ -88,6 +88,7 @@ mod security;
 mod server;
 mod shapes;
 mod summary;
+mod telemetry;
 mod vscode;
 
 pub use audit::AuditConfig;
@@ -107,6 +108,7 @@ pub use sampling::{SamplingConfig, SAMPLING_APPROVALS};
 pub use security::{AgentConfig, SecurityConfig};
 pub use server::ServerConfig;
 pub use summary::SummaryConfig;
+pub use telemetry::TelemetryConfig;
 pub use vscode::{unset_inputs, PromptInput};
 
 /// The whole configuration.
@@ -159,6 +161,9 @@ pub struct WardenConfig {
     /// The daemon's record of every call: `[audit]`.
     #[serde(default)]
     pub audit: AuditConfig,
+    /// Traces over OTLP: `[telemetry]`.
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
     /// The directories servers are told they may work in (`roots/list`),
     /// unless a server's entry has its own `roots`: `file://` URIs
     /// (absolute paths are turned into them at load time).
@@ -420,6 +425,7 @@ impl WardenConfig {
         secrets.extend(front_tokens);
         let metrics_token = self.metrics.check(lookup).map_err(policy_error)?;
         self.audit.check().map_err(policy_error)?;
+        self.telemetry.check().map_err(policy_error)?;
         secrets.extend(metrics_token.map(|token| ("metrics token".to_string(), token)));
         self.known_secrets = secrets;
         Ok(())

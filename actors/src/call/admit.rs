@@ -11,6 +11,7 @@
 
 use ractor::ActorRef;
 use serde_json::Value;
+use tracing::Instrument as _;
 use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, LeakScanner, ResolvedPolicy};
 
 use std::sync::Arc;
@@ -129,7 +130,9 @@ pub(crate) async fn admit(
     // request, so no queue goes on listing a call nobody waits for.
     let ticket = fresh_ticket();
     let withdraw = CastOnDrop::new(gate, GateMsg::Withdraw { ticket });
-    let outcome = gate.call(|reply| GateMsg::RequestApproval { call, ticket, approver, reply }, None).await;
+    let waiting = tracing::info_span!("approval wait", warden.approval_reason = %reason);
+    let outcome =
+        gate.call(|reply| GateMsg::RequestApproval { call, ticket, approver, reply }, None).instrument(waiting).await;
     withdraw.disarm();
     match outcome {
         Ok(ractor::rpc::CallResult::Success(ApprovalOutcome::Approved { by, grant })) => {

@@ -28,6 +28,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
+use tracing::Instrument as _;
 use warden_protocol::CallToolResult;
 
 use super::CallOptions;
@@ -82,7 +83,9 @@ pub(super) async fn run(
     let Attempt { name, server, settings, options, ref asks } = *attempt;
     let deadline = Instant::now() + settings.call_timeout;
     let mut failed_actor: Option<ActorId> = None;
+    let mut number = 0u32;
     loop {
+        number += 1;
         let wait = Wait { name, server, failed_actor, deadline, settings, tool: true };
         let target = wait_for_route(snapshots.clone(), wait).await?;
         let outcome = match target.primitive_tool {
@@ -105,11 +108,19 @@ pub(super) async fn run(
                 primitive_tools::run(wrapper, arguments, settings.output_limit, request).await
             }
             None => {
-                let call = tool_call(name, &target.tool, arguments, options, deadline, settings.call_timeout);
+                // One span per attempt; the server is sent its context.
+                let span = tracing::info_span!(
+                    "upstream tools/call",
+                    otel.name = %format_args!("tools/call {}", target.tool),
+                    warden.server = server,
+                    warden.attempt = number,
+                );
+                let meta = crate::trace_context::for_server(&span, &options.meta);
+                let call = tool_call(name, &target.tool, arguments, options, meta, deadline, settings.call_timeout);
                 let call = ToolCall { asks: asks.clone(), ..call };
                 // Decoded here, in the caller's task, not in the actor that
                 // every call to this server passes through.
-                send(&target.actor, server, call).await.and_then(|result| {
+                send(&target.actor, server, call).instrument(span).await.and_then(|result| {
                     decode_result(&result).map_err(|error| CallError::BadResult {
                         server: server.to_string(),
                         name: name.to_string(),
@@ -133,22 +144,25 @@ pub(super) async fn run(
     }
 }
 
-/// The `tools/call` request of one attempt: the caller's `_meta`, plus a
+/// The `tools/call` request of one attempt: the caller's `_meta` (or
+/// `traced`, the same with the attempt's trace context), plus a
 /// `progressToken` (the attempt's own ticket) when the caller wants progress.
 fn tool_call(
     name: &str,
     tool: &str,
     arguments: &Map<String, Value>,
     options: &CallOptions,
+    traced: Option<Map<String, Value>>,
     deadline: Instant,
     timeout: std::time::Duration,
 ) -> ToolCall {
     let Some(progress) = &options.progress else {
-        return ToolCall::new(name, tool, arguments, &options.meta, deadline, timeout);
+        let meta = traced.as_ref().unwrap_or(&options.meta);
+        return ToolCall::new(name, tool, arguments, meta, deadline, timeout);
     };
     // The ticket is known before the params are written: it is the token.
     let ticket = fresh_ticket();
-    let mut meta = options.meta.clone();
+    let mut meta = traced.unwrap_or_else(|| options.meta.clone());
     meta.insert("progressToken".into(), ticket.into());
     let call = ToolCall::new(name, tool, arguments, &meta, deadline, timeout);
     ToolCall { ticket, progress: Some(progress.clone()), ..call }

@@ -180,6 +180,9 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     close_connections(connections).await;
     ops.warden.shutdown().await;
     tracing::info!("warden daemon stopped");
+    // Traces still buffered are sent; that waits on the exporter's task,
+    // so not on one of the runtime's workers.
+    let _ = tokio::task::spawn_blocking(crate::telemetry::flush).await;
     drop(lock);
     Ok(())
 }

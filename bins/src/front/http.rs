@@ -273,6 +273,7 @@ impl HttpFront {
             return refuse(StatusCode::NOT_ACCEPTABLE, "POST needs `Accept: application/json, text/event-stream`");
         }
         let session_id = session_id(&request);
+        let traceparent = request.headers().get("traceparent").and_then(|value| value.to_str().ok()).map(str::to_owned);
         let body = match tokio::time::timeout(BODY_TIMEOUT, Limited::new(request.into_body(), self.max_body).collect())
             .await
         {
@@ -285,12 +286,22 @@ impl HttpFront {
             }
             Ok(Ok(body)) => body.to_bytes(),
         };
-        let message: Value = match serde_json::from_slice(&body) {
+        let mut message: Value = match serde_json::from_slice(&body) {
             Ok(message) => message,
             Err(problem) => {
                 return rpc_error(StatusCode::BAD_REQUEST, code::PARSE_ERROR, &format!("not JSON: {problem}"))
             }
         };
+        // W3C trace context sent as a header continues in `_meta`, where
+        // the call pipeline reads it (one the message carries wins).
+        if let (Some(traceparent), Some(params)) =
+            (traceparent, message.get_mut("params").and_then(Value::as_object_mut))
+        {
+            let meta = params.entry("_meta").or_insert_with(|| Value::Object(serde_json::Map::new()));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.entry("traceparent").or_insert(Value::String(traceparent));
+            }
+        }
         let owner = (caller.token, caller.path.clone());
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
             return self.initialize(&caller, message);
