@@ -237,7 +237,7 @@ impl CallPath {
             warden.server = tracing::field::Empty,
             warden.outcome = tracing::field::Empty,
         );
-        crate::trace_context::continue_from(&span, &options.meta);
+        crate::trace_context::continue_trace(&span, &options.meta);
         let result = self.steps(&mut record, caller, name, arguments, options).instrument(span.clone()).await;
         if let (Err(error), Some(draft)) = (&result, record.draft()) {
             draft.decision = draft.decision.take().or_else(|| audit::decision_of(error));

@@ -95,6 +95,7 @@ pub use server_actor::{NoticeSender, ServerActor, ServerArgs, ServerMsg, ServerN
 pub use server_settings::{ServerSettings, ShapedTools, ToolShaping};
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 pub use summarizer::{SummarySettings, SummaryView};
+pub use trace_context::continue_trace;
 pub use warden::{
     AgentScope, Changes, ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden,
     WardenBuilder,

@@ -217,6 +217,9 @@ pub struct ServerActorState {
     /// A `tools/list` run is under way.
     listing: bool,
     startup_timer: Option<JoinHandle<()>>,
+    /// From connecting to the first tool list (a trace span; ends when
+    /// dropped).
+    startup_span: Option<tracing::Span>,
     /// The timer for the earliest call deadline, and when it fires.
     deadline_timer: Option<(Instant, JoinHandle<()>)>,
     restart_attempt: u32,
@@ -252,6 +255,7 @@ impl Actor for ServerActor {
             generation: 0,
             listing: false,
             startup_timer: None,
+            startup_span: None,
             deadline_timer: None,
             restart_attempt: args.restart_attempt,
         })
@@ -309,6 +313,13 @@ impl Actor for ServerActor {
 
 impl ServerActorState {
     async fn connect(&mut self, myself: &ActorRef<ServerMsg>) {
+        self.startup_span = Some(tracing::info_span!(
+            "server start",
+            otel.name = %format_args!("server start {}", self.name),
+            warden.server = %self.name,
+            warden.restart_attempt = self.restart_attempt,
+            warden.tools = tracing::field::Empty,
+        ));
         let actor = myself.clone();
         let sink = Arc::new(move |event| {
             // A closed mailbox means this actor is gone; so is the interest.

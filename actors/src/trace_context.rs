@@ -23,9 +23,11 @@ use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 /// The `_meta` keys W3C trace context travels in.
 const KEYS: [&str; 2] = ["traceparent", "tracestate"];
 
-/// Makes `span` a child of the trace `meta` carries, if it carries one.
-pub(crate) fn continue_from(span: &tracing::Span, meta: &Map<String, Value>) {
-    if !meta.contains_key("traceparent") {
+/// Makes `span` a child of the trace `meta` carries, if it carries one —
+/// unless `span` already has a traced parent here (a front's request span
+/// took the caller's context first).
+pub fn continue_trace(span: &tracing::Span, meta: &Map<String, Value>) {
+    if !meta.contains_key("traceparent") || tracing::Span::current().context().span().span_context().is_valid() {
         return;
     }
     let carrier: HashMap<String, String> =

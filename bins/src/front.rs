@@ -39,6 +39,7 @@ pub(crate) mod http;
 pub(crate) mod lines;
 mod notifier;
 mod primitives;
+mod request_span;
 pub(crate) mod session;
 mod uris;
 pub(crate) mod view;

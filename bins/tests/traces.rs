@@ -145,7 +145,10 @@ fn a_calls_spans_reach_the_collector_under_the_callers_trace_and_the_server_is_s
         panic!("no call span among {:?}", received.spans.iter().map(|s| &s.name).collect::<Vec<_>>())
     });
     assert_eq!(hex(&call.trace_id), TRACE);
-    assert_eq!(hex(&call.parent_span_id), CALLER_SPAN, "the call span continues the caller's trace");
+    // The front's request span continues the caller's trace; the call is its child.
+    let request = received.spans.iter().find(|span| span.name == "tools/call").expect("a front request span");
+    assert_eq!(hex(&request.parent_span_id), CALLER_SPAN, "the request span continues the caller's trace");
+    assert_eq!(hex(&call.parent_span_id), hex(&request.span_id), "the call is the request's child");
     assert_eq!(attribute(call, "warden.server").as_deref(), Some("test"));
     assert_eq!(attribute(call, "warden.outcome").as_deref(), Some("ok"));
     assert_eq!(attribute(call, "gen_ai.tool.name").as_deref(), Some("test__meta"));
@@ -153,6 +156,10 @@ fn a_calls_spans_reach_the_collector_under_the_callers_trace_and_the_server_is_s
     assert_eq!(hex(&attempt.parent_span_id), hex(&call.span_id), "the attempt is the call's child");
     assert_eq!(hex(&attempt.span_id), parts[2], "the server was sent the attempt's span");
     assert_eq!(attribute(attempt, "warden.attempt").as_deref(), Some("1"));
+    // The server's start, from spawn to its first tool list.
+    let start = received.spans.iter().find(|span| span.name == "server start test").expect("a server start span");
+    assert_eq!(attribute(start, "warden.tools").as_deref(), Some("2"));
+    assert!(start.end_time_unix_nano > start.start_time_unix_nano);
 }
 
 /// One POST to the HTTP front: the answer's headers (lowercase) and body.

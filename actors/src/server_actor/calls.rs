@@ -243,6 +243,7 @@ impl ServerActorState {
         if let Some(timer) = self.startup_timer.take() {
             timer.abort();
         }
+        self.startup_span = None;
         if let Some((_, timer)) = self.deadline_timer.take() {
             timer.abort();
         }

@@ -115,6 +115,9 @@ impl ServerActorState {
             if let Some(timer) = self.startup_timer.take() {
                 timer.abort();
             }
+            if let Some(span) = self.startup_span.take() {
+                span.record("warden.tools", shaped.tools.len());
+            }
         }
         self.report(ServerEvent::ToolsDiscovered { tools: shaped });
     }

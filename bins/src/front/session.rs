@@ -195,8 +195,9 @@ impl Session {
     fn start(&self, id: Value, method: String, params: Option<Value>, reply: Outbox) -> Pending {
         let key = id.to_string();
         let session = self.clone();
-        let (answer, abort) =
-            futures_util::future::abortable(async move { session.answer(&id, &method, params, &reply).await });
+        let span = super::request_span::request_span(&method, params.as_ref(), &self.who());
+        let answering = async move { session.answer(&id, &method, params, &reply).await };
+        let (answer, abort) = futures_util::future::abortable(tracing::Instrument::instrument(answering, span));
         let serial = {
             let mut state = self.state();
             if state.closed {
