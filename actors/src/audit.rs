@@ -14,6 +14,7 @@
 //! them redacted — by default only their SHA-256 digest, which proves what
 //! was sent without keeping it.
 
+use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ring::digest::{digest, SHA256};
@@ -144,8 +145,11 @@ impl AuditDraft {
     /// A call of `tool` with `arguments`: digested, and kept redacted when
     /// `keep` says so.
     pub(crate) fn new(tool: &str, arguments: &Value, keep: Option<&LeakScanner>) -> AuditDraft {
-        let text = serde_json::to_string(arguments).unwrap_or_default();
-        let sha = digest(&SHA256, text.as_bytes()).as_ref().iter().map(|byte| format!("{byte:02x}")).collect();
+        let text = serde_json::to_vec(arguments).unwrap_or_default();
+        let mut sha = String::with_capacity(64);
+        for byte in digest(&SHA256, &text).as_ref() {
+            let _ = write!(sha, "{byte:02x}");
+        }
         let arguments = keep.map(|scanner| {
             let mut shown = arguments.clone();
             scanner.redact_json(&mut shown);

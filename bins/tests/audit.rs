@@ -29,6 +29,20 @@ fn home(label: &str, max_mb: f64) -> Home {
     home
 }
 
+/// Every record `warden audit --json` shows once `ready` holds of them
+/// (records reach the file within 100 ms of their call), with these extra
+/// arguments.
+fn audit_when(home: &Home, extra: &[&str], ready: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let records = audit(home, extra);
+        if ready(&records) || Instant::now() > deadline {
+            return records;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Every record `warden audit --json` shows, with these extra arguments.
 fn audit(home: &Home, extra: &[&str]) -> Vec<Value> {
     let mut args = vec!["audit", "--json"];
@@ -78,7 +92,7 @@ fn each_call_is_recorded_with_its_decision_and_leaks_and_no_secret_value() {
     assert_eq!(blocked.status.code(), Some(1));
     assert_eq!(home.call("test__env", r#"{"name":"TOKEN"}"#), "[REDACTED:TOKEN]");
 
-    let records = audit(&home, &[]);
+    let records = audit_when(&home, &[], |records| records.len() >= 5);
     let outcomes: Vec<(&str, &str, &str)> = records
         .iter()
         .map(|record| {
@@ -132,11 +146,13 @@ fn the_audit_log_rotates_by_size_and_is_read_back_oldest_first() {
     assert!(home.dir.join("audit.jsonl.1").exists());
     assert!(home.dir.join("audit.jsonl.2").exists());
     assert!(!home.dir.join("audit.jsonl.3").exists(), "files = 2 keeps two rotated files");
-    let records = audit(&home, &[]);
+    let newest = sha256_hex(r#"{"message":"m11"}"#);
+    let records =
+        audit_when(&home, &[], |records| records.last().is_some_and(|last| last["arguments_sha256"] == newest));
     let times: Vec<f64> = records.iter().map(|record| record["time"].as_f64().unwrap()).collect();
     assert!(times.windows(2).all(|pair| pair[0] <= pair[1]), "not oldest first: {times:?}");
     // The newest call is there; the oldest ones went with the third file.
-    assert_eq!(records.last().unwrap()["arguments_sha256"], sha256_hex(r#"{"message":"m11"}"#));
+    assert_eq!(records.last().unwrap()["arguments_sha256"], newest);
     assert!(records.len() < 13, "{}", records.len());
     let _ = home.warden(&["stop"]);
 }

@@ -77,13 +77,17 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     }
     // Servers' questions wait in the same queue for `warden answer`.
     builder = builder.elicitor(Arc::new(approvals.clone()));
-    if config.audit.enabled {
+    let audit = if config.audit.enabled {
         let path = state.audit_log();
         let log = super::audit_log::AuditLog::open(path.clone(), &config.audit).with_context(|| {
             format!("cannot open the audit log {} ([audit] enabled = false turns it off)", path.display())
         })?;
-        builder = builder.audit(Arc::new(log));
-    }
+        let log = Arc::new(log);
+        builder = builder.audit(log.clone());
+        Some(log)
+    } else {
+        None
+    };
     let warden = builder.start().await.context("starting Warden")?;
     let lockfile = Lockfile {
         pid: std::process::id(),
@@ -179,6 +183,10 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     }
     close_connections(connections).await;
     ops.warden.shutdown().await;
+    if let Some(audit) = audit {
+        // The last records are written before the process ends.
+        let _ = tokio::task::spawn_blocking(move || audit.close()).await;
+    }
     tracing::info!("warden daemon stopped");
     // Traces still buffered are sent; that waits on the exporter's task,
     // so not on one of the runtime's workers.
