@@ -268,6 +268,9 @@ impl Session {
         // `initialize` opens a session: it carries neither an old session
         // id nor a version.
         let sent_session = self.add_session_headers(request.headers_mut(), !initialize);
+        if let Kind::Request { traceparent: Some(traceparent), .. } = kind {
+            request.headers_mut().insert("traceparent", traceparent.clone());
+        }
         let response =
             self.client.request(request).await.map_err(|error| {
                 Failure::Plain(format!("could not reach {}: {}", self.spec.url, error_chain(&error)))
@@ -455,8 +458,10 @@ impl Session {
 /// What was POSTed, as far as the transport cares.
 #[derive(Debug)]
 pub(super) enum Kind {
-    /// A request: someone waits for the answer with this id.
-    Request { id: RequestId, initialize: bool },
+    /// A request: someone waits for the answer with this id. Its
+    /// `_meta.traceparent` is also sent as the W3C `traceparent` header,
+    /// for HTTP servers and proxies that trace by headers.
+    Request { id: RequestId, initialize: bool, traceparent: Option<HeaderValue> },
     /// A notification or a response: expects 202. `initialized` marks
     /// `notifications/initialized`, after which the GET stream is opened.
     Other { initialized: bool },
@@ -469,12 +474,26 @@ impl Kind {
             id: Option<RequestId>,
             #[serde(borrow)]
             method: Option<&'a str>,
+            #[serde(default)]
+            params: Option<Params>,
+        }
+        #[derive(Deserialize)]
+        struct Params {
+            #[serde(rename = "_meta", default)]
+            meta: Option<Meta>,
+        }
+        #[derive(Deserialize)]
+        struct Meta {
+            #[serde(default)]
+            traceparent: Option<String>,
         }
         match serde_json::from_slice::<Envelope<'_>>(json) {
-            Ok(Envelope { id: Some(id), method: Some(method) }) => {
-                Kind::Request { id, initialize: method == "initialize" }
+            Ok(Envelope { id: Some(id), method: Some(method), params }) => {
+                let traceparent = params.and_then(|params| params.meta?.traceparent);
+                let traceparent = traceparent.and_then(|value| HeaderValue::from_str(&value).ok());
+                Kind::Request { id, initialize: method == "initialize", traceparent }
             }
-            Ok(Envelope { id: None, method }) => {
+            Ok(Envelope { id: None, method, .. }) => {
                 Kind::Other { initialized: method == Some("notifications/initialized") }
             }
             _ => Kind::Other { initialized: false },

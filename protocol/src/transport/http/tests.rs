@@ -331,3 +331,21 @@ fn list_changed() -> TransportEvent {
 fn sse_event(id: &str, message: &Value) -> Bytes {
     Bytes::from(format!("id: {id}\ndata: {message}\n\n"))
 }
+
+#[tokio::test]
+async fn a_requests_meta_traceparent_is_also_sent_as_the_traceparent_header() {
+    let (url, mut seen) = serve(json_server).await;
+    let mut client = connect(&url, &[]).await.unwrap();
+    client.initialize().await;
+    let _ = next_seen(&mut seen).await;
+    client.connection.send(Message::notification("notifications/initialized", None)).unwrap();
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let params = serde_json::json!({"name": "x", "arguments": {}, "_meta": {"traceparent": traceparent}});
+    client.connection.send(Message::request(RequestId::Number(3), "tools/call", Some(params))).unwrap();
+    client.request(4, "tools/list");
+    // The three POSTs may arrive in any order.
+    let posts = [next_seen(&mut seen).await, next_seen(&mut seen).await, next_seen(&mut seen).await];
+    let of = |method: &str| posts.iter().find(|post| post.rpc_method() == Some(method)).expect(method);
+    assert_eq!(of("tools/call").header("traceparent"), Some(traceparent));
+    assert_eq!(of("tools/list").header("traceparent"), None, "a request without one sends none");
+}
