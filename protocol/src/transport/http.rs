@@ -82,6 +82,7 @@ use crate::jsonrpc::ErrorCode;
 mod abandon;
 mod auth;
 mod body;
+mod kind;
 mod legacy;
 mod listen;
 mod oauth;
@@ -95,7 +96,8 @@ mod tls;
 
 // What the submodules share, named once here for all of them.
 use body::{answers, content_type, lock, parse_message};
-use session::{Answer, Failure, Kind, Session};
+use kind::Kind;
+use session::{Answer, Failure, Session};
 
 /// A hyper client that speaks TLS (rustls, the system's roots) to
 /// `https://` URLs and plain TCP to `http://` ones: the one this transport

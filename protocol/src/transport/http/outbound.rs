@@ -14,8 +14,9 @@ use bytes::Bytes;
 use tokio::sync::watch;
 
 use super::body::lock;
+use super::kind::Kind;
 use super::listen::FIRST_OPEN_WAIT;
-use super::session::{Kind, Session};
+use super::session::Session;
 use crate::jsonrpc::Message;
 use crate::transport::{Outbound, TransportError};
 
