@@ -14,10 +14,8 @@
 //! them redacted — by default only their SHA-256 digest, which proves what
 //! was sent without keeping it.
 
-use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ring::digest::{digest, SHA256};
 use serde::Serialize;
 use serde_json::Value;
 use warden_policy::{LeakScanner, ResolvedPolicy};
@@ -145,11 +143,7 @@ impl AuditDraft {
     /// A call of `tool` with `arguments`: digested, and kept redacted when
     /// `keep` says so.
     pub(crate) fn new(tool: &str, arguments: &Value, keep: Option<&LeakScanner>) -> AuditDraft {
-        let text = serde_json::to_vec(arguments).unwrap_or_default();
-        let mut sha = String::with_capacity(64);
-        for byte in digest(&SHA256, &text).as_ref() {
-            let _ = write!(sha, "{byte:02x}");
-        }
+        let sha = crate::sha256::sha256_hex(&serde_json::to_vec(arguments).unwrap_or_default());
         let arguments = keep.map(|scanner| {
             let mut shown = arguments.clone();
             scanner.redact_json(&mut shown);

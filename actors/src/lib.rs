@@ -67,6 +67,7 @@ mod registry;
 mod server_actor;
 mod server_settings;
 mod server_supervisor;
+mod sha256;
 mod summarizer;
 mod tickets;
 mod trace_context;

@@ -24,6 +24,7 @@ mod clients;
 mod commands;
 mod daemon;
 mod front;
+mod http_server;
 mod observe;
 mod render;
 mod secret;

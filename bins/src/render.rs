@@ -140,16 +140,14 @@ pub(crate) fn listing(entry: ToolEntry) -> ToolListing {
 /// A server's status as the wire carries it. (Process ids and per-server
 /// uptime are not in `ServerStatus` yet, so they are not here either.)
 pub(crate) fn server_report(server: &ServerStatus) -> ServerReport {
-    let (state, error, restart_attempt) = match &server.state {
-        ServerState::Failed { reason } => ("failed", Some(reason.clone()), None),
-        ServerState::NeedsLogin { reason } => ("needs_login", Some(reason.clone()), None),
-        ServerState::Starting => ("starting", None, None),
-        ServerState::Restarting { reason, attempt, .. } => ("restarting", Some(reason.clone()), Some(*attempt)),
-        ServerState::Running => ("running", None, None),
+    let (error, restart_attempt) = match &server.state {
+        ServerState::Failed { reason } | ServerState::NeedsLogin { reason } => (Some(reason.clone()), None),
+        ServerState::Restarting { reason, attempt, .. } => (Some(reason.clone()), Some(*attempt)),
+        ServerState::Starting | ServerState::Running => (None, None),
     };
     ServerReport {
         name: server.name.clone(),
-        state: state.into(),
+        state: server.state.label().into(),
         detail: server.state.to_string(),
         error,
         restart_attempt,
@@ -168,7 +166,8 @@ pub(crate) fn server_report(server: &ServerStatus) -> ServerReport {
     }
 }
 
-fn cut(text: &str, max: usize) -> String {
+/// `text` up to `max` characters, and `…` when there was more.
+pub(crate) fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),

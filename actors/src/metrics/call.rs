@@ -4,15 +4,25 @@
 
 use std::time::Instant;
 
+use prometheus_client::metrics::gauge::Gauge;
+
 use super::{CallLabels, Metrics, Outcome, ServerLabel};
 use crate::audit::{AuditDraft, AuditSink};
+
+/// Where a resolved call runs: its server's label, its tool, and the
+/// server's in-flight gauge (held, so the end needs no second lookup).
+struct Resolved {
+    server: ServerLabel,
+    tool: String,
+    in_flight: Gauge,
+}
 
 /// Held by a call from its start to its end.
 pub(crate) struct CallRecord<'a> {
     metrics: &'a Metrics,
     started: Instant,
     /// The server and tool, once the name resolved to one.
-    resolved: Option<(String, String)>,
+    resolved: Option<Resolved>,
     /// What the audit record will say, when there is a sink.
     audit: Option<(&'a dyn AuditSink, AuditDraft)>,
     ended: bool,
@@ -38,13 +48,16 @@ impl<'a> CallRecord<'a> {
     /// The call's name resolved to `server`'s tool `tool` (Warden's name
     /// for it): from now on it is in flight there.
     pub(crate) fn resolved(&mut self, server: &str, tool: &str) {
-        self.metrics.in_flight.get_or_create(&ServerLabel { server: server.to_string() }).inc();
+        let label = ServerLabel { server: server.to_string() };
+        let in_flight = self.metrics.in_flight.get_or_create_owned(&label);
+        in_flight.inc();
+        // A tool already seen (every call after its first) costs a lookup.
         let mut seen = self.metrics.seen.lock().expect("metrics lock");
-        let tools = &mut seen.entry(server.to_string()).or_default().tools;
-        if !tools.contains(tool) {
-            tools.insert(tool.to_string());
+        if !seen.get(server).is_some_and(|known| known.tools.contains(tool)) {
+            seen.entry(server.to_string()).or_default().tools.insert(tool.to_string());
         }
-        self.resolved = Some((server.to_string(), tool.to_string()));
+        drop(seen);
+        self.resolved = Some(Resolved { server: label, tool: tool.to_string(), in_flight });
     }
 
     /// The call ended so (`error`: why, when it got no result).
@@ -55,17 +68,17 @@ impl<'a> CallRecord<'a> {
     fn count(&mut self, outcome: Outcome, error: Option<String>) {
         self.ended = true;
         let elapsed = self.started.elapsed();
-        let (server, tool) = self.resolved.take().unwrap_or_default();
-        if !server.is_empty() {
-            let label = ServerLabel { server: server.clone() };
-            self.metrics.in_flight.get_or_create(&label).dec();
-            self.metrics.call_seconds.get_or_create(&label).observe(elapsed.as_secs_f64());
-            self.metrics.server_calls.get_or_create(&label).inc();
+        let resolved = self.resolved.take();
+        if let Some(Resolved { server, in_flight, .. }) = &resolved {
+            in_flight.dec();
+            self.metrics.call_seconds.get_or_create(server).observe(elapsed.as_secs_f64());
+            self.metrics.server_calls.get_or_create(server).inc();
         }
         if let Some((sink, draft)) = self.audit.take() {
-            let server = (!server.is_empty()).then(|| server.clone());
+            let server = resolved.as_ref().map(|resolved| resolved.server.server.clone());
             sink.record(&draft.finish(server, elapsed.as_secs_f64() * 1000.0, outcome.label(), error));
         }
+        let (server, tool) = resolved.map(|resolved| (resolved.server.server, resolved.tool)).unwrap_or_default();
         self.metrics.calls.get_or_create(&CallLabels { server, tool, outcome: outcome.label() }).inc();
     }
 }

@@ -11,7 +11,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ring::digest::{digest, SHA256};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -97,7 +96,7 @@ pub(crate) fn tool_hash(description: &str, input_schema: &Value) -> String {
     let mut text = String::from(description);
     text.push('\0');
     write_canonical(input_schema, &mut text);
-    digest(&SHA256, text.as_bytes()).as_ref().iter().map(|byte| format!("{byte:02x}")).collect()
+    crate::sha256::sha256_hex(text.as_bytes())
 }
 
 fn write_canonical(value: &Value, out: &mut String) {

@@ -68,7 +68,8 @@ impl StartupProgress {
             return String::new();
         }
         if self.terminal {
-            let mut text = format!("\x1b[{}A", self.drawn).repeat(usize::from(self.drawn > 0));
+            // Back up over the last drawing, if there was one.
+            let mut text = if self.drawn > 0 { format!("\x1b[{}A", self.drawn) } else { String::new() };
             let width = terminal_width();
             let waiting = servers.iter().filter(|server| on_its_way(server)).count();
             let header = if done {
@@ -77,7 +78,7 @@ impl StartupProgress {
                 format!("waiting for {waiting} of {} servers to start (Ctrl-C stops waiting)", servers.len())
             };
             for line in std::iter::once(header).chain(servers.iter().map(|server| server_line(server, waited))) {
-                text += &format!("\r\x1b[2K{}\n", cut(&line, width));
+                text += &format!("\r\x1b[2K{}\n", fit(&line, width));
             }
             self.drawn = servers.len() + 1;
             return text;
@@ -130,11 +131,8 @@ fn server_line(server: &ServerReport, waited: Duration) -> String {
 
 /// At most `width` characters, so a long error never wraps and breaks the
 /// redraw.
-fn cut(line: &str, width: usize) -> String {
-    match line.char_indices().nth(width.saturating_sub(1)) {
-        Some((at, _)) => format!("{}…", &line[..at]),
-        None => line.to_string(),
-    }
+fn fit(line: &str, width: usize) -> String {
+    crate::render::cut(line, width.saturating_sub(1))
 }
 
 /// The terminal's width in columns (80 when it cannot be asked).

@@ -29,10 +29,12 @@
 //! before its answer cancels the request (upstream too).
 //!
 //! Connections: at most [`MAX_CONNECTIONS`]; request headers must arrive
-//! within [`HEADER_READ_TIMEOUT`] (slow-loris). Nothing a client sends can
+//! within [`HEADER_READ_TIMEOUT`] (slow-loris).
+//!
+//! [`MAX_CONNECTIONS`]: crate::http_server::MAX_CONNECTIONS
+//! [`HEADER_READ_TIMEOUT`]: crate::http_server::HEADER_READ_TIMEOUT Nothing a client sends can
 //! take the daemon down or reach another session's calls.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,7 +45,7 @@ use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, HOST, ORIGIN, WWW_AUTHEN
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::mpsc;
 use warden_config::FrontConfig;
 use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
@@ -58,10 +60,6 @@ pub(crate) use sessions::KeepAlive;
 use sessions::{Refused, Sessions};
 use sse::Body;
 
-/// The most connections the HTTP face holds open.
-pub(crate) const MAX_CONNECTIONS: usize = 1024;
-/// How long a client may take to send a request's headers.
-pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client may take to send a request's body.
 pub(crate) const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -113,45 +111,19 @@ impl HttpFront {
     /// Serves `listener` until `stop` resolves, then ends every session.
     pub(crate) async fn serve(self: Arc<Self>, listener: TcpListener, stop: impl std::future::Future<Output = ()>) {
         let sweeper = self.sessions.spawn_sweeper();
-        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-        tokio::pin!(stop);
-        loop {
-            let accepted = tokio::select! {
-                () = &mut stop => break,
-                accepted = listener.accept() => accepted,
-            };
-            let Ok((stream, _)) = accepted else {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            };
-            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-                tracing::warn!("the MCP front holds {MAX_CONNECTIONS} connections; refused one");
-                continue;
-            };
-            let front = Arc::clone(&self);
-            tokio::spawn(async move {
-                let _slot = slot;
-                let _ = stream.set_nodelay(true);
-                let service = hyper::service::service_fn(move |request| {
-                    let front = Arc::clone(&front);
-                    async move { Ok::<_, Infallible>(front.handle(request).await) }
-                });
-                let connection = hyper::server::conn::http1::Builder::new()
-                    .timer(hyper_util::rt::TokioTimer::new())
-                    .header_read_timeout(HEADER_READ_TIMEOUT)
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-                if let Err(error) = connection.await {
-                    tracing::debug!(%error, "a front connection ended with an error");
-                }
-            });
-        }
+        let front = Arc::clone(&self);
+        let handler: crate::http_server::Handler = Arc::new(move |request| {
+            let front = Arc::clone(&front);
+            Box::pin(async move { front.handle(request).await })
+        });
+        crate::http_server::serve(listener, stop, "the MCP front", handler).await;
         sweeper.abort();
         self.sessions.close_all().await;
     }
 
     async fn handle(&self, request: Request<Incoming>) -> Answer {
         if let Some(page) = self.observe.page(&request) {
-            return crate::observe::listener::response(page).map(http_body_util::BodyExt::boxed);
+            return crate::observe::listener::response(page);
         }
         let caller = match self.check(&request) {
             Ok(caller) => caller,

@@ -55,7 +55,7 @@ fn a_terminal_gets_one_line_per_server_redrawn_in_place() {
 #[test]
 fn a_long_error_is_cut_to_the_terminal_width() {
     let line = server_line(&server("x", "failed", 0, Some(&"e".repeat(300))), Duration::ZERO);
-    let cut = cut(&line, 80);
+    let cut = fit(&line, 80);
     assert_eq!(cut.chars().count(), 80);
     assert!(cut.ends_with('…'));
 }

@@ -11,14 +11,13 @@ use std::convert::Infallible;
 
 use bytes::Bytes;
 use futures_util::stream;
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt as _, Full, StreamBody};
 use hyper::body::Frame;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 /// Every body the front sends.
-pub(super) type Body = BoxBody<Bytes, Infallible>;
+pub(super) type Body = crate::http_server::Body;
 
 pub(super) fn empty() -> Body {
     Full::new(Bytes::new()).boxed()
