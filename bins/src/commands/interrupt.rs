@@ -11,13 +11,15 @@
 pub(super) const INTERRUPTED: u8 = 130;
 
 /// Completes at the first Ctrl-C, having said what happens next. Listening
-/// starts when this is called, so the signal no longer ends the process:
-/// the call is cancelled in the daemon (and upstream) instead of left
-/// running behind a client that is gone.
+/// starts when this is called (not when the future is first polled), so
+/// from then on the signal no longer ends the process: the call is
+/// cancelled in the daemon (and upstream) instead of left running behind a
+/// client that is gone.
 pub(super) fn interrupted() -> impl std::future::Future<Output = ()> {
-    let signal = tokio::signal::ctrl_c();
+    let signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt());
     async move {
-        if signal.await.is_err() {
+        let Ok(mut signal) = signal else { return std::future::pending().await };
+        if signal.recv().await.is_none() {
             return std::future::pending().await;
         }
         eprintln!("\nCtrl-C: cancelling the call (its server is told to stop)");

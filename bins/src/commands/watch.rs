@@ -29,13 +29,22 @@ struct Status {
 pub(super) async fn watch(common: &Common, verbose: bool) -> anyhow::Result<ExitCode> {
     let mut client = connect(common, verbose).await?;
     let terminal = std::io::stdout().is_terminal();
+    // Listening from here on, for the whole loop: a Ctrl-C that comes while
+    // a frame is fetched or printed is not lost (a listener made afresh
+    // at each wait missed those, and the handler kept SIGINT from ending
+    // the process).
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     loop {
         let frame = async {
             let status: Status = client.request_as(json!({"op": "status"})).await?;
             let pending: Value = client.request_as(json!({"op": "pending"})).await?;
             anyhow::Ok((status, pending))
         };
-        let (status, pending) = match frame.await {
+        let frame = tokio::select! {
+            frame = frame => frame,
+            _ = interrupt.recv() => return Ok(ExitCode::SUCCESS),
+        };
+        let (status, pending) = match frame {
             Ok(frame) => frame,
             Err(error) => {
                 eprintln!("the daemon stopped answering ({error}); `warden status` starts it again");
@@ -54,7 +63,7 @@ pub(super) async fn watch(common: &Common, verbose: bool) -> anyhow::Result<Exit
         }
         tokio::select! {
             _ = tokio::time::sleep(REFRESH) => {}
-            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::SUCCESS),
+            _ = interrupt.recv() => return Ok(ExitCode::SUCCESS),
         }
     }
 }
