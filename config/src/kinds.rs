@@ -27,7 +27,7 @@ enum Kind {
     TextTable,
 }
 
-const SERVER_FIELDS: [(&str, Kind); 15] = [
+const SERVER_FIELDS: [(&str, Kind); 16] = [
     ("command", Kind::Text),
     ("args", Kind::TextList),
     ("env", Kind::TextTable),
@@ -42,6 +42,7 @@ const SERVER_FIELDS: [(&str, Kind); 15] = [
     ("max_restarts", Kind::Integer),
     ("restart_delay_secs", Kind::Number),
     ("retry_after_crash", Kind::Text),
+    ("protocol_version", Kind::Text),
     ("roots", Kind::TextList),
 ];
 

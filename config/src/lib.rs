@@ -47,7 +47,8 @@
 //! - `security.rs` (`[security]`, `[[agents]]`), `profiles.rs`
 //!   (`[tool_profiles]`), `naming.rs` (`[naming]`), `summary.rs`
 //!   (`[summary]`), `daemon.rs` (`[daemon]`), `crash_retry.rs`
-//!   (`retry_after_crash`), `ca_cert.rs` (`ca_cert`);
+//!   (`retry_after_crash`), `protocol_version.rs` (`protocol_version`),
+//!   `ca_cert.rs` (`ca_cert`);
 //! - `masked.rs`: env and header values as `config check` shows them.
 //!
 //! What the values *mean* at run time lives with the code that applies
@@ -81,6 +82,7 @@ mod oauth;
 mod profiles;
 #[cfg(test)]
 mod properties;
+mod protocol_version;
 mod raw;
 mod roots;
 mod sampling;
@@ -104,6 +106,7 @@ pub use metrics::MetricsConfig;
 pub use naming::NamingConfig;
 pub use oauth::{state_home, OAuthConfig, OAuthGrant, OAUTH_SIGNING_ALGS};
 pub use profiles::ProfileConfig;
+pub use protocol_version::{ProtocolChoice, KNOWN_PROTOCOL_VERSIONS};
 pub use sampling::{SamplingConfig, SAMPLING_APPROVALS};
 pub use security::{AgentConfig, SecurityConfig};
 pub use server::ServerConfig;

@@ -26,7 +26,7 @@ fn toml_value() -> impl Strategy<Value = String> {
     ]
 }
 
-const FIELDS: [&str; 16] = [
+const FIELDS: [&str; 17] = [
     "command",
     "args",
     "env",
@@ -40,6 +40,7 @@ const FIELDS: [&str; 16] = [
     "max_restarts",
     "restart_delay_secs",
     "retry_after_crash",
+    "protocol_version",
     "type",
     "name",
     "nonsense",

@@ -68,6 +68,9 @@ pub struct ServerConfig {
     /// `safe` (default: tools annotated read-only or idempotent), `always`,
     /// or `never`.
     pub retry_after_crash: Option<String>,
+    /// Which MCP revision to speak: `auto` (default: probe, prefer the
+    /// newest both speak) or a version such as `2026-07-28` or `2025-11-25`.
+    pub protocol_version: Option<String>,
     /// The policy for this server's tools, below `security.tool_policies`
     /// and above the server's own annotations.
     pub default_policy: Option<PolicyLayer>,
@@ -91,7 +94,7 @@ pub struct ServerConfig {
 }
 
 /// Every field of a server in Warden's schema, as a file writes it.
-pub(crate) const SERVER_FIELDS: [&str; 20] = [
+pub(crate) const SERVER_FIELDS: [&str; 21] = [
     "command",
     "args",
     "env",
@@ -110,6 +113,7 @@ pub(crate) const SERVER_FIELDS: [&str; 20] = [
     "max_restarts",
     "restart_delay_secs",
     "retry_after_crash",
+    "protocol_version",
     "default_policy",
     "roots",
 ];
@@ -194,6 +198,9 @@ impl ServerConfig {
             if CrashRetry::parse(retry).is_none() {
                 return Err(format!("`retry_after_crash` must be \"safe\", \"always\" or \"never\", not \"{retry}\""));
             }
+        }
+        if let Some(version) = &self.protocol_version {
+            crate::ProtocolChoice::parse(version)?;
         }
         if let Some(roots) = &mut self.roots {
             crate::roots::normalise(roots).map_err(|problem| format!("`roots` {problem}"))?;

@@ -82,6 +82,10 @@ fn errors_name_the_file_the_server_and_the_field() {
             "[servers.a]\ncommand = \"x\"\nretry_after_crash = \"sometimes\"",
             "`retry_after_crash` must be \"safe\", \"always\" or \"never\", not \"sometimes\"",
         ),
+        (
+            "[servers.a]\ncommand = \"x\"\nprotocol_version = \"2026-01-01\"",
+            "`protocol_version` must be \"auto\" or one of \"2026-07-28\", \"2025-11-25\", \"2025-06-18\", \"2025-03-26\", \"2024-11-05\", not \"2026-01-01\"",
+        ),
         ("[servers.a]\ncommand = \"x\"\nrestart_delay_secs = -2", "`restart_delay_secs` must be a positive number"),
         (
             "[daemon]\nlisten = \"0.0.0.0:7000\"",
