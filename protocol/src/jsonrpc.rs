@@ -58,6 +58,14 @@ impl ErrorCode {
     /// MCP 2025-11-25: the request needs URL elicitations completed first
     /// (`data.elicitations`).
     pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+    /// MCP 2026-07-28: the request's HTTP headers disagree with its body.
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// MCP 2026-07-28: the request needs a client capability it did not
+    /// declare (`data.requiredCapabilities`).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// MCP 2026-07-28: the server does not speak the request's protocol
+    /// version (`data.supported` lists the ones it does).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
     /// Warden's own, never sent by a peer: the answer was over the size
     /// limit and was not read (made by the transport for the request it
     /// answered).

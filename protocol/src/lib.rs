@@ -9,6 +9,9 @@
 //!   `tools/list`, `tools/call`, content blocks). Every struct keeps the
 //!   fields it does not model in an `extra` map, so a server's `_meta`,
 //!   `outputSchema`, annotations and any future field reach the host intact.
+//! - [`modern`](Envelope): MCP 2026-07-28 as a client speaks it — the
+//!   per-request `_meta` envelope, judging a `server/discover` probe, and
+//!   the interim `input_required` answers of multi-round-trip requests.
 //! - [`framing`](LineReader): newline-delimited messages with a maximum size.
 //!   An oversized or broken line is reported and skipped, never fatal.
 //! - [`transport`](Connector): how a server is reached. A [`Connector`] opens
@@ -35,6 +38,7 @@ mod elicitation;
 mod framing;
 mod jsonrpc;
 mod mcp;
+mod modern;
 #[cfg(test)]
 mod properties;
 mod sse;
@@ -58,10 +62,16 @@ pub use mcp::{
     ListToolsResult, ResourceContents, ServerCapabilities, Tool, ToolAnnotations, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
 };
+pub use modern::{
+    header_params, header_text, is_modern, judge_discover, mutual_modern_version, param_headers, retry_params,
+    unsupported_versions, DiscoverResult, Envelope, HeaderParam, InputRequired, Verdict, CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY, LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
+    SUBSCRIPTION_ID_KEY,
+};
 pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{
     http_client, memory_pair, AuthFailure, Authorizer, Challenge, Closer, ConnectFuture, Connection, Connector,
     EventSink, HttpClient, HttpConnector, HttpSpec, HttpTransport, LoggedIn, LoginUi, MemoryConnector, MemoryPeer,
     Outbound, StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent, AUTH_REQUIRED,
-    HTTP_TRANSPORT_ERROR,
+    HTTP_TRANSPORT_ERROR, STREAM_BROKEN,
 };

@@ -31,7 +31,7 @@ use crate::jsonrpc::{Message, RawResponse};
 pub(crate) use http::{error_chain, oauth_connector};
 pub use http::{
     http_client, AuthFailure, Authorizer, Challenge, HttpClient, HttpConnector, HttpSpec, HttpTransport, LoggedIn,
-    LoginUi, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR,
+    LoginUi, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR, STREAM_BROKEN,
 };
 pub use memory::{memory_pair, MemoryConnector, MemoryPeer};
 pub use stdio::{StdioConnector, StdioSpec};
@@ -102,6 +102,13 @@ pub type Closer = Pin<Box<dyn Future<Output = ()> + Send>>;
 pub trait Connector: Send + Sync + 'static {
     /// Opens a new connection whose events go to `sink`.
     fn connect(&self, sink: EventSink) -> ConnectFuture;
+
+    /// Whether a connection may start with a `server/discover` probe to
+    /// find out which MCP era the server speaks (every transport but the
+    /// legacy HTTP+SSE one, which predates the probe).
+    fn probes_era(&self) -> bool {
+        true
+    }
 }
 
 /// Why a connection could not be used.

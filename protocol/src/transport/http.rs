@@ -55,6 +55,14 @@
 //! barrier), `body.rs` (reading answers and errors), and the modules named
 //! above.
 //!
+//! A request in the MCP 2026-07-28 envelope (the actor speaks that
+//! revision to this server) has no session: no `Mcp-Session-Id`, no GET
+//! stream, no DELETE; its headers mirror its version, method, name and
+//! marked parameters, and an error status with a JSON-RPC body is its
+//! answer (the `modern` module). Its list changes come on the response
+//! stream of its `subscriptions/listen`, which is a request like any other
+//! here.
+//!
 //! A server behind OAuth gets a token on every POST, refreshed before it
 //! expires and after a 401 (the `auth` module); the flow that gets tokens
 //! in the first place — discovery, registration, PKCE, `warden login` — is
@@ -82,9 +90,11 @@ use crate::jsonrpc::ErrorCode;
 mod abandon;
 mod auth;
 mod body;
+mod failure;
 mod kind;
 mod legacy;
 mod listen;
+mod modern;
 mod oauth;
 mod outbound;
 mod reinit;
@@ -130,6 +140,12 @@ pub const HTTP_TRANSPORT_ERROR: ErrorCode = ErrorCode(-32000);
 /// refresh refused, more scope needed): a login, then the same request
 /// again, can succeed. Warden's own; no server sends it.
 pub const AUTH_REQUIRED: ErrorCode = ErrorCode(-32031);
+
+/// The JSON-RPC error code of the answer this transport makes up for a
+/// 2026-07-28 request whose answer stream broke before the answer came:
+/// the request is lost (such streams are not resumed), and whether it ran
+/// is unknown. Warden's own; no server sends it.
+pub const STREAM_BROKEN: ErrorCode = ErrorCode(-32032);
 
 /// How much of an error body goes into the error message.
 pub(super) const BODY_EXCERPT_CHARS: usize = 200;
@@ -254,5 +270,12 @@ impl Connector for HttpConnector {
             let (session, closer) = session::open(&spec, sink)?;
             Ok(Connection::new(Box::new(outbound::HttpOutbound::new(session)), closer, StderrTail::default()))
         })
+    }
+
+    /// A modern request first, whose refusal says which era the server
+    /// is of — except where the config says the server speaks only the
+    /// HTTP+SSE transport of 2024-11-05.
+    fn probes_era(&self) -> bool {
+        self.spec.transport != HttpTransport::Sse
     }
 }

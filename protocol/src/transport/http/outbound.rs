@@ -53,11 +53,22 @@ impl Outbound for HttpOutbound {
             *lock(&self.session.initialize) = Some(json.clone());
         }
         let abandoned = match &kind {
-            Kind::Request { id, .. } => Some(self.session.in_flight.start(id)),
+            Kind::Request { id, modern, .. } => {
+                if modern.as_ref().is_some_and(|modern| !modern.probes) {
+                    self.session.modern.store(true, Ordering::SeqCst);
+                }
+                Some(self.session.in_flight.start(id))
+            }
             // The actor gave up on a request: its POST goes now, not when
             // the server gets round to answering it.
             Kind::Other { .. } => {
                 self.session.in_flight.cancel_from(&json);
+                if self.session.modern.load(Ordering::SeqCst) {
+                    // 2026-07-28 has no notifications to a server over
+                    // HTTP: dropping the POST closed its stream, which is
+                    // how a request is cancelled there.
+                    return Ok(());
+                }
                 None
             }
         };

@@ -62,7 +62,7 @@ impl Session {
         let id = RequestId::String(format!("warden-reinitialise-{epoch}"));
         let json = with_id(&original, &id)?;
         let answer = self
-            .exchange(json, &Kind::Request { id, initialize: true, traceparent: None }, Answer::Keep)
+            .exchange(json, &Kind::Request { id, initialize: true, traceparent: None, modern: None }, Answer::Keep)
             .await
             .map_err(|failure| failure.message(&self.spec.url))?;
         match answer {

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use tokio::sync::watch;
 
 use super::body::{content_type, error_chain, lock, parse_message};
+pub(super) use super::failure::{Failure, Refusal};
 use super::kind::Kind;
 use super::{
     abandon, tls, HttpSpec, AUTH_REQUIRED, BODY_EXCERPT_CHARS, DELETE_TIMEOUT, HTTP_TRANSPORT_ERROR, SESSION_HEADER,
@@ -68,6 +69,11 @@ pub(super) struct Session {
     /// The `Authorization` the last POST carried (OAuth), for the GET
     /// streams and the DELETE.
     pub(super) authorization: Mutex<Option<HeaderValue>>,
+    /// The `x-mcp-header` parameters of the server's tools (2026-07-28).
+    pub(super) header_params: Mutex<super::modern::HeaderParams>,
+    /// Set once a 2026-07-28 request went out: the connection has no
+    /// session and sends no notifications.
+    pub(super) modern: AtomicBool,
 }
 
 pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<(Arc<Session>, Closer), TransportError> {
@@ -109,6 +115,8 @@ pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<(Arc<Session
         in_flight: abandon::InFlight::default(),
         legacy: OnceLock::new(),
         authorization: Mutex::new(None),
+        header_params: Mutex::default(),
+        modern: AtomicBool::new(false),
     });
     let closer_session = session.clone();
     let closer = Box::pin(async move {
@@ -120,53 +128,6 @@ pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<(Arc<Session
         }
     });
     Ok((session, closer))
-}
-
-/// Why a POST did not produce an answer.
-pub(super) enum Failure {
-    /// Anything but an expired session: the message says it all.
-    Plain(String),
-    /// An error status that is not about the session.
-    Status { status: StatusCode, message: String },
-    /// The server no longer knows the session id we sent.
-    SessionExpired { status: StatusCode, body: String },
-    /// 401 to a server with OAuth; `sent` is the `Authorization` sent.
-    Unauthorized { challenge: crate::Challenge, sent: Option<String> },
-    /// 403 `insufficient_scope` from a server with OAuth.
-    Forbidden { challenge: crate::Challenge },
-    /// No token could be had before sending.
-    Auth(crate::AuthFailure),
-}
-
-/// Why a message could not be delivered, as the request's caller hears it.
-pub(super) enum Refusal {
-    /// The transport failed: the words say how.
-    Transport(String),
-    /// Authorization is missing (OAuth).
-    Auth(crate::AuthFailure),
-}
-
-impl Failure {
-    /// The failure in words, for the error answering the request.
-    pub(super) fn message(self, url: &str) -> String {
-        match self {
-            Failure::Plain(message) | Failure::Status { message, .. } => message,
-            Failure::SessionExpired { status, body } => {
-                format!("the server forgot our session (HTTP {}) at {url}: {body}", status.as_u16())
-            }
-            Failure::Unauthorized { .. } => format!("HTTP 401 from {url}: the server wants authorization"),
-            Failure::Forbidden { challenge } => format!(
-                "HTTP 403 from {url}: the server needs the scope `{}`",
-                challenge.scope.as_deref().unwrap_or("(unnamed)")
-            ),
-            Failure::Auth(failure) => failure.to_string(),
-        }
-    }
-
-    /// True for the failures OAuth may fix.
-    pub(super) fn is_auth(&self) -> bool {
-        matches!(self, Failure::Unauthorized { .. } | Failure::Forbidden { .. } | Failure::Auth(_))
-    }
 }
 
 /// Where the answer to a POSTed request goes.
@@ -195,8 +156,14 @@ impl Session {
             }
         };
         match refusal {
-            Refusal::Transport(message) => {
+            Refusal::Broken(message) => {
                 self.deliver(TransportEvent::Fault { problem: message.clone() });
+                answer(super::STREAM_BROKEN, message);
+            }
+            Refusal::Transport(message) => {
+                if !kind.is_probe() {
+                    self.deliver(TransportEvent::Fault { problem: message.clone() });
+                }
                 answer(HTTP_TRANSPORT_ERROR, message);
             }
             Refusal::Auth(failure) => {
@@ -244,6 +211,7 @@ impl Session {
                     Err(message) => message,
                 }
             }
+            (Failure::Broken(message), _) => return Err(Refusal::Broken(message)),
             (failure, _) => failure.message(&self.spec.url),
         };
         Err(Refusal::Transport(message))
@@ -259,6 +227,7 @@ impl Session {
     ) -> Result<Option<TransportEvent>, Failure> {
         let initialize = matches!(kind, Kind::Request { initialize: true, .. });
         let authorization = self.authorize().await?;
+        let body = json.clone();
         let mut request = hyper::Request::builder()
             .method(Method::POST)
             .uri(self.uri.clone())
@@ -267,8 +236,15 @@ impl Session {
             .body(Full::new(json))
             .expect("a request from a checked URI and constant headers");
         // `initialize` opens a session: it carries neither an old session
-        // id nor a version.
-        let sent_session = self.add_session_headers(request.headers_mut(), !initialize);
+        // id nor a version. A 2026-07-28 request has no session at all.
+        let modern = match kind {
+            Kind::Request { modern: Some(modern), .. } => Some(&**modern),
+            _ => None,
+        };
+        let sent_session = self.add_session_headers(request.headers_mut(), !initialize && modern.is_none());
+        if let Some(modern) = modern {
+            self.add_modern_headers(request.headers_mut(), modern, &body);
+        }
         if let Kind::Request { traceparent: Some(traceparent), .. } = kind {
             request.headers_mut().insert("traceparent", traceparent.clone());
         }
@@ -283,6 +259,11 @@ impl Session {
         }
         if !status.is_success() {
             let body = self.error_body(response.into_body()).await;
+            if let (Some(_), Kind::Request { id, .. }) = (modern, kind) {
+                if let Some(refusal) = self.refusal_answer(&body, id) {
+                    return Ok(self.hand_over(refusal, answer));
+                }
+            }
             let forgotten = status == StatusCode::NOT_FOUND
                 || (status == StatusCode::BAD_REQUEST && body.to_ascii_lowercase().contains("session"));
             if sent_session && forgotten {
@@ -303,15 +284,32 @@ impl Session {
             // sessions sends none.
             *lock(&self.session_id) = response.headers().get(SESSION_HEADER).cloned();
         }
-        match content_type(response.headers()).as_str() {
-            "application/json" => self.read_json(response.into_body(), id, initialize, answer).await,
-            "text/event-stream" => self.read_stream(response.into_body(), id, initialize, answer).await,
+        // A modern `tools/list` answer is vetted before it is delivered.
+        let vetted = modern.is_some_and(|modern| modern.lists_tools) && answer == Answer::Deliver;
+        let read = if vetted { Answer::Keep } else { answer };
+        let kept = match content_type(response.headers()).as_str() {
+            "application/json" => self.read_json(response.into_body(), id, initialize, read).await,
+            "text/event-stream" => self.read_stream(response.into_body(), id, initialize, read).await,
             other => Err(Failure::Plain(format!(
                 "HTTP {} from {} with content type `{other}` answered a request; expected application/json or text/event-stream",
                 status.as_u16(),
                 self.spec.url
             ))),
+        }?;
+        match kept {
+            Some(event) if vetted => Ok(self.hand_over(self.vet_tools(event), answer)),
+            kept => Ok(kept),
         }
+    }
+
+    /// An answer made or reshaped here: delivered, or returned when
+    /// `answer` says to keep it.
+    fn hand_over(&self, event: TransportEvent, answer: Answer) -> Option<TransportEvent> {
+        if answer == Answer::Keep {
+            return Some(event);
+        }
+        self.deliver(event);
+        None
     }
 
     /// A GET of the server's URL asking for an event stream, with the
@@ -394,7 +392,13 @@ impl Session {
         answer: Answer,
     ) -> Result<Option<TransportEvent>, Failure> {
         let bytes = Limited::new(body, self.spec.max_message_bytes).collect().await.map_err(|error| {
-            Failure::Plain(format!("reading the answer from {} failed: {}", self.spec.url, error_chain(&*error)))
+            let message = format!("reading the answer from {} failed: {}", self.spec.url, error_chain(&*error));
+            // A 2026-07-28 request is lost with its answer.
+            if self.modern.load(Ordering::SeqCst) {
+                Failure::Broken(message)
+            } else {
+                Failure::Plain(message)
+            }
         })?;
         let bytes = bytes.to_bytes();
         let text = std::str::from_utf8(&bytes)

@@ -85,6 +85,10 @@ impl Session {
                 StreamEnd::Failed(problem) => return Err(Failure::Plain(problem)),
                 StreamEnd::Early(ended) => ended,
             };
+            if self.modern.load(std::sync::atomic::Ordering::SeqCst) {
+                // 2026-07-28 streams are not resumed: the request is lost.
+                return Err(Failure::Broken(ended));
+            }
             let Some(last_event_id) = position.last_event_id.clone() else { return Err(Failure::Plain(ended)) };
             let wait = position.retry.unwrap_or(DEFAULT_RETRY);
             if started.elapsed() + wait > self.spec.resume_limit {
