@@ -95,6 +95,18 @@ pub enum CallError {
         /// The server's message.
         message: String,
     },
+    /// The server answered "input required" (MCP 2026-07-28) and what it
+    /// asked for could not be given: Warden does not offer it, nobody
+    /// answered, or the server kept asking.
+    #[error("server '{server}' needs more input to answer '{name}', and it could not be given: {problem}")]
+    InputNotGiven {
+        /// The server.
+        server: String,
+        /// The tool.
+        name: String,
+        /// What went wrong.
+        problem: String,
+    },
     /// The server needs the person to open a URL first (-32042, "URL
     /// elicitation required"); Warden asks and, when they did, calls again
     /// once. The caller sees this only when that retry asks again.
@@ -181,6 +193,26 @@ pub enum CallError {
         /// What happened to the server.
         reason: String,
         /// The server's `retry_after_crash`, which said no.
+        policy: CrashRetry,
+    },
+    /// The stream that was to carry the server's answer broke before it
+    /// did (MCP 2026-07-28 over HTTP: the request is lost with it), and
+    /// the call was not sent again: the server's `retry_after_crash` does
+    /// not allow repeating it, or it broke three times.
+    #[error(
+        "the answer stream of server '{server}' broke while it ran '{name}' ({reason}); the call was not repeated \
+         because {}, so it may or may not have taken effect{}",
+        not_repeated_because(*.policy).0,
+        not_repeated_because(*.policy).1
+    )]
+    StreamBroken {
+        /// The server.
+        server: String,
+        /// The tool.
+        name: String,
+        /// How it broke.
+        reason: String,
+        /// The server's `retry_after_crash`.
         policy: CrashRetry,
     },
     /// Warden was shut down before the call.

@@ -101,7 +101,7 @@ pub use warden::{
     AgentScope, Changes, ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden,
     WardenBuilder,
 };
-pub use warden_config::{ConfigError, CrashRetry, Discovered, OAuthConfig, WardenConfig};
+pub use warden_config::{ConfigError, CrashRetry, Discovered, OAuthConfig, ProtocolChoice, WardenConfig};
 // What a host needs to use the handle, so that it depends on this crate only.
 pub use primitive_tools::PrimitiveTool;
 pub use warden_policy::{Grant, RenderedResult, Risk};

@@ -36,7 +36,11 @@
 //! The supervisor stops it; `post_stop` closes the transport, and the
 //! transport's own drop guard kills the process should `post_stop` never run.
 //!
-//! This file holds the actor, its messages and its failure handling;
+//! This file holds the actor, its messages and its state;
+//! `server_actor/inbound.rs` what arrives from the transport;
+//! `server_actor/era.rs` which MCP revision it speaks (the probe, the
+//! 2026-07-28 envelope, its subscription); `server_actor/input_required.rs`
+//! a 2026-07-28 server's interim "input required" answers;
 //! `server_actor/discovery.rs` the handshake's answer and tool listing;
 //! `server_actor/calls.rs` calls in flight and their deadlines;
 //! `server_actor/down.rs` going down (crash, hang, a login needed).
@@ -70,8 +74,13 @@ mod calls;
 use calls::IdHasher;
 mod discovery;
 mod down;
+mod era;
 mod events;
+mod inbound;
+mod input_required;
 mod notices;
+
+pub(crate) use era::KnownEra;
 
 pub(crate) use events::ServerEvent;
 pub(crate) use notices::NOTICE_BACKLOG;
@@ -118,6 +127,8 @@ pub struct ServerArgs {
     pub events: DerivedActorRef<ServerEvent>,
     /// 0 for the first start, N for the Nth restart in a row.
     pub restart_attempt: u32,
+    /// What an earlier connection found the server speaks.
+    pub(crate) known_era: Option<KnownEra>,
     /// Where its relayable notifications are published.
     pub notices: NoticeSender,
     /// Who answers its server's requests (elicitation, roots, ...).
@@ -153,6 +164,21 @@ pub enum ServerMsg {
     AnswerServer(Message),
     /// The roots table changed; the server is told if its roots did.
     RootsChanged,
+    /// Time to open a modern server's subscription again.
+    Relisten,
+    /// The `server/discover` probe numbered `id` went unanswered.
+    ProbeUnanswered {
+        /// Its request id.
+        id: i64,
+    },
+    /// What the server asked for to answer call `id` (an interim
+    /// `input_required` answer) has been gathered, or could not be.
+    InputsGathered {
+        /// The call's request id for its retry.
+        id: i64,
+        /// The answers by the server's keys, or why there are none.
+        answers: Result<Map<String, Value>, String>,
+    },
     /// A reload changed which tools are shown and under what names: the
     /// tools are listed again and shaped anew.
     Reshape(crate::server_settings::ToolShaping),
@@ -173,8 +199,20 @@ enum Phase {
 
 /// A request waiting for its answer.
 enum Pending {
-    Initialize,
-    ListTools { generation: u64, tools: Vec<Tool>, pages: usize },
+    Initialize {
+        forced: Option<&'static str>,
+    },
+    Discover {
+        version: &'static str,
+        probe: era::Probe,
+    },
+    /// The connection's `subscriptions/listen`, open for as long as it is.
+    Listen,
+    ListTools {
+        generation: u64,
+        tools: Vec<Tool>,
+        pages: usize,
+    },
     Call(PendingCall),
 }
 
@@ -185,6 +223,9 @@ struct PendingCall {
     deadline: Instant,
     /// False while the call waits for a free slot.
     sent: bool,
+    /// How many interim answers it has had, and the task gathering what the
+    /// last one asked for (the server then has no request of it).
+    input: input_required::InputRounds,
 }
 
 /// A ServerActor's state.
@@ -204,6 +245,18 @@ pub struct ServerActorState {
     roots_declared: bool,
     connection: Option<Connection>,
     phase: Phase,
+    /// What the connection speaks, once known.
+    spoken: era::Spoken,
+    /// What this or an earlier connection found the server speaks.
+    known_era: Option<KnownEra>,
+    /// Takes silence after a `server/discover` probe for a legacy server.
+    probe_timer: Option<JoinHandle<()>>,
+    /// The log said once that its tools ask the pre-2026 way.
+    told_old_style: bool,
+    /// The `subscriptions/listen` params of a modern connection, if any.
+    subscription: Option<Value>,
+    /// How many times the subscription was opened again.
+    relistens: u32,
     next_id: i64,
     /// By request id. Warden's own ids are numbers, so an answer with a
     /// string id answers nothing pending.
@@ -247,6 +300,12 @@ impl Actor for ServerActor {
             roots_declared: false,
             connection: None,
             phase: Phase::Initializing,
+            spoken: era::Spoken::Plain,
+            known_era: args.known_era,
+            probe_timer: None,
+            told_old_style: false,
+            subscription: None,
+            relistens: 0,
             next_id: 0,
             pending: HashMap::default(),
             queued: VecDeque::new(),
@@ -286,6 +345,9 @@ impl Actor for ServerActor {
             ServerMsg::StartupTimedOut => state.startup_timed_out(&myself),
             ServerMsg::AnswerServer(answer) => state.answer_server(answer),
             ServerMsg::RootsChanged => state.roots_changed(),
+            ServerMsg::ProbeUnanswered { id } => state.probe_unanswered(id),
+            ServerMsg::Relisten => state.relisten(),
+            ServerMsg::InputsGathered { id, answers } => state.inputs_gathered(&myself, id, answers),
             ServerMsg::Reshape(tools) => {
                 state.settings.tools = tools;
                 state.refresh_tools();
@@ -333,20 +395,15 @@ impl ServerActorState {
         let timeout = self.settings.startup_timeout;
         self.startup_timer = Some(spawn_timer(myself, Instant::now() + timeout, || ServerMsg::StartupTimedOut));
         self.watch_roots(myself);
-        let params = json!({
-            "protocolVersion": LATEST_PROTOCOL_VERSION,
-            // Only what Warden can answer: elicitation when someone is
-            // there to ask, roots when there are roots to tell.
-            "capabilities": self.client.capabilities(&self.name),
-            "clientInfo": {"name": "warden", "version": env!("CARGO_PKG_VERSION")},
-        });
-        self.request("initialize", Some(params), Pending::Initialize);
+        self.open(myself);
     }
 
-    /// Sends a request and parks it under a fresh id.
+    /// Sends a request (in the envelope, when the connection is modern)
+    /// and parks it under a fresh id.
     fn request(&mut self, method: &str, params: Option<Value>, pending: Pending) {
         let id = self.fresh_id();
         self.pending.insert(id, pending);
+        let params = self.stamped(params);
         self.send(Message::request(RequestId::Number(id), method, params));
     }
 
@@ -361,86 +418,6 @@ impl ServerActorState {
             if connection.send(message).is_err() {
                 tracing::debug!(server = %self.name, "send on a closed connection");
             }
-        }
-    }
-
-    fn transport_event(&mut self, myself: &ActorRef<ServerMsg>, event: TransportEvent) {
-        match event {
-            TransportEvent::Response(RawResponse { id, result }) => self.receive_response(myself, Some(id), Ok(result)),
-            TransportEvent::Message(message) => self.receive(myself, message),
-            TransportEvent::RequestDuring { request, during } => {
-                self.answer_server_request(myself, request, Some(&during))
-            }
-            TransportEvent::Malformed { problem } => {
-                tracing::warn!(server = %self.name, "MCP '{}': skipped output that is not an MCP message: {problem}", self.name);
-            }
-            TransportEvent::Fault { problem } => {
-                tracing::warn!(server = %self.name, "MCP '{}': {problem}", self.name);
-                self.report(ServerEvent::TransportFaulted { problem });
-            }
-            TransportEvent::Closed { reason } => self.connection_closed(myself, reason),
-            TransportEvent::AuthRequired { failure } => self.auth_required(myself, failure),
-            TransportEvent::Batch(events) => {
-                for event in events {
-                    self.transport_event(myself, event);
-                }
-            }
-        }
-    }
-
-    fn receive(&mut self, myself: &ActorRef<ServerMsg>, message: Message) {
-        match message {
-            Message::Response(response) => {
-                // Only from test peers and unusual lines: transports deliver
-                // successful responses already raw.
-                let outcome = response
-                    .outcome
-                    .map(|result| serde_json::value::to_raw_value(&result).expect("a JSON value always serialises"));
-                self.receive_response(myself, response.id, outcome)
-            }
-            Message::Request(request) => self.answer_server_request(myself, request, None),
-            Message::Notification(notification) => self.receive_notification(notification),
-        }
-    }
-
-    fn receive_response(
-        &mut self,
-        myself: &ActorRef<ServerMsg>,
-        id: Option<RequestId>,
-        outcome: Result<Box<RawValue>, ErrorObject>,
-    ) {
-        let Some(id) = id else {
-            tracing::warn!(server = %self.name, "MCP '{}': error without a request id: {:?}", self.name, outcome);
-            return;
-        };
-        let RequestId::Number(number) = id else {
-            tracing::debug!(server = %self.name, %id, "reply to no pending request; ignored");
-            return;
-        };
-        if matches!(self.pending.get(&number), Some(Pending::Call(call)) if !call.sent) {
-            // Warden has not sent that call yet (it waits for a slot), so this
-            // cannot be its answer; taking it would also free a slot twice.
-            tracing::warn!(server = %self.name, %id, "MCP '{}': reply to a request Warden never sent; ignored", self.name);
-            return;
-        }
-        let Some(pending) = self.pending.remove(&number) else {
-            // Most often the answer to a call that already timed out.
-            tracing::debug!(server = %self.name, %id, "reply to no pending request; ignored");
-            return;
-        };
-        if matches!(&outcome, Err(error) if error.code == warden_protocol::AUTH_REQUIRED)
-            && !matches!(pending, Pending::Call(_))
-        {
-            // The handshake was refused for want of a login: the transport's
-            // `AuthRequired`, right behind this answer, says what to do.
-            return;
-        }
-        match pending {
-            Pending::Initialize => self.initialized(myself, outcome),
-            Pending::ListTools { generation, tools, pages } => {
-                self.tools_page(myself, generation, tools, pages, outcome)
-            }
-            Pending::Call(call) => self.finish_call(call, outcome),
         }
     }
 }

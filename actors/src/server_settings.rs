@@ -7,7 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use warden_config::{CrashRetry, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT};
+use warden_config::{
+    CrashRetry, ProtocolChoice, ServerConfig, WardenConfig, DEFAULT_CALL_TIMEOUT, DEFAULT_STARTUP_TIMEOUT,
+};
 use warden_protocol::{Authorizer, Tool};
 
 /// How many pages of a paginated list (`tools/list`, and the resource and
@@ -36,6 +38,8 @@ pub struct ServerSettings {
     pub oauth: Option<Arc<Authorizer>>,
     /// Which of its tools exist for callers, and under what names.
     pub tools: ToolShaping,
+    /// Which MCP revision to speak (`protocol_version`).
+    pub protocol: ProtocolChoice,
 }
 
 impl Default for ServerSettings {
@@ -50,6 +54,7 @@ impl Default for ServerSettings {
             output_limit: warden_policy::DEFAULT_OUTPUT_LIMIT,
             oauth: None,
             tools: ToolShaping::default(),
+            protocol: ProtocolChoice::Auto,
         }
     }
 }
@@ -78,6 +83,11 @@ impl ServerSettings {
             output_limit: config.output_limit_bytes,
             oauth,
             tools: ToolShaping::of(server),
+            protocol: server
+                .protocol_version
+                .as_deref()
+                .and_then(|version| ProtocolChoice::parse(version).ok())
+                .unwrap_or_default(),
             ..defaults
         }
     }

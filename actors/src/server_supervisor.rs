@@ -38,7 +38,7 @@ use warden_protocol::Connector;
 
 use crate::client_features::ClientFeatures;
 use crate::registry::RegistryMsg;
-use crate::server_actor::{NoticeSender, ServerActor, ServerArgs, ServerEvent, ServerMsg};
+use crate::server_actor::{KnownEra, NoticeSender, ServerActor, ServerArgs, ServerEvent, ServerMsg};
 use crate::server_settings::ServerSettings;
 
 /// How long stopping waits for the ServerActor to close its transport.
@@ -105,6 +105,8 @@ pub struct SupervisorState {
     child: Option<ActorRef<ServerMsg>>,
     /// Consecutive restarts since the last successful call.
     restarts: u32,
+    /// What the server was found to speak, for the next ServerActor.
+    known_era: Option<KnownEra>,
 }
 
 impl Actor for ServerSupervisor {
@@ -117,7 +119,7 @@ impl Actor for ServerSupervisor {
         myself: ActorRef<SupervisorMsg>,
         args: SupervisorArgs,
     ) -> Result<SupervisorState, ActorProcessingErr> {
-        let mut state = SupervisorState { args, child: None, restarts: 0 };
+        let mut state = SupervisorState { args, child: None, restarts: 0, known_era: None };
         state.spawn_child(&myself).await;
         Ok(state)
     }
@@ -183,6 +185,7 @@ impl SupervisorState {
             settings: self.args.settings.clone(),
             events: myself.get_derived(),
             restart_attempt: self.restarts,
+            known_era: self.known_era,
             notices: self.args.notices.clone(),
             client: self.args.client.clone(),
         };
@@ -210,6 +213,10 @@ impl SupervisorState {
             ServerEvent::Initialized { info, pid } => RegistryMsg::ServerInitialized { server, info, pid },
             ServerEvent::ToolsDiscovered { tools } => RegistryMsg::ToolsDiscovered { server, tools },
             ServerEvent::TransportFaulted { problem } => RegistryMsg::TransportFaulted { server, problem },
+            ServerEvent::EraLearned(era) => {
+                self.known_era = Some(era);
+                return;
+            }
             ServerEvent::CallSucceeded => {
                 self.restarts = 0;
                 return;

@@ -21,7 +21,7 @@ fn home(label: &str, extra: &str) -> Home {
     let home = Home::new(label);
     let (python, args) = python_server_command(&python_script("asking_server.py"));
     let text = format!(
-        "[security]\nauto_approve = true\n\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n{extra}"
+        "[security]\nauto_approve = true\n\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n{extra}"
     );
     std::fs::write(&home.config, text).unwrap();
     home

@@ -21,7 +21,7 @@ fn asking_home(label: &str) -> Home {
     let home = Home::new(label);
     let (python, args) = python_server_command(&python_script("asking_server.py"));
     let config = format!(
-        "[security]\nauto_approve = true\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n"
+        "[security]\nauto_approve = true\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n"
     );
     std::fs::write(&home.config, config).unwrap();
     home

@@ -2,6 +2,11 @@
 things: a form (elicitation with defaults and an enum), a URL, the roots,
 a model completion (sampling). For Warden's client-feature tests.
 
+Its tools ask the pre-2026 way, with requests of their own in the middle
+of a call (`ctx.elicit`, ...), which MCP 2026-07-28 does not allow (the SDK
+refuses: "no back-channel for server-initiated requests"): Warden's tests
+speak 2025-11-25 to it (`protocol_version`). `era_server.py` asks both ways.
+
 It serves stdio by default, or Streamable HTTP on `127.0.0.1:<port>` at
 `/mcp` when started as `asking_server.py http <port>`.
 

@@ -75,7 +75,7 @@ async fn an_unknown_protocol_version_fails_the_server_and_disconnects() {
     assert_eq!(
         reason,
         "it answered protocol version '1999-01-01', which Warden does not speak \
-         (Warden speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)"
+         (Warden speaks 2026-07-28, and 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 through `initialize`)"
     );
     // Warden hangs up without `notifications/initialized` or `tools/list`.
     within("Warden closes the connection", peer.closed_by_warden()).await;

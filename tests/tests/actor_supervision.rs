@@ -262,7 +262,7 @@ async fn failures_a_restart_cannot_fix_are_final_at_once() {
         (
             "version",
             "it answered protocol version '1999-01-01', which Warden does not speak \
-             (Warden speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)",
+             (Warden speaks 2026-07-28, and 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 through `initialize`)",
         ),
     ];
     let expected: Vec<(String, String)> =

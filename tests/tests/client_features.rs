@@ -21,7 +21,7 @@ type Questions = mpsc::UnboundedReceiver<(ElicitationRequest, ElicitationAnswer)
 /// The config of the asking server under the name `py`, plus `extra`.
 fn config_toml(extra: &str) -> String {
     let (python, args) = python_server_command(&python_script("asking_server.py"));
-    format!("{extra}\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n")
+    format!("{extra}\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n")
 }
 
 /// Warden with the asking server and, when `elicit` is true, an elicitor
@@ -192,7 +192,8 @@ async fn a_reload_that_changes_a_servers_roots_tells_it_without_a_restart() {
 #[tokio::test]
 async fn over_http_each_question_names_its_own_call_with_two_calls_in_flight() {
     let server = PythonHttpServer::start("asking_server.py", &["http"]).await;
-    let toml = format!("[servers.py]\nurl = {:?}\nstartup_timeout_secs = 60\n", server.url);
+    let toml =
+        format!("[servers.py]\nurl = {:?}\nstartup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n", server.url);
     let config = test_config(&toml).expect("valid config");
     let (questions, mut receiver) = mpsc::unbounded_channel();
     let elicitor = Arc::new(move |request, answer| {

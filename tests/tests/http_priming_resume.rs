@@ -68,7 +68,7 @@ fn answer(
             }
             Some(id) => {
                 log.push((format!("GET Last-Event-ID {id}"), Instant::now()));
-                let result = json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "resumed", "inputSchema": {"type": "object"}}]}});
+                let result = json!({"jsonrpc": "2.0", "id": 3, "result": {"tools": [{"name": "resumed", "inputSchema": {"type": "object"}}]}});
                 sse(format!("id: p2\ndata: {result}\n\n"))
             }
         };
@@ -92,7 +92,7 @@ fn answer(
         }
         // The priming event, then the stream ends: resume after 500 ms.
         "tools/list" => {
-            assert_eq!(body["id"], 2, "the resumed answer is for id 2 (initialize was 1)");
+            assert_eq!(body["id"], 3, "the resumed answer is for id 3 (the probe was 1, initialize 2)");
             sse("id: p1\nretry: 500\ndata: \n\n".into())
         }
         _ => Response::builder().status(StatusCode::ACCEPTED).body(Either::Left(Full::new(Bytes::new()))).unwrap(),
@@ -143,8 +143,9 @@ async fn a_primed_and_closed_list_is_resumed_after_the_servers_retry_on_a_sessio
     let log = log.lock().unwrap().clone();
     let order: Vec<&str> = log.iter().map(|(what, _)| what.as_str()).collect();
     assert_eq!(
-        order[..6],
+        order[..7],
         [
+            "POST server/discover",
             "POST initialize",
             "POST notifications/initialized",
             "GET",
@@ -154,8 +155,8 @@ async fn a_primed_and_closed_list_is_resumed_after_the_servers_retry_on_a_sessio
         ],
         "the session's GET stream is open before discovery: {order:?}"
     );
-    let listed = log[4].1;
-    let resumed = log[5].1;
+    let listed = log[5].1;
+    let resumed = log[6].1;
     let waited = resumed.duration_since(listed);
     assert!(
         waited >= Duration::from_millis(450) && waited <= Duration::from_millis(650),

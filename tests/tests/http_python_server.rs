@@ -21,7 +21,10 @@ fn tool_names(warden: &Warden) -> Vec<String> {
 #[tokio::test]
 async fn python_sdk_server_over_http_lists_calls_and_announces_a_new_tool() {
     let server = PythonHttpServer::start("streamable_server.py", &[]).await;
-    let toml = format!("[servers.py]\nurl = {:?}\nstartup_timeout_secs = 60\n", server.url);
+    // Its `add_tool` announces the change the pre-2026 way (on the
+    // session's GET stream), which a 2026-07-28 connection does not have.
+    let toml =
+        format!("[servers.py]\nurl = {:?}\nstartup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n", server.url);
     let config = test_config(&toml).expect("valid config");
     let warden = Warden::start(&config).await.expect("Warden starts");
     tokio::time::timeout(Duration::from_secs(60), warden.settled()).await.expect("the server settles");

@@ -62,7 +62,7 @@ async fn endpoint() -> (String, Seen) {
 async fn start(extra: &str, approver: Option<Arc<dyn warden_actors::Approver>>) -> Warden {
     let (python, args) = python_server_command(&python_script("asking_server.py"));
     let toml = format!(
-        "{extra}\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\nenv = {{ PY_TOKEN = \"tok-7f3a9b2c5d\" }}\n\
+        "{extra}\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\nenv = {{ PY_TOKEN = \"tok-7f3a9b2c5d\" }}\n\
          [servers.other]\ncommand = \"/bin/false\"\nmax_restarts = 0\n"
     );
     let config = test_config(&toml).expect("valid config");

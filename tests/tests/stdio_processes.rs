@@ -404,7 +404,7 @@ async fn a_missing_command_and_a_wrong_protocol_version_are_clear_failures() {
             other => panic!("{} should have failed, is {other}", s.name),
         })
         .collect();
-    assert_eq!(reasons[0], "future: it answered protocol version '2099-01-01', which Warden does not speak (Warden speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)");
+    assert_eq!(reasons[0], "future: it answered protocol version '2099-01-01', which Warden does not speak (Warden speaks 2026-07-28, and 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 through `initialize`)");
     assert_eq!(reasons[1], "missing: could not start `/nonexistent/mcp-server`: No such file or directory (os error 2); check `command` (is it installed and on PATH?) and `cwd`");
     warden.shutdown().await;
 }

@@ -12,8 +12,10 @@
 //! the next one. When it was delivered, it is repeated only if the server's
 //! `retry_after_crash` allows it for this tool (by default: tools annotated
 //! read-only or idempotent); otherwise the caller learns the server crashed
-//! mid-call. Every attempt gets only the time left, so no caller waits past
-//! its timeout.
+//! mid-call. A 2026-07-28 HTTP server's answer stream that breaks loses
+//! the request: it is sent again to the same server under the same rule
+//! (at most three times). Every attempt gets only the time left, so no
+//! caller waits past its timeout.
 //!
 //! A caller that stops waiting — its future dropped, a front's client gone
 //! — cancels the attempt under way: a guard casts `CancelCall` to the
@@ -39,6 +41,9 @@ use crate::registry::{ServerEntry, ServerState, Snapshot};
 use crate::server_actor::{ServerMsg, ToolCall};
 use crate::server_settings::ServerSettings;
 use crate::tickets::{fresh_ticket, CastOnDrop};
+
+/// How many times a call is sent again after its answer stream broke.
+const MAX_STREAM_BREAKS: u32 = 3;
 
 /// What to do with a call given one snapshot.
 enum Route {
@@ -84,6 +89,7 @@ pub(super) async fn run(
     let deadline = Instant::now() + settings.call_timeout;
     let mut failed_actor: Option<ActorId> = None;
     let mut number = 0u32;
+    let mut broken = 0u32;
     loop {
         number += 1;
         let wait = Wait { name, server, failed_actor, deadline, settings, tool: true };
@@ -138,6 +144,17 @@ pub(super) async fn run(
             }
             // It never reached the process: send it to the next one.
             Err(CallError::ServerGone { delivered: false, .. }) => {}
+            // The answer's stream broke (2026-07-28 over HTTP): the same
+            // server is asked again, under a new id, if the tool is safe
+            // to repeat — the same rule as after a crash.
+            Err(CallError::StreamBroken { server, name, reason, policy }) => {
+                broken += 1;
+                if !target.repeatable || broken > MAX_STREAM_BREAKS {
+                    return Err(CallError::StreamBroken { server, name, reason, policy });
+                }
+                tracing::info!(server = %server, "asking again for '{name}': its answer stream broke ({reason}) and the tool is safe to repeat");
+                continue;
+            }
             other => return other,
         }
         failed_actor = Some(target.actor.get_id());

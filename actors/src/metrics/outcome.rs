@@ -79,11 +79,19 @@ impl Outcome {
                 | E::UrlElicitationNotDone { .. },
             ) => Outcome::Denied,
             Err(E::SecretInArguments { .. } | E::Withheld { .. }) => Outcome::Blocked,
-            Err(E::ServerGone { .. } | E::ServerStopped { .. } | E::CrashedMidCall { .. } | E::ShutDown { .. }) => {
-                Outcome::ServerGone
-            }
             Err(
-                E::Server { .. } | E::BadResult { .. } | E::AnswerTooLarge { .. } | E::UrlElicitationRequired { .. },
+                E::ServerGone { .. }
+                | E::ServerStopped { .. }
+                | E::CrashedMidCall { .. }
+                | E::StreamBroken { .. }
+                | E::ShutDown { .. },
+            ) => Outcome::ServerGone,
+            Err(
+                E::Server { .. }
+                | E::BadResult { .. }
+                | E::AnswerTooLarge { .. }
+                | E::UrlElicitationRequired { .. }
+                | E::InputNotGiven { .. },
             ) => Outcome::ServerError,
             Err(E::InvalidArguments { .. }) => Outcome::InvalidArguments,
             Err(_) => Outcome::Unavailable,

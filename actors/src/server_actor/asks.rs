@@ -111,8 +111,10 @@ impl ServerActorState {
     /// Tells the server its roots changed, if it was told Warden has roots
     /// and the handshake is done (before it, a server may hear only pings;
     /// it asks for roots after `initialized` anyway).
+    /// A modern server is not told: it asks for the roots when it needs
+    /// them, in an interim answer, and hears the new ones then.
     pub(super) fn roots_changed(&mut self) {
-        if self.roots_declared && matches!(self.phase, Phase::Discovering | Phase::Ready) {
+        if self.roots_declared && !self.is_modern() && matches!(self.phase, Phase::Discovering | Phase::Ready) {
             tracing::info!(server = %self.name, "roots changed; telling the server");
             self.send(Message::notification("notifications/roots/list_changed", None));
         }

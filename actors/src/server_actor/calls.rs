@@ -72,6 +72,15 @@ fn request_line(id: i64, method: &str, params: &RawValue) -> Vec<u8> {
     line
 }
 
+/// A call's request line as this connection sends it: with the modern
+/// revision's envelope in its `_meta` when the server speaks it.
+pub(super) fn call_line(spoken: &super::era::Spoken, id: i64, method: &str, params: &RawValue) -> Vec<u8> {
+    match spoken {
+        super::era::Spoken::Plain => request_line(id, method, params),
+        super::era::Spoken::Modern(envelope) => request_line(id, method, &envelope.stamp_raw(params)),
+    }
+}
+
 /// Hashes the pending map's keys, Warden's own sequential request ids.
 /// SipHash, the default, guards against keys an attacker picks; these are
 /// not picked by anyone, and the four SipHash rounds of a call cost about
@@ -129,7 +138,8 @@ impl ServerActorState {
             self.progress_routes.insert(call.ticket, id);
         }
         self.arm_deadline_timer(myself, deadline);
-        self.pending.insert(id, Pending::Call(PendingCall { call, reply, deadline, sent: false }));
+        let input = Default::default();
+        self.pending.insert(id, Pending::Call(PendingCall { call, reply, deadline, sent: false, input }));
         self.queued.push_back(id);
         self.send_queued_calls();
     }
@@ -152,22 +162,31 @@ impl ServerActorState {
             self.calls_in_flight += 1;
             if let Some(connection) = &self.connection {
                 // A failed send shows up as `Closed` from the transport.
-                let _ = connection.send_json(request_line(id, call.call.method, &call.call.params));
+                let _ = connection.send_json(call_line(&self.spoken, id, call.call.method, &call.call.params));
             }
         }
     }
 
-    pub(super) fn finish_call(&mut self, call: PendingCall, outcome: Result<Box<RawValue>, ErrorObject>) {
-        self.calls_in_flight -= 1;
-        if call.call.progress.is_some() {
-            self.progress_routes.remove(&call.call.ticket);
+    pub(super) fn finish_call(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        call: PendingCall,
+        outcome: Result<Box<RawValue>, ErrorObject>,
+    ) {
+        let mut call = Some(call);
+        if let Ok(result) = &outcome {
+            if self.interim_answer(myself, &mut call, result) {
+                return;
+            }
         }
+        let call = call.expect("still here when the answer is final");
+        self.note_old_style_question(&outcome);
         if outcome.is_ok() && self.restart_attempt > 0 {
             // The server works again: the supervisor's crash streak is over.
             self.report(ServerEvent::CallSucceeded);
             self.restart_attempt = 0;
         }
-        let ToolCall { name, .. } = call.call;
+        let name = call.call.name.clone();
         let result = outcome.map_err(|error| match error.code {
             ErrorCode::ANSWER_TOO_LARGE => {
                 CallError::AnswerTooLarge { server: self.name.clone(), name, detail: error.message }
@@ -187,8 +206,23 @@ impl ServerActorState {
                     elicitations,
                 }
             }
+            warden_protocol::STREAM_BROKEN => CallError::StreamBroken {
+                server: self.name.clone(),
+                name,
+                reason: error.message,
+                policy: self.settings.crash_retry,
+            },
             code => CallError::Server { server: self.name.clone(), name, code: code.0, message: error.message },
         });
+        self.end_call(call, result);
+    }
+
+    /// A sent call is over: its slot is freed, its caller answered.
+    pub(super) fn end_call(&mut self, call: PendingCall, result: Result<Box<RawValue>, CallError>) {
+        self.calls_in_flight -= 1;
+        if call.call.progress.is_some() {
+            self.progress_routes.remove(&call.call.ticket);
+        }
         let _ = call.reply.send(result);
         self.send_queued_calls();
     }
@@ -244,6 +278,9 @@ impl ServerActorState {
             timer.abort();
         }
         self.startup_span = None;
+        if let Some(timer) = self.probe_timer.take() {
+            timer.abort();
+        }
         if let Some((_, timer)) = self.deadline_timer.take() {
             timer.abort();
         }
@@ -284,7 +321,10 @@ impl ServerActorState {
         if call.call.progress.is_some() {
             self.progress_routes.remove(&call.call.ticket);
         }
-        if call.sent {
+        if call.sent && call.input.gathering() {
+            // The server has no request of it now: nothing to cancel there.
+            self.calls_in_flight -= 1;
+        } else if call.sent {
             self.calls_in_flight -= 1;
             self.send(Message::notification(
                 "notifications/cancelled",

@@ -1,11 +1,17 @@
 //! The handshake's answer and tool discovery: `initialize` checked,
-//! `notifications/initialized` sent, `tools/list` paged through, and
+//! `notifications/initialized` sent (the modern revision's
+//! `server/discover` is in `era.rs`), `tools/list` paged through, and
 //! re-listed when the server says its list changed.
 
 use super::*;
 
 impl ServerActorState {
-    pub(super) fn initialized(&mut self, myself: &ActorRef<ServerMsg>, outcome: Result<Box<RawValue>, ErrorObject>) {
+    pub(super) fn initialized(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        forced: Option<&'static str>,
+        outcome: Result<Box<RawValue>, ErrorObject>,
+    ) {
         let info = match outcome {
             Ok(result) => match decode::<InitializeResult>(&result) {
                 Ok(info) => info,
@@ -16,6 +22,7 @@ impl ServerActorState {
             Err(error) if error.code == ErrorCode::ANSWER_TOO_LARGE => {
                 return self.fail(myself, format!("its `initialize` answer {}", error.message), true)
             }
+            Err(error) if self.initialize_refused_as_modern(myself, &error) => return,
             Err(error) => {
                 return self.fail(
                     myself,
@@ -24,15 +31,28 @@ impl ServerActorState {
                 )
             }
         };
-        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&info.protocol_version.as_str()) {
-            let reason = format!(
-                "it answered protocol version '{}', which Warden does not speak (Warden speaks {})",
-                info.protocol_version,
-                SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-            );
+        let spoken = info.protocol_version.as_str();
+        let refusal = match forced {
+            Some(forced) if spoken != forced => Some(format!(
+                "it answered protocol version '{spoken}' though `protocol_version = \"{forced}\"`; \
+                 set `protocol_version = \"auto\"` or the version it speaks"
+            )),
+            _ if !SUPPORTED_PROTOCOL_VERSIONS.contains(&spoken) => Some(format!(
+                "it answered protocol version '{spoken}', which Warden does not speak (Warden speaks {})",
+                super::era::spoken_versions()
+            )),
+            _ => None,
+        };
+        if let Some(reason) = refusal {
             return self.fail(myself, reason, true);
         }
         self.send(Message::notification("notifications/initialized", None));
+        self.begin_discovery(info);
+    }
+
+    /// The server said who it is and what it can do (`initialize`, or
+    /// `server/discover` for a modern one): report it and read its tools.
+    pub(super) fn begin_discovery(&mut self, info: InitializeResult) {
         self.phase = Phase::Discovering;
         let has_tools = info.capabilities.tools.is_some();
         let pid = self.connection.as_ref().and_then(|connection| connection.pid());

@@ -51,6 +51,7 @@ impl ServerActorState {
         if self.phase == Phase::Down {
             return; // Already reported.
         }
+        self.closed_while_probing();
         let reason = if self.phase == Phase::Ready {
             format!("the connection closed: {reason}")
         } else {

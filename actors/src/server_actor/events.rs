@@ -15,6 +15,9 @@ pub enum ServerEvent {
         /// Its process (stdio servers).
         pid: Option<u32>,
     },
+    /// What the server speaks, found out on this connection: the next
+    /// actor after a restart skips what need not be asked again.
+    EraLearned(super::KnownEra),
     /// A complete tool list (the first one, or a refresh).
     ToolsDiscovered {
         /// Every tool it listed, filtered and renamed as configured.

@@ -297,11 +297,12 @@ fn call_error(error: CallError) -> BridgeError {
         CallError::Server { code, .. } if *code == warden_protocol::AUTH_REQUIRED.0 => Code::NEEDS_LOGIN,
         CallError::InvalidArguments { .. } => Code::INVALID_ARGUMENTS,
         CallError::Timeout { .. } | CallError::RestartTimeout { .. } => Code::TIMEOUT,
-        CallError::Server { .. } => Code::SERVER_ERROR,
+        CallError::Server { .. } | CallError::InputNotGiven { .. } => Code::SERVER_ERROR,
         CallError::BadResult { .. } => Code::BAD_RESULT,
-        CallError::ServerGone { .. } | CallError::CrashedMidCall { .. } | CallError::ServerStopped { .. } => {
-            Code::SERVER_GONE
-        }
+        CallError::ServerGone { .. }
+        | CallError::CrashedMidCall { .. }
+        | CallError::StreamBroken { .. }
+        | CallError::ServerStopped { .. } => Code::SERVER_GONE,
         CallError::UnknownAgent { .. } => Code::UNKNOWN_AGENT,
         CallError::NotAllowed { .. } => Code::NOT_ALLOWED,
         CallError::NoApprover { .. } => Code::NEEDS_APPROVAL,

@@ -35,7 +35,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::timeout;
 use warden_actors::{PolicyRules, ServerSettings, ServerSpec, ServerState, ServerStatus, Warden, WardenConfig};
-use warden_protocol::{MemoryConnector, MemoryPeer, Message, Request, LATEST_PROTOCOL_VERSION};
+use warden_protocol::{ErrorCode, ErrorObject, MemoryConnector, MemoryPeer, Message, Request, LATEST_PROTOCOL_VERSION};
 
 /// The name of the server in single-server tests.
 pub(crate) const SRV: &str = "srv";
@@ -205,8 +205,23 @@ pub(crate) async fn next(peer: &mut MemoryPeer) -> Message {
 }
 
 /// The next message, which must be a `method` request.
+///
+/// The scripted servers are of the `initialize` era: a `server/discover`
+/// probe met on the way to an `initialize` is refused as such a server
+/// refuses a method it does not know (-32601), which Warden must take for
+/// "use `initialize`".
 pub(crate) async fn next_request(peer: &mut MemoryPeer, method: &str) -> Request {
-    match next(peer).await {
+    let mut message = next(peer).await;
+    if method == "initialize" {
+        if let Message::Request(probe) = &message {
+            if probe.method == "server/discover" {
+                let refusal = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "Method not found");
+                peer.send(Message::error(probe.id.clone(), refusal));
+                message = next(peer).await;
+            }
+        }
+    }
+    match message {
         Message::Request(request) if request.method == method => request,
         other => panic!("expected a `{method}` request, got {}", other.to_json()),
     }

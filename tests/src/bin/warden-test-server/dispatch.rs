@@ -46,7 +46,10 @@ pub(crate) fn shorten(line: &str) -> String {
 }
 
 pub(crate) fn handle_request(server: &Arc<Server>, tasks: &mut JoinSet<()>, id: Value, method: &str, params: &Value) {
-    if method != "initialize" && method != "ping" && !server.initialize_seen.load(Ordering::SeqCst) {
+    // A method it does not serve is refused below without a word, as SDK
+    // servers refuse a `server/discover` probe before `initialize`.
+    let served = matches!(method, "tools/list" | "tools/call");
+    if served && !server.initialize_seen.load(Ordering::SeqCst) {
         log!("warning: {method} received before initialize; answering anyway");
     }
     match method {

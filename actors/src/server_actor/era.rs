@@ -1,0 +1,318 @@
+//! Which MCP revision a connection speaks, and opening it.
+//!
+//! A server of the 2026-07-28 ("modern") revision has no handshake: it is
+//! asked `server/discover`, and every request carries the [`Envelope`].
+//! Servers before it ("legacy") answer `initialize`. With
+//! `protocol_version = "auto"` (the default) a stdio server is probed with
+//! `server/discover` first, and only positive evidence keeps it modern
+//! ([`judge_discover`]): any other error, or silence for [`PROBE_WAIT`],
+//! falls back to `initialize` on the same connection, so an old server
+//! that never heard of the probe still starts (a host that assumed the new
+//! revision broke old servers; this must not). What was found is reported
+//! to the supervisor, which hands it to the next actor after a restart: a
+//! legacy server is probed once per Warden, not once per start.
+//!
+//! A forced version skips the probe: a legacy one goes straight to
+//! `initialize` (and the server must answer that version), a modern one
+//! must answer `server/discover` or the server fails with a reason.
+
+use warden_config::ProtocolChoice;
+use warden_protocol::{
+    is_modern, judge_discover, unsupported_versions, DiscoverResult, Envelope, ServerCapabilities, Verdict,
+    LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS,
+};
+
+use super::*;
+
+/// How long a probe waits before taking silence for a legacy server
+/// (some legacy servers ignore requests that come before `initialize`).
+pub(super) const PROBE_WAIT: Duration = Duration::from_secs(5);
+
+/// What a server was found to speak; its supervisor keeps it across
+/// restarts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnownEra {
+    /// It answers `initialize`; no probe next time.
+    Legacy,
+    /// It answered `server/discover`.
+    Modern,
+}
+
+/// What this connection speaks.
+#[derive(Debug, Default)]
+pub(super) enum Spoken {
+    /// Not decided yet (a probe is out) or legacy: requests go as they are.
+    #[default]
+    Plain,
+    /// Modern: every request carries the envelope.
+    Modern(Envelope),
+}
+
+/// Why a `server/discover` was sent, which decides what its answer means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Probe {
+    /// `auto`'s first probe: anything but a modern answer falls back.
+    First,
+    /// The server named a mutual version: a second and last probe.
+    Again,
+    /// `protocol_version` names a modern version: it must be answered.
+    Forced,
+}
+
+impl ServerActorState {
+    /// Opens the connection in the revision chosen: probe, or handshake.
+    pub(super) fn open(&mut self, myself: &ActorRef<ServerMsg>) {
+        match self.settings.protocol {
+            ProtocolChoice::Version(version) if is_modern(version) => self.discover(myself, version, Probe::Forced),
+            ProtocolChoice::Version(version) => self.initialize(Some(version)),
+            ProtocolChoice::Auto if !self.connector.probes_era() || self.known_era == Some(KnownEra::Legacy) => {
+                self.initialize(None)
+            }
+            ProtocolChoice::Auto => self.discover(myself, LATEST_MODERN_VERSION, Probe::First),
+        }
+    }
+
+    /// Sends `server/discover` in `version`'s envelope.
+    fn discover(&mut self, myself: &ActorRef<ServerMsg>, version: &'static str, probe: Probe) {
+        let envelope = self.envelope(version);
+        let id = self.fresh_id();
+        self.pending.insert(id, Pending::Discover { version, probe });
+        self.send(Message::request(RequestId::Number(id), "server/discover", Some(envelope.stamp(None))));
+        if probe == Probe::First {
+            let wait = PROBE_WAIT.min(self.settings.startup_timeout / 2);
+            self.probe_timer =
+                Some(spawn_timer(myself, Instant::now() + wait, move || ServerMsg::ProbeUnanswered { id }));
+        }
+    }
+
+    /// Sends `initialize`, asking for `forced` or the newest legacy version.
+    pub(super) fn initialize(&mut self, forced: Option<&'static str>) {
+        let params = json!({
+            "protocolVersion": forced.unwrap_or(LATEST_PROTOCOL_VERSION),
+            // Only what Warden can answer: elicitation when someone is
+            // there to ask, roots when there are roots to tell.
+            "capabilities": self.client.capabilities(&self.name),
+            "clientInfo": client_info(),
+        });
+        self.request("initialize", Some(params), Pending::Initialize { forced });
+    }
+
+    /// The envelope of Warden's requests to this server in `version`.
+    fn envelope(&self, version: &'static str) -> Envelope {
+        Envelope::new(version, self.client.capabilities(&self.name), client_info())
+    }
+
+    /// The probe went unanswered: a legacy server that ignores what comes
+    /// before `initialize`. A late answer finds nothing pending.
+    pub(super) fn probe_unanswered(&mut self, id: i64) {
+        if matches!(self.pending.get(&id), Some(Pending::Discover { .. })) {
+            self.pending.remove(&id);
+            self.probe_timer = None;
+            let secs = PROBE_WAIT.min(self.settings.startup_timeout / 2).as_secs_f64();
+            tracing::info!(server = %self.name, "MCP '{}': no answer to `server/discover` within {secs} s; speaking to it through `initialize`", self.name);
+            self.learned(KnownEra::Legacy);
+            self.initialize(None);
+        }
+    }
+
+    /// The answer to a `server/discover`.
+    pub(super) fn discovered(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        asked: &'static str,
+        probe: Probe,
+        outcome: Result<Box<RawValue>, ErrorObject>,
+    ) {
+        if let Some(timer) = self.probe_timer.take() {
+            timer.abort();
+        }
+        match judge_discover(outcome.as_ref().map(AsRef::as_ref)) {
+            Verdict::Modern { version, result } => self.speak_modern(version, *result),
+            Verdict::AskAgain { version } if probe == Probe::First => self.discover(myself, version, Probe::Again),
+            Verdict::AskAgain { .. } => {
+                let reason = format!("it refused `server/discover` in {asked}, a version it had named");
+                self.fail(myself, reason, true)
+            }
+            Verdict::Incompatible { supported } => {
+                let reason = format!(
+                    "it speaks only MCP {}, none of which Warden speaks (Warden speaks {})",
+                    supported.join(", "),
+                    spoken_versions()
+                );
+                self.fail(myself, reason, true)
+            }
+            Verdict::Legacy { evidence } if probe == Probe::Forced => {
+                let reason = format!(
+                    "`protocol_version = \"{asked}\"`, but it does not speak that revision: {evidence}; \
+                     set `protocol_version = \"auto\"` or a version it speaks"
+                );
+                self.fail(myself, reason, true)
+            }
+            Verdict::Legacy { evidence } => {
+                tracing::info!(server = %self.name, "MCP '{}': an `initialize`-era server ({evidence})", self.name);
+                self.learned(KnownEra::Legacy);
+                self.initialize(None);
+            }
+        }
+    }
+
+    /// `initialize` was refused with "unsupported protocol version" naming
+    /// a modern version: the probe timed out on a slow server that then
+    /// took it. One more probe, in that version. `false`: not that case.
+    pub(super) fn initialize_refused_as_modern(&mut self, myself: &ActorRef<ServerMsg>, error: &ErrorObject) -> bool {
+        let version =
+            unsupported_versions(error).and_then(|supported| warden_protocol::mutual_modern_version(&supported));
+        match version {
+            Some(version) if self.settings.protocol == ProtocolChoice::Auto => {
+                self.discover(myself, version, Probe::Again);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn speak_modern(&mut self, version: &'static str, result: DiscoverResult) {
+        tracing::debug!(server = %self.name, version, "speaking MCP {version} (no handshake)");
+        self.spoken = Spoken::Modern(self.envelope(version));
+        self.learned(KnownEra::Modern);
+        let info = result.into_initialize_result(version);
+        self.listen(&info.capabilities);
+        self.begin_discovery(info);
+    }
+
+    /// Opens one `subscriptions/listen` for the list changes the server
+    /// can announce (the modern revision's replacement of unasked
+    /// notifications); none when it announces nothing.
+    fn listen(&mut self, capabilities: &ServerCapabilities) {
+        let announces = |capability: &Option<Value>| {
+            capability.as_ref().and_then(|capability| capability.get("listChanged")).and_then(Value::as_bool)
+                == Some(true)
+        };
+        let mut filter = Map::new();
+        for (capability, key) in [
+            (&capabilities.tools, "toolsListChanged"),
+            (&capabilities.prompts, "promptsListChanged"),
+            (&capabilities.resources, "resourcesListChanged"),
+        ] {
+            if announces(capability) {
+                filter.insert(key.into(), Value::Bool(true));
+            }
+        }
+        if !filter.is_empty() {
+            self.subscription = Some(json!({ "notifications": filter }));
+            self.subscribe();
+        }
+    }
+
+    fn subscribe(&mut self) {
+        let filter = self.subscription.clone();
+        self.request("subscriptions/listen", filter, Pending::Listen);
+    }
+
+    /// The server answered the `subscriptions/listen`: it ended the
+    /// subscription, or its stream broke (HTTP), or it refused it. The
+    /// first two are listened to again after a pause (1 s, doubling to a
+    /// minute) and the tools listed again, for the changes missed between;
+    /// a refusal is logged, and list changes are not heard.
+    pub(super) fn listen_ended(&mut self, myself: &ActorRef<ServerMsg>, outcome: Result<Box<RawValue>, ErrorObject>) {
+        match outcome {
+            Err(error) if error.code != warden_protocol::HTTP_TRANSPORT_ERROR => {
+                return tracing::warn!(
+                    server = %self.name,
+                    "MCP '{}': it refused `subscriptions/listen` ({}: {}); its list changes will not be seen",
+                    self.name, error.code, error.message
+                )
+            }
+            Err(error) => {
+                tracing::info!(server = %self.name, "MCP '{}': its subscription to list changes broke: {}", self.name, error.message)
+            }
+            Ok(_) => {
+                tracing::info!(server = %self.name, "MCP '{}': the server ended its subscription to list changes", self.name)
+            }
+        }
+        if self.phase == Phase::Down {
+            return;
+        }
+        let pause = Duration::from_secs((1u64 << self.relistens.min(6)).min(60));
+        self.relistens += 1;
+        spawn_timer(myself, Instant::now() + pause, || ServerMsg::Relisten);
+    }
+
+    /// Listens again after a subscription ended, and lists the tools again.
+    pub(super) fn relisten(&mut self) {
+        if self.phase == Phase::Down || self.subscription.is_none() {
+            return;
+        }
+        self.subscribe();
+        self.refresh_tools();
+    }
+
+    /// The process ended while the probe was out: a legacy server that
+    /// exits on a request it does not know. The next start goes straight
+    /// to `initialize`.
+    pub(super) fn closed_while_probing(&mut self) {
+        let probing =
+            self.pending.values().any(|pending| matches!(pending, Pending::Discover { probe: Probe::First, .. }));
+        if probing {
+            tracing::info!(server = %self.name, "MCP '{}': it stopped on the `server/discover` probe; it will be started through `initialize`", self.name);
+            self.learned(KnownEra::Legacy);
+        }
+    }
+
+    /// A server on a current SDK whose tools still ask their client the
+    /// pre-2026 way (a request mid-call) fails those questions when spoken
+    /// to in 2026-07-28: the Python SDK says "no back-channel for
+    /// server-initiated requests". The operator is told, once, what fixes it.
+    pub(super) fn note_old_style_question(&mut self, outcome: &Result<Box<RawValue>, ErrorObject>) {
+        if !self.is_modern() || self.told_old_style {
+            return;
+        }
+        let text = match outcome {
+            Ok(result) => result.get(),
+            Err(error) => error.message.as_str(),
+        };
+        if text.contains("back-channel for server-initiated requests") {
+            self.told_old_style = true;
+            tracing::warn!(
+                server = %self.name,
+                "MCP '{}': a tool tried to ask its client with a request of its own, which MCP 2026-07-28 does not \
+                 allow; if its tools ask questions the old way, set `protocol_version = \"2025-11-25\"` for it",
+                self.name
+            );
+        }
+    }
+
+    fn learned(&mut self, era: KnownEra) {
+        if self.known_era != Some(era) {
+            self.known_era = Some(era);
+            self.report(ServerEvent::EraLearned(era));
+        }
+    }
+
+    /// `params` as this connection sends them: with the envelope when modern.
+    pub(super) fn stamped(&self, params: Option<Value>) -> Option<Value> {
+        match &self.spoken {
+            Spoken::Plain => params,
+            Spoken::Modern(envelope) => Some(envelope.stamp(params)),
+        }
+    }
+
+    /// Whether the connection speaks the modern revision.
+    pub(super) fn is_modern(&self) -> bool {
+        matches!(self.spoken, Spoken::Modern(_))
+    }
+}
+
+/// Every version Warden speaks, for errors.
+pub(super) fn spoken_versions() -> String {
+    format!(
+        "{}, and {} through `initialize`",
+        MODERN_PROTOCOL_VERSIONS.join(", "),
+        SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+    )
+}
+
+/// Who Warden is, to servers.
+fn client_info() -> Value {
+    json!({"name": "warden", "version": env!("CARGO_PKG_VERSION")})
+}

@@ -1,0 +1,250 @@
+//! Which MCP revision Warden speaks, seen on the wire of a scripted
+//! server: the `server/discover` probe and what each answer to it means,
+//! the 2026-07-28 envelope on every request, the subscription for list
+//! changes, and interim "input required" answers fulfilled and retried.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{json, Map, Value};
+use tokio::sync::mpsc;
+use warden_actors::{
+    CallError, ElicitReply, ElicitationAnswer, ElicitationRequest, PolicyRules, ProtocolChoice, ServerSpec,
+    ServerState, Warden,
+};
+use warden_protocol::{ErrorCode, ErrorObject, MemoryConnector, MemoryPeer, Message, Request};
+
+const MODERN: &str = "2026-07-28";
+
+/// A discovery answer of a modern server with tools that change.
+fn discover_result() -> Value {
+    json!({
+        "resultType": "complete",
+        "supportedVersions": [MODERN],
+        "capabilities": {"tools": {"listChanged": true}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "modern-script", "version": "3.0"}},
+    })
+}
+
+/// The envelope a request's params must carry.
+fn assert_envelope(request: &Request) {
+    let meta = &request.params.as_ref().expect("params")["_meta"];
+    assert_eq!(meta["io.modelcontextprotocol/protocolVersion"], MODERN, "{}", request.method);
+    assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "warden", "{}", request.method);
+    assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object(), "{}", request.method);
+}
+
+/// Answers the probe as a modern server, then the subscription and the
+/// tool list; returns the subscription request.
+async fn modern_start(peer: &mut MemoryPeer, tools: Value) -> Request {
+    let discover = next_request(peer, "server/discover").await;
+    assert_envelope(&discover);
+    reply(peer, &discover, discover_result());
+    let listen = next_request(peer, "subscriptions/listen").await;
+    assert_envelope(&listen);
+    assert_eq!(listen.params.as_ref().unwrap()["notifications"], json!({"toolsListChanged": true}));
+    let list = next_request(peer, "tools/list").await;
+    assert_envelope(&list);
+    reply(peer, &list, json!({"resultType": "complete", "tools": tools, "ttlMs": 0, "cacheScope": "public"}));
+    listen
+}
+
+type Questions = mpsc::UnboundedReceiver<(ElicitationRequest, ElicitationAnswer)>;
+
+/// Warden with `srv` on a scripted connector, and an elicitor handing each
+/// question to the test.
+async fn with_elicitor(settings: warden_actors::ServerSettings) -> (Warden, MemoryPeer, Questions) {
+    let (connector, mut peers) = MemoryConnector::new();
+    let spec = ServerSpec { name: SRV.into(), connector: Arc::new(connector), settings };
+    let (questions, receiver) = mpsc::unbounded_channel();
+    let warden = Warden::builder()
+        .servers(vec![spec])
+        .rules(PolicyRules::default().with_auto_approve(true))
+        .elicitor(Arc::new(move |request, answer| {
+            let _ = questions.send((request, answer));
+        }))
+        .start()
+        .await
+        .expect("Warden starts");
+    let peer = within("Warden connects", peers.recv()).await.unwrap();
+    (warden, peer, receiver)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_modern_server_is_never_sent_initialize_and_every_request_carries_the_envelope() {
+    let (warden, mut peer) = start_one(settings()).await;
+    let listen = modern_start(&mut peer, tools(&["echo"])).await;
+    within("the server settles", warden.settled()).await;
+    let status = status(&warden, SRV);
+    assert_eq!(status.state, ServerState::Running);
+    assert_eq!(status.protocol_version.as_deref(), Some(MODERN));
+    assert_eq!(status.server_info.map(|info| info.name).as_deref(), Some("modern-script"));
+    assert_silent(&mut peer).await; // no `notifications/initialized`
+
+    let call = tokio::spawn({
+        let warden = warden.clone();
+        async move { warden.call_tool("srv__echo", json!({"message": "hi"})).await }
+    });
+    let request = next_request(&mut peer, "tools/call").await;
+    assert_envelope(&request);
+    assert_eq!(arguments(&request), &json!({"message": "hi"}));
+    reply(&peer, &request, json!({"resultType": "complete", "content": [{"type": "text", "text": "hi"}]}));
+    assert_eq!(call.await.unwrap().unwrap().text(), "hi");
+
+    // A change announced on the subscription is listed again, enveloped.
+    let subscription = json!({"_meta": {"io.modelcontextprotocol/subscriptionId": listen.id}});
+    peer.send(Message::notification("notifications/tools/list_changed", Some(subscription)));
+    let list = next_request(&mut peer, "tools/list").await;
+    assert_envelope(&list);
+    reply(&peer, &list, json!({"tools": tools(&["echo", "late"])}));
+    within("the new tool is listed", async {
+        while warden.tools().len() != 2 {
+            quiescent().await;
+        }
+    })
+    .await;
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn silence_after_the_probe_falls_back_to_initialize_and_a_restart_does_not_probe_again() {
+    let (warden, mut connections) = launch_one(settings()).await;
+    let mut peer = connections.next().await;
+    let started = tokio::time::Instant::now();
+    let _probe = next_request(&mut peer, "server/discover").await; // never answered
+    let initialize = next_request(&mut peer, "initialize").await;
+    assert_eq!(started.elapsed(), Duration::from_secs(5), "the probe waits 5 s for an answer");
+    reply(&peer, &initialize, init_result("2025-11-25", json!({"tools": {}})));
+    next_notification(&mut peer, "notifications/initialized").await;
+    answer_tools_list(&mut peer, tools(&["echo"])).await;
+    within("the server settles", warden.settled()).await;
+
+    peer.die("the server process exited with code 1");
+    let mut restarted = connections.next().await;
+    match next(&mut restarted).await {
+        Message::Request(request) => assert_eq!(request.method, "initialize", "no second probe"),
+        other => panic!("expected initialize, got {}", other.to_json()),
+    }
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_speaks_only_versions_warden_does_not_fails_naming_them() {
+    let (warden, mut peer) = start_one(settings()).await;
+    let discover = next_request(&mut peer, "server/discover").await;
+    let refusal = ErrorObject {
+        code: ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        message: "Unsupported protocol version".into(),
+        data: Some(json!({"supported": ["2027-03-01"], "requested": MODERN})),
+    };
+    peer.send(Message::error(discover.id.clone(), refusal));
+    within("the server settles", warden.settled()).await;
+    let ServerState::Failed { reason } = status(&warden, SRV).state else { panic!("it should fail") };
+    assert_eq!(
+        reason,
+        "it speaks only MCP 2027-03-01, none of which Warden speaks (Warden speaks 2026-07-28, and 2025-11-25, \
+         2025-06-18, 2025-03-26, 2024-11-05 through `initialize`)"
+    );
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_forced_legacy_version_skips_the_probe() {
+    let forced = warden_actors::ServerSettings { protocol: ProtocolChoice::Version("2025-06-18"), ..settings() };
+    let (warden, mut peer) = start_one(forced).await;
+    match next(&mut peer).await {
+        Message::Request(request) => {
+            assert_eq!(request.method, "initialize");
+            assert_eq!(request.params.unwrap()["protocolVersion"], "2025-06-18");
+        }
+        other => panic!("expected initialize, got {}", other.to_json()),
+    }
+    warden.shutdown().await;
+}
+
+/// An interim answer asking `srv`'s caller for a name.
+fn input_required(state: &str) -> Value {
+    json!({
+        "resultType": "input_required",
+        "inputRequests": {"who": {"method": "elicitation/create", "params": {
+            "mode": "form", "message": "Your name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        }}},
+        "requestState": state,
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interim_answer_is_fulfilled_through_the_elicitor_and_the_call_retried_with_a_new_id() {
+    let (warden, mut peer, mut questions) = with_elicitor(settings()).await;
+    modern_start(&mut peer, tools(&["greet"])).await;
+    within("the server settles", warden.settled()).await;
+
+    let call = tokio::spawn({
+        let warden = warden.clone();
+        async move { warden.call_tool("srv__greet", json!({"formal": true})).await }
+    });
+    let first = next_request(&mut peer, "tools/call").await;
+    reply(&peer, &first, input_required("opaque-1"));
+    let (question, answer) = within("the question reaches the elicitor", questions.recv()).await.unwrap();
+    assert_eq!(question.tool.as_deref(), Some("srv__greet"), "the question belongs to its call");
+    let mut content = Map::new();
+    content.insert("name".into(), json!("Ada"));
+    answer.send(ElicitReply::Accept(Some(content)), "the test").unwrap();
+
+    let retry = next_request(&mut peer, "tools/call").await;
+    assert_ne!(retry.id, first.id, "a retry is a new request");
+    assert_envelope(&retry);
+    let params = retry.params.as_ref().unwrap();
+    assert_eq!(params["arguments"], json!({"formal": true}));
+    assert_eq!(params["requestState"], "opaque-1", "the state is echoed as it came");
+    assert_eq!(params["inputResponses"], json!({"who": {"action": "accept", "content": {"name": "Ada"}}}));
+    reply(&peer, &retry, json!({"content": [{"type": "text", "text": "hello Ada"}]}));
+    assert_eq!(call.await.unwrap().unwrap().text(), "hello Ada");
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_while_its_input_is_gathered_withdraws_the_question_and_tells_the_server_nothing() {
+    let (warden, mut peer, mut questions) = with_elicitor(settings()).await;
+    modern_start(&mut peer, tools(&["greet"])).await;
+    within("the server settles", warden.settled()).await;
+    let call = tokio::spawn({
+        let warden = warden.clone();
+        async move { warden.call_tool("srv__greet", json!({})).await }
+    });
+    let first = next_request(&mut peer, "tools/call").await;
+    reply(&peer, &first, input_required("s"));
+    let (_question, mut answer) = within("the question reaches the elicitor", questions.recv()).await.unwrap();
+    call.abort();
+    within("the question is withdrawn", answer.abandoned()).await;
+    assert_silent(&mut peer).await; // the server has no request to cancel
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_keeps_asking_is_given_up_on_after_ten_rounds() {
+    let (warden, mut peer) = start_one(settings()).await;
+    modern_start(&mut peer, tools(&["stall"])).await;
+    within("the server settles", warden.settled()).await;
+    let call = tokio::spawn({
+        let warden = warden.clone();
+        async move { warden.call_tool("srv__stall", json!({})).await }
+    });
+    // State only, nothing to ask: Warden retries after a short pause.
+    for _ in 0..11 {
+        let request = next_request(&mut peer, "tools/call").await;
+        reply(&peer, &request, json!({"resultType": "input_required", "requestState": "again"}));
+    }
+    let error = call.await.unwrap().unwrap_err();
+    assert!(matches!(error, CallError::InputNotGiven { .. }), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "server 'srv' needs more input to answer 'srv__stall', and it could not be given: it asked for input again \
+         after 10 rounds of answers"
+    );
+    warden.shutdown().await;
+}
