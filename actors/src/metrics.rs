@@ -35,8 +35,10 @@ pub(crate) use call::CallRecord;
 pub use outcome::Outcome;
 
 /// The MCP methods a front is asked, as `warden_front_requests` labels them.
-const FRONT_METHODS: [&str; 17] = [
+const FRONT_METHODS: [&str; 19] = [
     "initialize",
+    "server/discover",
+    "subscriptions/listen",
     "ping",
     "tools/list",
     "tools/call",

@@ -23,7 +23,7 @@ use crate::jsonrpc::{ErrorCode, ErrorObject};
 
 mod headers;
 use crate::mcp::{Implementation, InitializeResult, ServerCapabilities};
-pub use headers::{header_params, header_text, param_headers, HeaderParam};
+pub use headers::{header_decoded, header_params, header_text, param_headers, HeaderParam};
 
 /// The modern versions Warden speaks, newest first.
 pub const MODERN_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];

@@ -29,8 +29,9 @@ Tools:
   in 2026-07-28 through an `input_required` answer and a retry, in the
   legacy era through an `elicitation/create` request mid-call. Returns
   `hello <name>`, or `no name` when they declined.
-* `grow()` adds the tool `late` and announces the list changed (on a
-  modern connection, to a `subscriptions/listen` that asked for it).
+* `grow(name = "late")` adds the tool `name` (answering `late`) and
+  announces the list changed (on a modern connection, to a
+  `subscriptions/listen` that asked for it).
 * `era()` says what the request was served in: `modern` or `legacy`.
 * `locate(region)` returns the region; `region` is marked `x-mcp-header:
   Region`, so a 2026-07-28 client over HTTP must mirror it in
@@ -87,14 +88,14 @@ def whoami(who: Annotated[Name, Resolve(ask_name)]) -> str:
 
 
 @server.tool()
-async def grow(ctx: Context) -> str:
-    """Adds the tool `late` and says the list changed."""
+async def grow(ctx: Context, name: str = "late") -> str:
+    """Adds the tool `name` (default `late`) and says the list changed."""
 
     def late() -> str:
         """A tool that appeared later."""
         return "late"
 
-    server.add_tool(late, name="late")
+    server.add_tool(late, name=name)
     # To `subscriptions/listen` streams (modern), and on a legacy
     # connection as the notification of old (a modern one sends nothing).
     await ctx.notify_tools_changed()

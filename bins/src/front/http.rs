@@ -14,11 +14,15 @@
 //!    the attacker's host name);
 //! 3. `Origin`, when sent, must be an `allowed_origins` entry → 403;
 //! 4. the agent of the path against the token's → 403;
-//! 5. `MCP-Protocol-Version`, when sent, must be one Warden speaks → 400;
+//! 5. `MCP-Protocol-Version`, when sent, must be one Warden speaks → 400
+//!    with `-32022` and the versions it speaks;
 //! 6. then the method: POST (one JSON-RPC message, at most
 //!    `max_message_bytes` → 413, read within [`BODY_TIMEOUT`] → 408), GET
 //!    (the session's stream, `Accept: text/event-stream` → else 406),
 //!    DELETE (ends the session); others 405.
+//!
+//! A POST in the MCP 2026-07-28 envelope has no session: it is answered
+//! on its own (`http/stateless.rs`).
 //!
 //! `initialize` makes a session (`http/sessions.rs`) and answers its id in
 //! `Mcp-Session-Id`; every later request must carry it (400 without, 404
@@ -55,6 +59,7 @@ use super::Front;
 
 pub(crate) mod sessions;
 mod sse;
+mod stateless;
 
 pub(crate) use sessions::KeepAlive;
 use sessions::{Refused, Sessions};
@@ -196,14 +201,11 @@ impl HttpFront {
             (None, bound) => bound,
         };
         if let Some(version) = header(request, VERSION_HEADER) {
-            if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) {
-                return Err(refuse(
-                    StatusCode::BAD_REQUEST,
-                    &format!(
-                        "MCP-Protocol-Version '{version}' is not one this front speaks ({})",
-                        SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-                    ),
-                ));
+            if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) && !warden_protocol::is_modern(version) {
+                let error = super::session::unsupported_version(version);
+                let mut answer = json_answer(&error);
+                *answer.status_mut() = StatusCode::BAD_REQUEST;
+                return Err(answer);
             }
         }
         Ok(Caller { token, path, agent, server })
@@ -246,6 +248,11 @@ impl HttpFront {
         }
         let session_id = session_id(&request);
         let traceparent = request.headers().get("traceparent").and_then(|value| value.to_str().ok()).map(str::to_owned);
+        let mirrored = stateless::Mirrored {
+            version: header(&request, VERSION_HEADER).map(str::to_owned),
+            method: header(&request, "mcp-method").map(str::to_owned),
+            name: header(&request, "mcp-name").map(str::to_owned),
+        };
         let body = match tokio::time::timeout(BODY_TIMEOUT, Limited::new(request.into_body(), self.max_body).collect())
             .await
         {
@@ -273,6 +280,10 @@ impl HttpFront {
             if let Some(meta) = meta.as_object_mut() {
                 meta.entry("traceparent").or_insert(Value::String(traceparent));
             }
+        }
+        if message.pointer("/params/_meta").and_then(|meta| meta.get(warden_protocol::PROTOCOL_VERSION_KEY)).is_some() {
+            // MCP 2026-07-28: no session; a session id it carries is ignored.
+            return self.stateless(&caller, message, &mirrored, wants_stream).await;
         }
         let owner = (caller.token, caller.path.clone());
         if message.get("method").and_then(Value::as_str) == Some("initialize") {

@@ -35,7 +35,7 @@ const CATCH_UP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What the session's lists looked like last time.
 #[derive(PartialEq)]
-struct Seen {
+pub(super) struct Seen {
     tools: Vec<Value>,
     resources: Vec<String>,
     prompts: Vec<String>,
@@ -116,7 +116,7 @@ impl Session {
         true
     }
 
-    fn seen(&self, snapshot: &Snapshot) -> Seen {
+    pub(super) fn seen(&self, snapshot: &Snapshot) -> Seen {
         let view = &self.inner.view;
         Seen {
             tools: view.tools().unwrap_or_default(),
@@ -179,7 +179,7 @@ impl Session {
 }
 
 /// The `list_changed` notifications that tell a client what differs.
-fn lists_changed(before: &Seen, now: &Seen) -> Vec<&'static str> {
+pub(super) fn lists_changed(before: &Seen, now: &Seen) -> Vec<&'static str> {
     let mut methods = Vec::new();
     if before.tools != now.tools {
         methods.push("notifications/tools/list_changed");

@@ -23,7 +23,6 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 use warden_actors::{CallError, CallOptions, CallToolResult, ClientOffers, ElicitModes, ServerState};
-use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
 use super::asking::{AskClient, Asked, ClientAnswer, ClientElicitor, FrontClient};
 use super::client_approver::ClientApprover;
@@ -31,8 +30,13 @@ use super::view::View;
 
 use super::{Front, LogLevel, TOOLS_PAGE};
 
+mod handshake;
+mod listen;
+mod modern;
 mod progress;
 mod registered;
+pub(crate) use modern::unsupported_version;
+use modern::{Envelope, Modern};
 use progress::relay_progress;
 use registered::Registered;
 
@@ -163,13 +167,22 @@ impl Session {
                     let problem = "a request's id must be a string or an integer";
                     return Received::Answered(error(&Value::Null, code::INVALID_REQUEST, problem));
                 }
+                // A 2026-07-28 request carries what `initialize` told of
+                // old, and is answered on its own, whatever the session.
+                let modern = match modern::envelope(params.as_ref()) {
+                    Envelope::Legacy => None,
+                    Envelope::Modern(modern) => Some(modern),
+                    Envelope::Refused { code, message, data } => {
+                        return Received::Answered(modern::refusal(&id, code, &message, data))
+                    }
+                };
                 // Answered here, not in a task: a request right behind
                 // `initialize` must find the session initialized.
-                if method == "initialize" {
+                if method == "initialize" && modern.is_none() {
                     let result = self.initialize(params.as_ref().unwrap_or(&Value::Null));
                     return Received::Answered(json!({"jsonrpc": "2.0", "id": id, "result": result}));
                 }
-                Received::Request(self.start(id, method, params, reply))
+                Received::Request(self.start(id, method, params, reply, modern))
             }
             (Some(method), None) => {
                 self.notification(&method, params);
@@ -192,11 +205,23 @@ impl Session {
 
     /// The request's answer as a future, registered under its id so that
     /// `notifications/cancelled` (or the session closing) can abort it.
-    fn start(&self, id: Value, method: String, params: Option<Value>, reply: Outbox) -> Pending {
+    fn start(
+        &self,
+        id: Value,
+        method: String,
+        params: Option<Value>,
+        reply: Outbox,
+        modern: Option<Modern>,
+    ) -> Pending {
         let key = id.to_string();
         let session = self.clone();
         let span = super::request_span::request_span(&method, params.as_ref(), &self.who());
-        let answering = async move { session.answer(&id, &method, params, &reply).await };
+        let answering = async move {
+            match modern {
+                Some(modern) => session.answer_modern(&id, &method, params, &reply, &modern).await,
+                None => session.answer(&id, &method, params, &reply).await,
+            }
+        };
         let (answer, abort) = futures_util::future::abortable(tracing::Instrument::instrument(answering, span));
         let serial = {
             let mut state = self.state();
@@ -263,13 +288,38 @@ impl Session {
         if method != "ping" && self.version().is_none() {
             return error(id, code::INVALID_REQUEST, "the session is not initialized: send `initialize` first");
         }
+        let outcome = match method {
+            "ping" => Ok(json!({})),
+            method => self.serve(method, params, reply, true).await,
+        };
+        match outcome {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err((code, message)) => error(id, code, &message),
+        }
+    }
+
+    /// What a request of either era asks (`ping`, `initialize` and the
+    /// 2026-07-28 methods aside). `asks_client`: the client may be asked
+    /// things during its calls (a session that declared it could answer).
+    pub(super) async fn serve(
+        &self,
+        method: &str,
+        params: Value,
+        reply: &Outbox,
+        asks_client: bool,
+    ) -> Result<Value, (i64, String)> {
+        // The client's protocol fields are its own with the front; Warden
+        // speaks for itself to each server (a legacy one refuses them).
+        let mut params = params;
+        if let Some(meta) = params.get_mut("_meta").and_then(Value::as_object_mut) {
+            meta.retain(|key, _| !key.starts_with("io.modelcontextprotocol/"));
+        }
         if matches!(method, "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list") {
             self.first_list_wait().await;
         }
-        let outcome = match method {
-            "ping" => Ok(json!({})),
+        match method {
             "tools/list" => self.list_tools(&params).await,
-            "tools/call" => self.call_tool(&params, reply).await,
+            "tools/call" => self.call_tool(&params, reply, asks_client).await,
             "resources/list"
             | "resources/templates/list"
             | "resources/read"
@@ -280,52 +330,7 @@ impl Session {
             | "completion/complete"
             | "logging/setLevel" => self.primitive(method, params).await,
             _ => Err((code::METHOD_NOT_FOUND, format!("Warden's front does not serve `{method}`"))),
-        };
-        match outcome {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err((code, message)) => error(id, code, &message),
         }
-    }
-
-    fn initialize(&self, params: &Value) -> Value {
-        let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
-        let version = if SUPPORTED_PROTOCOL_VERSIONS.contains(&asked) { asked } else { SUPPORTED_PROTOCOL_VERSIONS[0] };
-        let declared = params.get("capabilities").map(ElicitModes::declared_in).unwrap_or_default();
-        {
-            let mut state = self.state();
-            state.version = Some(version.to_string());
-            state.elicitation = declared;
-            state.offers = ClientOffers {
-                roots: params.pointer("/capabilities/roots").is_some(),
-                sampling: params.pointer("/capabilities/sampling").is_some(),
-            };
-        }
-        let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("an unnamed client");
-        tracing::info!(session = %self.who(), client, version, "front session initialized");
-        let snapshot = self.inner.front.warden.snapshot();
-        let view = &self.inner.view;
-        let mut capabilities = json!({
-            "tools": {"listChanged": true},
-            "logging": {},
-        });
-        let any = |wants: fn(&warden_actors::ServerOffers) -> bool| {
-            view.server.is_none() || !view.servers_offering(&snapshot, wants).is_empty()
-        };
-        if any(|offers| offers.resources) {
-            capabilities["resources"] = json!({"subscribe": true, "listChanged": true});
-        }
-        if any(|offers| offers.prompts) {
-            capabilities["prompts"] = json!({"listChanged": true});
-        }
-        if any(|offers| offers.completions) {
-            capabilities["completions"] = json!({});
-        }
-        json!({
-            "protocolVersion": version,
-            "capabilities": capabilities,
-            "serverInfo": {"name": "warden", "title": "Warden", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": instructions(&snapshot, view),
-        })
     }
 
     /// A listing waits (bounded) for servers still starting, so a client
@@ -354,7 +359,7 @@ impl Session {
         Ok(result)
     }
 
-    async fn call_tool(&self, params: &Value, reply: &Outbox) -> Result<Value, (i64, String)> {
+    async fn call_tool(&self, params: &Value, reply: &Outbox, asks_client: bool) -> Result<Value, (i64, String)> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Err((code::INVALID_PARAMS, "tools/call needs `name`, the tool's name as a string".into()));
         };
@@ -371,13 +376,13 @@ impl Session {
             tokio::spawn(relay_progress(token, updates, reply.clone()))
         });
         // Questions the call's servers ask go to this client if it can answer.
-        let modes = self.state().elicitation;
+        let modes = if asks_client { self.state().elicitation } else { ElicitModes::default() };
         if modes != ElicitModes::default() {
             let elicitor = ClientElicitor { session: Arc::new(self.clone()), reply: reply.clone(), modes };
             options = options.elicitor(Arc::new(elicitor));
         }
         // Its own roots and model, for servers asking during its calls.
-        let offers = self.state().offers;
+        let offers = if asks_client { self.state().offers } else { ClientOffers::default() };
         if offers != ClientOffers::default() {
             let client = FrontClient { session: Arc::new(self.clone()), reply: reply.clone(), offers };
             options = options.calling_client(Arc::new(client));
@@ -458,33 +463,6 @@ impl AskClient for Session {
 
     fn approve(&self, tool: &str, until: Option<std::time::Instant>) {
         self.state().approved.insert(tool.to_string(), until);
-    }
-}
-
-/// What `initialize` tells the client about the servers behind the front.
-fn instructions(snapshot: &warden_actors::Snapshot, view: &View) -> String {
-    let servers: Vec<String> = snapshot
-        .statuses()
-        .into_iter()
-        .filter(|status| view.sees_server(&status.name))
-        .map(|status| match &status.state {
-            ServerState::Running => format!("{} ({} tools)", status.name, status.tools),
-            ServerState::NeedsLogin { .. } => {
-                format!(
-                    "{} (needs a login: run `warden login {}`; its tools are absent until then)",
-                    status.name, status.name
-                )
-            }
-            state => format!("{} ({})", status.name, state.to_string().split(':').next().unwrap_or_default()),
-        })
-        .collect();
-    match &view.server {
-        Some(server) => format!("Warden's supervised, policed front for the MCP server '{server}'."),
-        None => format!(
-            "Warden fronts these MCP servers, supervised and policed: {}. Tool and prompt names are \
-             `server__name`; resource URIs are `warden://server/<the server's URI>`.",
-            if servers.is_empty() { "none yet".to_string() } else { servers.join(", ") }
-        ),
     }
 }
 

@@ -25,6 +25,15 @@ pub fn header_text(text: &str) -> String {
     }
 }
 
+/// What a header value says: itself, or the text its Base64 sentinel form
+/// holds (`None` for a sentinel that is not Base64 of UTF-8).
+pub fn header_decoded(value: &str) -> Option<String> {
+    match value.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
+        Some(encoded) => String::from_utf8(STANDARD.decode(encoded).ok()?).ok(),
+        None => Some(value.to_string()),
+    }
+}
+
 /// One parameter a tool wants mirrored into `Mcp-Param-{name}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeaderParam {
@@ -137,6 +146,10 @@ mod tests {
         assert_eq!(header_text(" padded "), "=?base64?IHBhZGRlZCA=?=");
         assert_eq!(header_text("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
         assert_eq!(header_text("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+        for text in ["us-west1", "Hello, 世界", " padded ", "=?base64?literal?="] {
+            assert_eq!(header_decoded(&header_text(text)).as_deref(), Some(text));
+        }
+        assert_eq!(header_decoded("=?base64?not base64?="), None);
     }
 
     #[test]
