@@ -20,6 +20,12 @@
 //!   client (approve once, for the session, for N minutes, or deny).
 //! - [`http`]: the Streamable HTTP face on the daemon (`[front]`): bearer
 //!   tokens, Origin and Host checks, sessions with ids, SSE streams.
+//! - MCP 2026-07-28 clients, on both faces: requests in the revision's
+//!   `_meta` envelope, answered without a session (`session/modern.rs`,
+//!   `session/listen.rs`, `http/stateless.rs`); their calls' questions as
+//!   `input_required` answers, the call parked under a sealed
+//!   `requestState` until the client comes back (`parked`,
+//!   `session/mrtr.rs`).
 //!
 //! What is shared between sessions is here ([`Upstream`]): one server
 //! connection serves every client, so resource subscriptions are counted
@@ -38,6 +44,7 @@ mod client_approver;
 pub(crate) mod http;
 pub(crate) mod lines;
 mod notifier;
+mod parked;
 mod primitives;
 mod request_span;
 pub(crate) mod session;
@@ -54,9 +61,23 @@ pub(crate) const TOOLS_PAGE: usize = 500;
 pub(crate) struct Front {
     pub(crate) warden: Warden,
     upstream: Mutex<Upstream>,
+    /// Calls of 2026-07-28 clients waiting for their input.
+    parked: Arc<parked::Parked>,
     /// `warden mcp --no-daemon`: the one client, asked what no call's own
     /// client takes.
     lone_client: Option<Arc<asking::LoneClient>>,
+}
+
+/// Aborts a task when dropped: a POST's request task when its stream is
+/// dropped (the client left), a parked call when nobody will resume it.
+/// The task's future goes with it, which cancels the call upstream; a
+/// task that already ended is not touched.
+pub(crate) struct AbortOnDrop(pub(crate) tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// What Warden has asked of each upstream server on the sessions' behalf.
@@ -77,7 +98,8 @@ impl Front {
     /// The front of a process with one client (`warden mcp --no-daemon`),
     /// whose `lone_client` is Warden's elicitor.
     pub(crate) fn with_lone_client(warden: Warden, lone_client: Option<Arc<asking::LoneClient>>) -> Arc<Front> {
-        let front = Arc::new(Front { warden, upstream: Mutex::new(Upstream::default()), lone_client });
+        let parked = Arc::new(parked::Parked::new());
+        let front = Arc::new(Front { warden, upstream: Mutex::new(Upstream::default()), parked, lone_client });
         tokio::spawn(Front::upkeep(Arc::downgrade(&front)));
         front
     }

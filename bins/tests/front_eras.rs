@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 use warden_tests::real_servers::{python_script, python_server_command};
 
 const TOKEN: &str = "front-token-0123456789abcdef";
+const OTHER_TOKEN: &str = "other-token-0123456789abcdef";
 
 /// A home with the era servers `modern` and `legacy` and an HTTP front on
 /// a free port; its daemon started.
@@ -31,7 +32,9 @@ fn home(label: &str) -> (Home, u16) {
         args.push(era.to_string());
         text += &format!("\n[servers.{era}]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n");
     }
-    text += &format!("\n[front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n");
+    text += &format!(
+        "\n[front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}, {{ token = \"{OTHER_TOKEN}\" }}]\n"
+    );
     std::fs::write(&home.config, text).unwrap();
     let status = home.warden(&["status", "--json"]);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
@@ -64,6 +67,7 @@ fn assert_served(seen: &Value, version: &str) {
     }
     assert_eq!(seen["echo"], json!(["modern", "legacy"]), "{seen}");
     assert_eq!(seen["eras"], json!(["modern", "legacy"]), "each server in its own era: {seen}");
+    assert_eq!(seen["whoami"], json!(["hello Ada", "hello Ada"]), "each server's question reached the client: {seen}");
     assert_eq!(seen["late"], true, "the new tool is listed: {seen}");
 }
 
@@ -89,9 +93,14 @@ fn clients_of_both_eras_reach_servers_of_both_eras_over_stdio_and_http() {
 
 /// POSTs `body` with `headers` to the front; status and body.
 fn post(port: u16, headers: &[(&str, &str)], body: &Value) -> (u16, Value) {
+    post_as(TOKEN, port, headers, body)
+}
+
+/// [`post`] with another bearer token.
+fn post_as(token: &str, port: u16, headers: &[(&str, &str)], body: &Value) -> (u16, Value) {
     let body = body.to_string();
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\n\
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
          Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
          Content-Length: {}\r\nConnection: close\r\n",
         body.len()
@@ -170,4 +179,63 @@ fn a_2026_request_gets_what_the_revision_says_for_each_mistake() {
     let (status, answer) = post(port, &ping, &request("ping", json!({"_meta": envelope("2026-07-28")})));
     assert_eq!(status, 404, "{answer}");
     assert_eq!(answer["error"]["code"], -32601);
+}
+
+#[test]
+fn a_question_to_a_2026_client_is_an_input_required_answer_whose_state_cannot_be_forged_moved_or_reused() {
+    let (_home, port) = home("front-eras-state");
+    let headers =
+        [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "legacy__whoami")];
+    let mut meta = envelope("2026-07-28");
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {"form": {}}});
+    let call = |extra: Value| {
+        let mut params = json!({"name": "legacy__whoami", "arguments": {}, "_meta": meta.clone()});
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        request("tools/call", params)
+    };
+
+    // The server asks the person's name: the client is told so, not sent a request.
+    let (status, answer) = post(port, &headers, &call(json!({})));
+    assert_eq!(status, 200, "{answer}");
+    let result = &answer["result"];
+    assert_eq!(result["resultType"], "input_required", "{answer}");
+    let (key, asked) = result["inputRequests"].as_object().unwrap().iter().next().unwrap();
+    assert_eq!(asked["method"], "elicitation/create", "{answer}");
+    assert_eq!(asked["params"]["message"], "What is your name?");
+    let state = result["requestState"].as_str().unwrap().to_string();
+    let responses = json!({ key.clone(): {"action": "accept", "content": {"name": "Ada"}} });
+
+    // An altered state, a state moved to another call or another client: refused, the call still waits.
+    let mut altered = state.clone().into_bytes();
+    altered[3] = if altered[3] == b'A' { b'B' } else { b'A' };
+    let altered = String::from_utf8(altered).unwrap();
+    let refusals = [
+        (TOKEN, call(json!({"requestState": altered, "inputResponses": responses})), "not made by this front"),
+        (
+            TOKEN,
+            {
+                let mut other = call(json!({"requestState": state, "inputResponses": responses}));
+                other["params"]["arguments"] = json!({"who": "someone else"});
+                other
+            },
+            "belongs to another call",
+        ),
+        (OTHER_TOKEN, call(json!({"requestState": state, "inputResponses": responses})), "another client's call"),
+    ];
+    for (token, retry, expected) in refusals {
+        let (status, answer) = post_as(token, port, &headers, &retry);
+        assert_eq!(status, 400, "{answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains(expected), "{expected}: {answer}");
+    }
+
+    // The client's own retry resumes the call, once.
+    let retry = call(json!({"requestState": state, "inputResponses": responses}));
+    let (status, answer) = post(port, &headers, &retry);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["content"][0]["text"], "hello Ada", "{answer}");
+    assert_eq!(answer["result"]["resultType"], "complete");
+    let (status, answer) = post(port, &headers, &retry);
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("no longer waiting"), "{answer}");
 }

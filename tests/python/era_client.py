@@ -13,11 +13,15 @@ envelope) or `legacy` (`initialize`, 2025-11-25). The front serves `modern` and
 1. says which version it speaks and what the front says it is;
 2. lists the tools, and calls `modern__echo`, `legacy__echo`,
    `modern__era`, `legacy__era` (which era each server was spoken to in);
-3. listens for tool list changes (2026-07-28 through
+3. calls `modern__whoami` and `legacy__whoami`, whose servers ask the
+   person's name (each in its own era), answering "Ada" — a 2026-07-28
+   client is asked through `input_required` answers and retries, a
+   legacy one through requests on its session;
+4. listens for tool list changes (2026-07-28 through
    `subscriptions/listen`, legacy through the session's notifications),
    calls `modern__grow` with a name of its own and waits for the list to
    change, then lists again;
-4. prints what it saw as one JSON line.
+5. prints what it saw as one JSON line.
 """
 
 import asyncio
@@ -25,7 +29,7 @@ import json
 import os
 import sys
 
-from mcp import Client
+from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
 
 
@@ -41,6 +45,7 @@ async def scenario(client: Client, mode: str, changes: list, late: str) -> dict:
     out["tools"] = sorted(tool.name for tool in tools.tools)
     out["echo"] = [text(await client.call_tool(f"{name}__echo", {"message": name})) for name in ("modern", "legacy")]
     out["eras"] = [text(await client.call_tool(f"{name}__era", {})) for name in ("modern", "legacy")]
+    out["whoami"] = [text(await client.call_tool(f"{name}__whoami", {})) for name in ("modern", "legacy")]
     if mode == "legacy":
         await client.call_tool("modern__grow", {"name": late})
         for _ in range(200):
@@ -78,7 +83,12 @@ async def main() -> None:
 
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {extra}"}, timeout=30)
         server = streamable_http_client(target, http_client=http)
-    async with Client(server, mode=mode, message_handler=on_message, cache=None) as client:
+    async def on_elicit(context, params):
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async with Client(
+        server, mode=mode, message_handler=on_message, elicitation_callback=on_elicit, cache=None
+    ) as client:
         out = await scenario(client, mode, changes, f"late_{mode}_{transport}")
     print(json.dumps(out), flush=True)
 

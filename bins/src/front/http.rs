@@ -55,7 +55,7 @@ use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
 use super::session::{code, Received, Session};
 use super::view::View;
-use super::Front;
+use super::{AbortOnDrop, Front};
 
 pub(crate) mod sessions;
 mod sse;
@@ -401,17 +401,6 @@ impl HttpFront {
     /// Open sessions, for `status`.
     pub(crate) fn session_count(&self) -> usize {
         self.sessions.count()
-    }
-}
-
-/// Aborts a POST's request task when its stream is dropped (the client
-/// left): the request's future goes with it, which cancels the call
-/// upstream. A task that already answered is not touched.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

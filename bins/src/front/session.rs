@@ -33,6 +33,7 @@ use super::{Front, LogLevel, TOOLS_PAGE};
 mod handshake;
 mod listen;
 mod modern;
+mod mrtr;
 mod progress;
 mod registered;
 pub(crate) use modern::unsupported_version;
@@ -71,6 +72,9 @@ pub(super) struct Inner {
     pub(super) front: Arc<Front>,
     pub(super) view: View,
     pub(super) state: Mutex<State>,
+    /// Who the client is to the front (a connection, or a token at a path),
+    /// so that only it may resume its parked calls.
+    pub(super) owner: String,
 }
 
 /// What a session keeps of its own.
@@ -118,8 +122,17 @@ pub(crate) enum Received {
 }
 
 impl Session {
+    /// A session of its own connection.
     pub(crate) fn new(front: Arc<Front>, view: View) -> Session {
-        Session { inner: Arc::new(Inner { front, view, state: Mutex::new(State::default()) }) }
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let serial = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Session::owned(front, view, format!("connection {serial}"))
+    }
+
+    /// A session of `owner` (the HTTP face: a token at a path, the same for
+    /// each of a 2026-07-28 client's requests).
+    pub(crate) fn owned(front: Arc<Front>, view: View, owner: String) -> Session {
+        Session { inner: Arc::new(Inner { front, view, state: Mutex::new(State::default()), owner }) }
     }
 
     /// The elicitation modes its client declared.

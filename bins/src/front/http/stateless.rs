@@ -54,7 +54,10 @@ impl HttpFront {
             Ok(view) => view,
             Err(error) => return refuse(StatusCode::NOT_FOUND, &error.to_string()),
         };
-        let session = Session::new(Arc::clone(&self.front), view);
+        // The same owner for each request of the same token and endpoint:
+        // what resumes a parked call (`requestState`) must come from it.
+        let owner = format!("token {:?} at {}", caller.token, caller.path);
+        let session = Session::owned(Arc::clone(&self.front), view, owner);
         let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
         let request_id = message.get("id").cloned().unwrap_or(Value::Null);
         let streams = message.pointer("/params/_meta/progressToken").is_some() || method == "subscriptions/listen";
@@ -69,14 +72,18 @@ impl HttpFront {
                         let _ = outbox_of_stream.send(answer).await;
                     }
                 });
-                let guard = super::AbortOnDrop(task.abort_handle());
+                let guard = super::super::AbortOnDrop(task.abort_handle());
                 let mut answer = respond(StatusCode::OK, sse::answer_stream(answers, request_id, next_stream(), guard));
                 answer.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
                 answer.headers_mut().insert("x-accel-buffering", HeaderValue::from_static("no"));
                 answer
             }
             Received::Request(pending) => {
-                drop(answers);
+                // A JSON answer carries no progress: what is reported is
+                // read and dropped (the outbox must stay open: a call
+                // asking its client something is followed through it).
+                let mut answers = answers;
+                tokio::spawn(async move { while answers.recv().await.is_some() {} });
                 match pending.await {
                     Some(answer) => with_status(json_answer(&answer), &answer),
                     None => respond(StatusCode::ACCEPTED, sse::empty()),

@@ -16,11 +16,9 @@
 //! `-32602`. A request whose envelope is malformed, or names a version the
 //! front does not speak per request, is refused before anything runs.
 //!
-//! Not yet: the front does not ask a 2026-07-28 client anything during
-//! its calls (that needs `input_required` answers with a protected
-//! `requestState`); questions its calls' servers ask go to the other
-//! answerers (the approval queue, the host's elicitor), as for a client
-//! that declared nothing.
+//! A call whose server asks the client something (or that needs the
+//! client's approval) is answered `input_required` and waits, parked,
+//! for the client's retry (`mrtr.rs`).
 
 use serde_json::{json, Map, Value};
 use warden_protocol::{
@@ -127,6 +125,7 @@ impl Session {
             "initialize" | "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
                 Err((code::METHOD_NOT_FOUND, removed(method)))
             }
+            "tools/call" => self.call_modern(params, reply).await,
             method => self.serve(method, params, reply, false).await,
         };
         match outcome {
