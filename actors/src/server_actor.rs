@@ -79,6 +79,7 @@ mod events;
 mod inbound;
 mod input_required;
 mod notices;
+mod tasks;
 
 pub(crate) use era::KnownEra;
 
@@ -109,6 +110,9 @@ pub struct ToolCall {
     pub progress: Option<ProgressSink>,
     /// Who the call is for and who answers its server's questions.
     pub(crate) asks: Option<Arc<AskContext>>,
+    /// The tool must run as a task (2025-11-25: `execution.taskSupport`
+    /// is `required`); it does when the server offers tasks for tools.
+    pub(crate) as_task: bool,
 }
 
 /// The ServerActor.
@@ -166,6 +170,11 @@ pub enum ServerMsg {
     RootsChanged,
     /// Time to open a modern server's subscription again.
     Relisten,
+    /// Time to ask how the task of call `id` is doing.
+    PollTask {
+        /// The call's key.
+        id: i64,
+    },
     /// The `server/discover` probe numbered `id` went unanswered.
     ProbeUnanswered {
         /// Its request id.
@@ -208,6 +217,12 @@ enum Pending {
     },
     /// The connection's `subscriptions/listen`, open for as long as it is.
     Listen,
+    /// A `tasks/get` for the call keyed `call`.
+    TaskStatus {
+        call: i64,
+    },
+    /// A `tasks/cancel`, whose answer nobody needs.
+    TaskCancel,
     ListTools {
         generation: u64,
         tools: Vec<Tool>,
@@ -226,6 +241,8 @@ struct PendingCall {
     /// How many interim answers it has had, and the task gathering what the
     /// last one asked for (the server then has no request of it).
     input: input_required::InputRounds,
+    /// The server-side task it runs as, once created.
+    task: tasks::TaskRun,
 }
 
 /// A ServerActor's state.
@@ -257,6 +274,8 @@ pub struct ServerActorState {
     subscription: Option<Value>,
     /// How many times the subscription was opened again.
     relistens: u32,
+    /// The server runs tools as tasks (2025-11-25 `tasks.requests.tools.call`).
+    tool_tasks: bool,
     next_id: i64,
     /// By request id. Warden's own ids are numbers, so an answer with a
     /// string id answers nothing pending.
@@ -306,6 +325,7 @@ impl Actor for ServerActor {
             told_old_style: false,
             subscription: None,
             relistens: 0,
+            tool_tasks: false,
             next_id: 0,
             pending: HashMap::default(),
             queued: VecDeque::new(),
@@ -347,6 +367,7 @@ impl Actor for ServerActor {
             ServerMsg::RootsChanged => state.roots_changed(),
             ServerMsg::ProbeUnanswered { id } => state.probe_unanswered(id),
             ServerMsg::Relisten => state.relisten(),
+            ServerMsg::PollTask { id } => state.poll_task(id),
             ServerMsg::InputsGathered { id, answers } => state.inputs_gathered(&myself, id, answers),
             ServerMsg::Reshape(tools) => {
                 state.settings.tools = tools;

@@ -221,3 +221,21 @@ async fn a_secret_handed_to_a_real_server_never_comes_back_to_the_host() {
     assert!(error.to_string().contains("(at /message)"), "{error}");
     warden.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_tool_that_must_run_as_a_task_is_called_as_one_and_answers_like_any_call() {
+    // server-everything's `simulate-research-query` says
+    // `execution.taskSupport: "required"` (MCP 2025-11-25 tasks): four
+    // stages of a second each, polled, then its report.
+    let warden = start_running(&server_table("everything", EVERYTHING.command(&[]), "")).await;
+    let started = std::time::Instant::now();
+    let result = warden
+        .call_tool("everything__simulate-research-query", json!({"topic": "ferrets"}))
+        .await
+        .expect("the task completes");
+    assert!(!result.is_error(), "{result:?}");
+    let text = result.text();
+    assert!(text.contains("ferrets"), "the report names the topic: {text}");
+    assert!(started.elapsed() >= std::time::Duration::from_secs(3), "the task's four stages ran: {text}");
+    warden.shutdown().await;
+}

@@ -64,6 +64,8 @@ struct Target {
     primitive_tool: Option<PrimitiveTool>,
     /// Whether the call may be repeated if the server crashes running it.
     repeatable: bool,
+    /// The tool must run as a task (`execution.taskSupport: "required"`).
+    as_task: bool,
 }
 
 /// One call as the attempts see it.
@@ -123,7 +125,7 @@ pub(super) async fn run(
                 );
                 let meta = crate::trace_context::for_server(&span, &options.meta);
                 let call = tool_call(name, &target.tool, arguments, options, meta, deadline, settings.call_timeout);
-                let call = ToolCall { asks: asks.clone(), ..call };
+                let call = ToolCall { asks: asks.clone(), as_task: target.as_task, ..call };
                 // Decoded here, in the caller's task, not in the actor that
                 // every call to this server passes through.
                 send(&target.actor, server, call).instrument(span).await.and_then(|result| {
@@ -296,6 +298,8 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
                 // Wrappers only read; the server's tools as configured.
                 repeatable: tool.primitive_tool.is_some()
                     || crate::server_settings::repeatable(settings.crash_retry, &tool.tool),
+                as_task: tool.tool.extra.get("execution").and_then(|execution| execution.get("taskSupport"))
+                    == Some(&Value::from("required")),
             }),
             // The restarted server no longer lists the tool.
             (Some(_), None) => Route::Fail(CallError::UnknownTool { name: name.to_string() }),
@@ -312,9 +316,13 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
 fn server_route(entry: &ServerEntry, wait: &Wait<'_>) -> Route {
     let (server, name) = (wait.server.to_string(), wait.name.to_string());
     match (&entry.status.state, &entry.actor) {
-        (ServerState::Running, Some(actor)) if Some(actor.get_id()) != wait.failed_actor => {
-            Route::Go(Target { actor: actor.clone(), tool: String::new(), primitive_tool: None, repeatable: true })
-        }
+        (ServerState::Running, Some(actor)) if Some(actor.get_id()) != wait.failed_actor => Route::Go(Target {
+            actor: actor.clone(),
+            tool: String::new(),
+            primitive_tool: None,
+            repeatable: true,
+            as_task: false,
+        }),
         (ServerState::Running, _) | (ServerState::Restarting { .. }, _) => Route::Wait,
         (ServerState::Starting, _) if wait.failed_actor.is_some() => Route::Wait,
         (ServerState::Starting, _) => Route::Fail(CallError::ServerStarting { server, name }),

@@ -49,6 +49,7 @@ impl ToolCall {
             ticket: fresh_ticket(),
             progress: None,
             asks: None,
+            as_task: false,
         }
     }
 }
@@ -138,8 +139,8 @@ impl ServerActorState {
             self.progress_routes.insert(call.ticket, id);
         }
         self.arm_deadline_timer(myself, deadline);
-        let input = Default::default();
-        self.pending.insert(id, Pending::Call(PendingCall { call, reply, deadline, sent: false, input }));
+        let (input, task) = Default::default();
+        self.pending.insert(id, Pending::Call(PendingCall { call, reply, deadline, sent: false, input, task }));
         self.queued.push_back(id);
         self.send_queued_calls();
     }
@@ -160,9 +161,13 @@ impl ServerActorState {
             }
             call.sent = true;
             self.calls_in_flight += 1;
+            // As a task, its params say so (rare: copied only then).
+            let as_task =
+                (call.call.as_task && self.tool_tasks).then(|| call.task.request(&call.call.params, call.call.timeout));
+            let params = as_task.as_deref().unwrap_or(&call.call.params);
             if let Some(connection) = &self.connection {
                 // A failed send shows up as `Closed` from the transport.
-                let _ = connection.send_json(call_line(&self.spoken, id, call.call.method, &call.call.params));
+                let _ = connection.send_json(call_line(&self.spoken, id, call.call.method, params));
             }
         }
     }
@@ -175,7 +180,7 @@ impl ServerActorState {
     ) {
         let mut call = Some(call);
         if let Ok(result) = &outcome {
-            if self.interim_answer(myself, &mut call, result) {
+            if self.task_created(myself, &mut call, result) || self.interim_answer(myself, &mut call, result) {
                 return;
             }
         }
@@ -321,7 +326,12 @@ impl ServerActorState {
         if call.call.progress.is_some() {
             self.progress_routes.remove(&call.call.ticket);
         }
-        if call.sent && call.input.gathering() {
+        if let Some(task) = call.task.id() {
+            // A task is cancelled as a task (and its `tasks/result`, if one is out, below).
+            let params = json!({"taskId": task});
+            self.request("tasks/cancel", Some(params), Pending::TaskCancel);
+        }
+        if call.sent && (call.input.gathering() || call.task.polling()) {
             // The server has no request of it now: nothing to cancel there.
             self.calls_in_flight -= 1;
         } else if call.sent {

@@ -54,6 +54,8 @@ impl ServerActorState {
     /// `server/discover` for a modern one): report it and read its tools.
     pub(super) fn begin_discovery(&mut self, info: InitializeResult) {
         self.phase = Phase::Discovering;
+        self.tool_tasks =
+            info.capabilities.extra.get("tasks").and_then(|tasks| tasks.pointer("/requests/tools/call")).is_some();
         let has_tools = info.capabilities.tools.is_some();
         let pid = self.connection.as_ref().and_then(|connection| connection.pid());
         self.report(ServerEvent::Initialized { info: Box::new(info), pid });

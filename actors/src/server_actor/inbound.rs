@@ -80,6 +80,8 @@ impl ServerActorState {
             Pending::Initialize { forced } => self.initialized(myself, forced, outcome),
             Pending::Discover { version, probe } => self.discovered(myself, version, probe, outcome),
             Pending::Listen => self.listen_ended(myself, outcome),
+            Pending::TaskStatus { call } => self.task_status(myself, call, outcome),
+            Pending::TaskCancel => {}
             Pending::ListTools { generation, tools, pages } => {
                 self.tools_page(myself, generation, tools, pages, outcome)
             }
