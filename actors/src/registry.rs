@@ -176,6 +176,10 @@ impl RegistryState {
             entry.status.pid = pid;
             entry.status.connected_at = Some(std::time::SystemTime::now());
             entry.offers = ServerOffers::from_capabilities(&info.capabilities);
+            // 2026-07-28 asks for log messages per request (the envelope's
+            // `logLevel`, which the ServerActor sets when asked for a
+            // level): any server of it may be asked, declared or not.
+            entry.offers.logging |= warden_protocol::is_modern(&info.protocol_version);
             entry.status.protocol_version = Some(info.protocol_version);
             entry.status.server_info = Some(info.server_info);
         }

@@ -39,6 +39,9 @@ pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabil
 pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key of a result: the server's name and version.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key: the least severe log level the client wants messages of,
+/// for this request.
+pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key of a notification on a `subscriptions/listen` stream.
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -194,6 +197,15 @@ impl Envelope {
     /// The protocol version it declares.
     pub fn version(&self) -> &'static str {
         self.version
+    }
+
+    /// Asks for log messages at `level` and above with every request
+    /// (`None`: none), the 2026-07-28 replacement of `logging/setLevel`.
+    pub fn set_log_level(&mut self, level: Option<&str>) {
+        match level {
+            Some(level) => self.fields.insert(LOG_LEVEL_KEY.into(), Value::String(level.into())),
+            None => self.fields.remove(LOG_LEVEL_KEY),
+        };
     }
 
     /// `params` with the envelope in its `_meta`. The caller's own `_meta`

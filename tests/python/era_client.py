@@ -17,11 +17,13 @@ envelope) or `legacy` (`initialize`, 2025-11-25). The front serves `modern` and
    person's name (each in its own era), answering "Ada" — a 2026-07-28
    client is asked through `input_required` answers and retries, a
    legacy one through requests on its session;
-4. listens for tool list changes (2026-07-28 through
+4. (legacy) sets a log level and has both servers log a warning, which
+   must reach it;
+5. listens for tool list changes (2026-07-28 through
    `subscriptions/listen`, legacy through the session's notifications),
    calls `modern__grow` with a name of its own and waits for the list to
    change, then lists again;
-5. prints what it saw as one JSON line.
+6. prints what it saw as one JSON line.
 """
 
 import asyncio
@@ -37,7 +39,7 @@ def text(result) -> str:
     return result.content[0].text if result.content else ""
 
 
-async def scenario(client: Client, mode: str, changes: list, late: str) -> dict:
+async def scenario(client: Client, mode: str, changes: list, logs: list, late: str) -> dict:
     out = {"version": client.protocol_version}
     info = client.server_info
     out["server"] = info.name if info else None
@@ -46,6 +48,18 @@ async def scenario(client: Client, mode: str, changes: list, late: str) -> dict:
     out["echo"] = [text(await client.call_tool(f"{name}__echo", {"message": name})) for name in ("modern", "legacy")]
     out["eras"] = [text(await client.call_tool(f"{name}__era", {})) for name in ("modern", "legacy")]
     out["whoami"] = [text(await client.call_tool(f"{name}__whoami", {})) for name in ("modern", "legacy")]
+    if mode == "legacy":
+        # The front asks each server for log messages at this level: the
+        # legacy one by `logging/setLevel`, the 2026-07-28 one by the
+        # `logLevel` every request then carries.
+        await client.set_logging_level("info")
+        for name in ("modern", "legacy"):
+            await client.call_tool(f"{name}__shout", {"words": f"{name} shouts"})
+        for _ in range(200):
+            if len(logs) >= 2:
+                break
+            await asyncio.sleep(0.05)
+        out["logs"] = sorted(str(log.data) for log in logs)
     if mode == "legacy":
         await client.call_tool("modern__grow", {"name": late})
         for _ in range(200):
@@ -67,6 +81,10 @@ async def scenario(client: Client, mode: str, changes: list, late: str) -> dict:
 async def main() -> None:
     mode, transport, target, extra = sys.argv[1:5]
     changes = []
+    logs = []
+
+    async def on_log(params) -> None:
+        logs.append(params)
 
     async def on_message(message) -> None:
         method = getattr(getattr(message, "root", message), "method", None)
@@ -87,9 +105,14 @@ async def main() -> None:
         return types.ElicitResult(action="accept", content={"name": "Ada"})
 
     async with Client(
-        server, mode=mode, message_handler=on_message, elicitation_callback=on_elicit, cache=None
+        server,
+        mode=mode,
+        message_handler=on_message,
+        elicitation_callback=on_elicit,
+        logging_callback=on_log,
+        cache=None,
     ) as client:
-        out = await scenario(client, mode, changes, f"late_{mode}_{transport}")
+        out = await scenario(client, mode, changes, logs, f"late_{mode}_{transport}")
     print(json.dumps(out), flush=True)
 
 

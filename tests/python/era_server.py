@@ -33,6 +33,9 @@ Tools:
   announces the list changed (on a modern connection, to a
   `subscriptions/listen` that asked for it).
 * `era()` says what the request was served in: `modern` or `legacy`.
+* `shout(words)` logs `words` at `warning` (in 2026-07-28, only for a
+  request that asked for log messages in its `_meta`) and returns
+  `shouted`.
 * `locate(region)` returns the region; `region` is marked `x-mcp-header:
   Region`, so a 2026-07-28 client over HTTP must mirror it in
   `Mcp-Param-Region` (the SDK checks it against the body).
@@ -108,6 +111,13 @@ def era(ctx: Context) -> str:
     """Says which era the request was served in."""
     version = ctx.request_context.protocol_version or ""
     return "modern" if version >= "2026-07-28" else "legacy"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def shout(ctx: Context, words: str = "hey") -> str:
+    """Logs the words at warning."""
+    await ctx.warning(words, logger_name="shouter")
+    return "shouted"
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))

@@ -133,6 +133,10 @@ impl ServerActorState {
             }
             Phase::Discovering | Phase::Ready => {}
         }
+        if let Some(answer) = self.answered_for_modern(&call) {
+            let _ = reply.send(Ok(answer));
+            return;
+        }
         let id = self.fresh_id();
         let deadline = call.deadline;
         if call.progress.is_some() {

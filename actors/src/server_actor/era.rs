@@ -297,6 +297,23 @@ impl ServerActorState {
         }
     }
 
+    /// The answer, made here, to a request 2026-07-28 replaced: a log
+    /// level is no longer set on the connection but asked for with every
+    /// request, so `logging/setLevel` (a front relaying its clients'
+    /// levels) becomes the envelope's `logLevel`. `None`: send it.
+    pub(super) fn answered_for_modern(&mut self, call: &ToolCall) -> Option<Box<RawValue>> {
+        let Spoken::Modern(envelope) = &mut self.spoken else { return None };
+        if call.method != "logging/setLevel" {
+            return None;
+        }
+        let level = serde_json::from_str::<Value>(call.params.get())
+            .ok()
+            .and_then(|params| params.get("level").and_then(Value::as_str).map(str::to_string));
+        tracing::debug!(server = %self.name, level = ?level, "log level asked for with every request (2026-07-28)");
+        envelope.set_log_level(level.as_deref());
+        Some(serde_json::value::to_raw_value(&json!({})).expect("a JSON value always serialises"))
+    }
+
     /// Whether the connection speaks the modern revision.
     pub(super) fn is_modern(&self) -> bool {
         matches!(self.spoken, Spoken::Modern(_))

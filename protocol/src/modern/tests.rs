@@ -107,3 +107,12 @@ fn a_retry_carries_the_answers_and_the_state_and_nothing_of_an_earlier_round() {
     let bare: Value = serde_json::from_str(retry_params(&original, Map::new(), None).get()).unwrap();
     assert_eq!(bare, json!({"name": "t", "arguments": {"a": 1}}));
 }
+
+#[test]
+fn a_log_level_rides_every_request_once_set() {
+    let mut envelope = Envelope::new("2026-07-28", json!({}), json!({"name": "warden"}));
+    envelope.set_log_level(Some("warning"));
+    assert_eq!(envelope.stamp(None)["_meta"][LOG_LEVEL_KEY], "warning");
+    envelope.set_log_level(None);
+    assert!(envelope.stamp(None)["_meta"].get(LOG_LEVEL_KEY).is_none());
+}
