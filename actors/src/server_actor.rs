@@ -79,6 +79,7 @@ mod events;
 mod inbound;
 mod input_required;
 mod notices;
+mod subscription;
 mod tasks;
 
 pub(crate) use era::KnownEra;
@@ -270,10 +271,8 @@ pub struct ServerActorState {
     probe_timer: Option<JoinHandle<()>>,
     /// The log said once that its tools ask the pre-2026 way.
     told_old_style: bool,
-    /// The `subscriptions/listen` params of a modern connection, if any.
-    subscription: Option<Value>,
-    /// How many times the subscription was opened again.
-    relistens: u32,
+    /// A modern connection's `subscriptions/listen`.
+    subscription: subscription::Subscription,
     /// The server runs tools as tasks (2025-11-25 `tasks.requests.tools.call`).
     tool_tasks: bool,
     next_id: i64,
@@ -323,8 +322,7 @@ impl Actor for ServerActor {
             known_era: args.known_era,
             probe_timer: None,
             told_old_style: false,
-            subscription: None,
-            relistens: 0,
+            subscription: Default::default(),
             tool_tasks: false,
             next_id: 0,
             pending: HashMap::default(),

@@ -88,6 +88,7 @@ fn clients_of_both_eras_reach_servers_of_both_eras_over_stdio_and_http() {
         let legacy = run_client(&home, "legacy", transport, &target, &extra);
         assert_served(&legacy, "2025-11-25");
         assert_eq!(legacy["logs"], json!(["legacy shouts", "modern shouts"]), "each server's log: {legacy}");
+        assert_eq!(legacy["updated"], json!(["warden://modern/note://current"]), "{legacy}");
         assert_eq!(legacy["changed"], true, "{transport}: {legacy}");
     }
 }

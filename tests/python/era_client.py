@@ -18,7 +18,8 @@ envelope) or `legacy` (`initialize`, 2025-11-25). The front serves `modern` and
    client is asked through `input_required` answers and retries, a
    legacy one through requests on its session;
 4. (legacy) sets a log level and has both servers log a warning, which
-   must reach it;
+   must reach it; subscribes to the 2026-07-28 server's `note://current`
+   and has it updated;
 5. listens for tool list changes (2026-07-28 through
    `subscriptions/listen`, legacy through the session's notifications),
    calls `modern__grow` with a name of its own and waits for the list to
@@ -39,7 +40,7 @@ def text(result) -> str:
     return result.content[0].text if result.content else ""
 
 
-async def scenario(client: Client, mode: str, changes: list, logs: list, late: str) -> dict:
+async def scenario(client: Client, mode: str, changes: list, logs: list, updates: list, late: str) -> dict:
     out = {"version": client.protocol_version}
     info = client.server_info
     out["server"] = info.name if info else None
@@ -60,6 +61,15 @@ async def scenario(client: Client, mode: str, changes: list, logs: list, late: s
                 break
             await asyncio.sleep(0.05)
         out["logs"] = sorted(str(log.data) for log in logs)
+        # A resource subscription of old, to a 2026-07-28 server: the front
+        # asks it through `subscriptions/listen`.
+        await client.subscribe_resource("warden://modern/note://current")
+        await client.call_tool("modern__touch", {})
+        for _ in range(200):
+            if updates:
+                break
+            await asyncio.sleep(0.05)
+        out["updated"] = updates
     if mode == "legacy":
         await client.call_tool("modern__grow", {"name": late})
         for _ in range(200):
@@ -82,6 +92,7 @@ async def main() -> None:
     mode, transport, target, extra = sys.argv[1:5]
     changes = []
     logs = []
+    updates = []
 
     async def on_log(params) -> None:
         logs.append(params)
@@ -90,6 +101,8 @@ async def main() -> None:
         method = getattr(getattr(message, "root", message), "method", None)
         if method == "notifications/tools/list_changed":
             changes.append(method)
+        if method == "notifications/resources/updated":
+            updates.append(str(getattr(message, "root", message).params.uri))
 
     if transport == "stdio":
         # The whole environment: the front finds its daemon by WARDEN_HOME.
@@ -112,7 +125,7 @@ async def main() -> None:
         logging_callback=on_log,
         cache=None,
     ) as client:
-        out = await scenario(client, mode, changes, logs, f"late_{mode}_{transport}")
+        out = await scenario(client, mode, changes, logs, updates, f"late_{mode}_{transport}")
     print(json.dumps(out), flush=True)
 
 

@@ -36,6 +36,9 @@ Tools:
 * `shout(words)` logs `words` at `warning` (in 2026-07-28, only for a
   request that asked for log messages in its `_meta`) and returns
   `shouted`.
+* `touch()` says the resource `note://current` ("a note") was updated —
+  to `subscriptions/listen` streams that asked for it (modern), or as the
+  notification of old (legacy) — and returns `touched`.
 * `locate(region)` returns the region; `region` is marked `x-mcp-header:
   Region`, so a 2026-07-28 client over HTTP must mirror it in
   `Mcp-Param-Region` (the SDK checks it against the body).
@@ -111,6 +114,20 @@ def era(ctx: Context) -> str:
     """Says which era the request was served in."""
     version = ctx.request_context.protocol_version or ""
     return "modern" if version >= "2026-07-28" else "legacy"
+
+
+@server.resource("note://current")
+def note() -> str:
+    """A note that `touch` says was updated."""
+    return "a note"
+
+
+@server.tool()
+async def touch(ctx: Context) -> str:
+    """Says `note://current` was updated."""
+    await ctx.notify_resource_updated("note://current")
+    await ctx.session.send_resource_updated("note://current")
+    return "touched"
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))

@@ -48,7 +48,7 @@ fn status(warden: &Warden, name: &str) -> ServerStatus {
 }
 
 /// The era server's tools and the wrappers of its resources and prompts.
-const ALL_TOOLS: [&str; 11] = [
+const ALL_TOOLS: [&str; 12] = [
     "echo",
     "era",
     "get_prompt",
@@ -59,6 +59,7 @@ const ALL_TOOLS: [&str; 11] = [
     "measure",
     "read_resource",
     "shout",
+    "touch",
     "whoami",
 ];
 
@@ -86,7 +87,7 @@ async fn auto_speaks_2026_07_28_to_servers_that_speak_it_and_initialize_to_those
         assert_eq!(status.protocol_version.as_deref(), Some(version), "{name}");
         let info = status.server_info.expect("the server named itself");
         assert_eq!((info.name.as_str(), info.version.as_str()), ("warden-era-test-server", "2.0.0"), "{name}");
-        // Its seven tools, and the four that wrap the resources and prompts it
+        // Its eight tools, and the four that wrap the resources and prompts it
         // offers (over stdio, `measure`'s header declaration is no matter).
         assert_eq!(tool_names(&warden, name), ALL_TOOLS.map(|tool| format!("{name}__{tool}")), "{name}");
         assert_eq!(text(&warden, &format!("{name}__echo"), json!({"message": "hi"})).await, "hi", "{name}");

@@ -18,8 +18,8 @@
 
 use warden_config::ProtocolChoice;
 use warden_protocol::{
-    is_modern, judge_discover, unsupported_versions, DiscoverResult, Envelope, ServerCapabilities, Verdict,
-    LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS,
+    is_modern, judge_discover, unsupported_versions, DiscoverResult, Envelope, Verdict, LATEST_MODERN_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
 };
 
 use super::*;
@@ -180,73 +180,6 @@ impl ServerActorState {
         self.begin_discovery(info);
     }
 
-    /// Opens one `subscriptions/listen` for the list changes the server
-    /// can announce (the modern revision's replacement of unasked
-    /// notifications); none when it announces nothing.
-    fn listen(&mut self, capabilities: &ServerCapabilities) {
-        let announces = |capability: &Option<Value>| {
-            capability.as_ref().and_then(|capability| capability.get("listChanged")).and_then(Value::as_bool)
-                == Some(true)
-        };
-        let mut filter = Map::new();
-        for (capability, key) in [
-            (&capabilities.tools, "toolsListChanged"),
-            (&capabilities.prompts, "promptsListChanged"),
-            (&capabilities.resources, "resourcesListChanged"),
-        ] {
-            if announces(capability) {
-                filter.insert(key.into(), Value::Bool(true));
-            }
-        }
-        if !filter.is_empty() {
-            self.subscription = Some(json!({ "notifications": filter }));
-            self.subscribe();
-        }
-    }
-
-    fn subscribe(&mut self) {
-        let filter = self.subscription.clone();
-        self.request("subscriptions/listen", filter, Pending::Listen);
-    }
-
-    /// The server answered the `subscriptions/listen`: it ended the
-    /// subscription, or its stream broke (HTTP), or it refused it. The
-    /// first two are listened to again after a pause (1 s, doubling to a
-    /// minute) and the tools listed again, for the changes missed between;
-    /// a refusal is logged, and list changes are not heard.
-    pub(super) fn listen_ended(&mut self, myself: &ActorRef<ServerMsg>, outcome: Result<Box<RawValue>, ErrorObject>) {
-        match outcome {
-            Err(error) if error.code != warden_protocol::HTTP_TRANSPORT_ERROR => {
-                return tracing::warn!(
-                    server = %self.name,
-                    "MCP '{}': it refused `subscriptions/listen` ({}: {}); its list changes will not be seen",
-                    self.name, error.code, error.message
-                )
-            }
-            Err(error) => {
-                tracing::info!(server = %self.name, "MCP '{}': its subscription to list changes broke: {}", self.name, error.message)
-            }
-            Ok(_) => {
-                tracing::info!(server = %self.name, "MCP '{}': the server ended its subscription to list changes", self.name)
-            }
-        }
-        if self.phase == Phase::Down {
-            return;
-        }
-        let pause = Duration::from_secs((1u64 << self.relistens.min(6)).min(60));
-        self.relistens += 1;
-        spawn_timer(myself, Instant::now() + pause, || ServerMsg::Relisten);
-    }
-
-    /// Listens again after a subscription ended, and lists the tools again.
-    pub(super) fn relisten(&mut self) {
-        if self.phase == Phase::Down || self.subscription.is_none() {
-            return;
-        }
-        self.subscribe();
-        self.refresh_tools();
-    }
-
     /// The process ended while the probe was out: a legacy server that
     /// exits on a request it does not know. The next start goes straight
     /// to `initialize`.
@@ -300,8 +233,16 @@ impl ServerActorState {
     /// The answer, made here, to a request 2026-07-28 replaced: a log
     /// level is no longer set on the connection but asked for with every
     /// request, so `logging/setLevel` (a front relaying its clients'
-    /// levels) becomes the envelope's `logLevel`. `None`: send it.
+    /// levels) becomes the envelope's `logLevel`; a resource subscription
+    /// is a URI in the `subscriptions/listen` filter (`subscription.rs`).
+    /// `None`: send it.
     pub(super) fn answered_for_modern(&mut self, call: &ToolCall) -> Option<Box<RawValue>> {
+        if !self.is_modern() {
+            return None;
+        }
+        if matches!(call.method, "resources/subscribe" | "resources/unsubscribe") {
+            return Some(self.resource_subscription(call));
+        }
         let Spoken::Modern(envelope) = &mut self.spoken else { return None };
         if call.method != "logging/setLevel" {
             return None;

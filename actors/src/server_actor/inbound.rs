@@ -79,7 +79,7 @@ impl ServerActorState {
         match pending {
             Pending::Initialize { forced } => self.initialized(myself, forced, outcome),
             Pending::Discover { version, probe } => self.discovered(myself, version, probe, outcome),
-            Pending::Listen => self.listen_ended(myself, outcome),
+            Pending::Listen => self.listen_ended(myself, number, outcome),
             Pending::TaskStatus { call } => self.task_status(myself, call, outcome),
             Pending::TaskCancel => {}
             Pending::ListTools { generation, tools, pages } => {
