@@ -75,6 +75,34 @@ async fn text(warden: &Warden, tool: &str, arguments: serde_json::Value) -> Stri
     result.unwrap_or_else(|error| panic!("{tool}: {error}")).text()
 }
 
+/// Calls `name__whoami` and answers its question with `who`; the result.
+async fn whoami(warden: &Warden, questions: &mut Questions, name: &str, who: &str) -> String {
+    let tool = format!("{name}__whoami");
+    let call = {
+        let (warden, tool) = (warden.clone(), tool.clone());
+        tokio::spawn(async move { text(&warden, &tool, json!({})).await })
+    };
+    let (request, answer) =
+        tokio::time::timeout(Duration::from_secs(30), questions.recv()).await.expect("a question").unwrap();
+    assert_eq!((request.server.as_str(), request.tool.as_deref()), (name, Some(tool.as_str())));
+    let mut content = Map::new();
+    content.insert("name".into(), json!(who));
+    answer.send(ElicitReply::Accept(Some(content)), "the test").unwrap();
+    call.await.unwrap()
+}
+
+/// Calls `name__grow`; returns once Warden lists `name__late`.
+async fn grows(warden: &Warden, name: &str) {
+    assert_eq!(text(warden, &format!("{name}__grow"), json!({})).await, "grown");
+    let late = format!("{name}__late");
+    let listed = async {
+        while !warden.tools().iter().any(|tool| tool.name == late) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), listed).await.unwrap_or_else(|_| panic!("{late} is listed"));
+}
+
 #[tokio::test]
 async fn auto_speaks_2026_07_28_to_servers_that_speak_it_and_initialize_to_those_that_do_not() {
     let (warden, _questions) =
@@ -100,18 +128,7 @@ async fn auto_speaks_2026_07_28_to_servers_that_speak_it_and_initialize_to_those
 async fn a_question_is_answered_the_same_whether_it_came_as_input_required_or_as_a_request() {
     let (warden, mut questions) = start(&[server("modern", "modern", ""), server("legacy", "legacy", "")]).await;
     for name in ["modern", "legacy"] {
-        let tool = format!("{name}__whoami");
-        let call = {
-            let (warden, tool) = (warden.clone(), tool.clone());
-            tokio::spawn(async move { text(&warden, &tool, json!({})).await })
-        };
-        let (request, answer) =
-            tokio::time::timeout(Duration::from_secs(30), questions.recv()).await.expect("a question").unwrap();
-        assert_eq!((request.server.as_str(), request.tool.as_deref()), (name, Some(tool.as_str())));
-        let mut content = Map::new();
-        content.insert("name".into(), json!("Ada"));
-        answer.send(ElicitReply::Accept(Some(content)), "the test").unwrap();
-        assert_eq!(call.await.unwrap(), "hello Ada", "{name}");
+        assert_eq!(whoami(&warden, &mut questions, name, "Ada").await, "hello Ada", "{name}");
     }
     warden.shutdown().await;
 }
@@ -120,15 +137,8 @@ async fn a_question_is_answered_the_same_whether_it_came_as_input_required_or_as
 async fn a_modern_servers_list_changes_arrive_through_its_subscription() {
     let (warden, _questions) = start(&[server("modern", "modern", ""), server("legacy", "legacy", "")]).await;
     for name in ["modern", "legacy"] {
-        assert_eq!(text(&warden, &format!("{name}__grow"), json!({})).await, "grown");
-        let late = format!("{name}__late");
-        let listed = async {
-            while !warden.tools().iter().any(|tool| tool.name == late) {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(10), listed).await.unwrap_or_else(|_| panic!("{late} is listed"));
-        assert_eq!(text(&warden, &late, json!({})).await, "late");
+        grows(&warden, name).await;
+        assert_eq!(text(&warden, &format!("{name}__late"), json!({})).await, "late");
     }
     warden.shutdown().await;
 }
@@ -199,29 +209,10 @@ async fn over_http_each_server_is_spoken_to_in_the_newest_revision_it_speaks() {
 
         // A question: an `input_required` answer (modern), a request on
         // the call's stream (legacy).
-        let tool = format!("{name}__whoami");
-        let call = {
-            let (warden, tool) = (warden.clone(), tool.clone());
-            tokio::spawn(async move { text(&warden, &tool, json!({})).await })
-        };
-        let (request, answer) =
-            tokio::time::timeout(Duration::from_secs(30), questions.recv()).await.expect("a question").unwrap();
-        assert_eq!(request.tool.as_deref(), Some(tool.as_str()));
-        let mut content = Map::new();
-        content.insert("name".into(), json!("Grace"));
-        answer.send(ElicitReply::Accept(Some(content)), "the test").unwrap();
-        assert_eq!(call.await.unwrap(), "hello Grace", "{name}");
-
+        assert_eq!(whoami(&warden, &mut questions, name, "Grace").await, "hello Grace", "{name}");
         // A list change: on the `subscriptions/listen` stream (modern),
         // on the GET stream (legacy).
-        assert_eq!(text(&warden, &format!("{name}__grow"), json!({})).await, "grown");
-        let late = format!("{name}__late");
-        let listed = async {
-            while !warden.tools().iter().any(|tool| tool.name == late) {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(10), listed).await.unwrap_or_else(|_| panic!("{late} is listed"));
+        grows(&warden, name).await;
     }
     warden.shutdown().await;
 }
