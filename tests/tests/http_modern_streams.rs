@@ -69,7 +69,7 @@ fn answer(seen: &Mutex<Seen>, headers: &HeaderMap, body: &Value) -> Response<Bod
         "server/discover" => json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {
             "resultType": "complete",
             "supportedVersions": ["2026-07-28"],
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {}, "resources": {}},
             "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "breaking", "version": "1"}},
         }})),
         "tools/list" => json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete", "tools": [
@@ -91,6 +91,16 @@ fn answer(seen: &Mutex<Seen>, headers: &HeaderMap, body: &Value) -> Response<Bod
             }
             let text = format!("{tool} done");
             json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}}))
+        }
+        "resources/read" => {
+            let mut seen = seen.lock().unwrap();
+            let reads = seen.calls.entry("read".into()).or_default();
+            reads.push(id.clone());
+            if reads.len() == 1 {
+                return broken_stream();
+            }
+            let uri = body["params"]["uri"].clone();
+            json_answer(json!({"jsonrpc": "2.0", "id": id, "result": {"contents": [{"uri": uri, "text": "the note"}]}}))
         }
         _ => json_answer(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "Method not found"}})),
     }
@@ -167,5 +177,15 @@ async fn a_call_not_safe_to_repeat_whose_stream_broke_is_not_repeated_and_says_s
         "{text}"
     );
     assert_eq!(seen.lock().unwrap().calls["post"].len(), 1, "sent once");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_resource_read_whose_stream_broke_is_asked_again() {
+    let (url, seen) = serve().await;
+    let warden = start(&url).await;
+    let result = warden.call_tool("b__read_resource", json!({"uri": "note://a"})).await.expect("asked again");
+    assert!(result.text().contains("the note"), "{}", result.text());
+    assert_eq!(seen.lock().unwrap().calls["read"].len(), 2, "once more after the break");
     warden.shutdown().await;
 }

@@ -230,6 +230,7 @@ pub(super) async fn request(
 ) -> Result<Box<RawValue>, CallError> {
     let deadline = Instant::now() + settings.call_timeout;
     let mut failed_actor: Option<ActorId> = None;
+    let mut broken = 0u32;
     loop {
         let wait = Wait { name, server, failed_actor, deadline, settings, tool: false };
         let target = wait_for_route(snapshots.clone(), wait).await?;
@@ -237,6 +238,13 @@ pub(super) async fn request(
         match send(&target.actor, server, call).await {
             Err(CallError::ServerGone { delivered, server, .. }) => {
                 tracing::debug!(server = %server, delivered, "repeating '{name}' after the server went down");
+            }
+            // Its answer's stream broke (2026-07-28 over HTTP): asked again
+            // of the same server, as safe as after a crash.
+            Err(CallError::StreamBroken { reason, .. }) if broken < MAX_STREAM_BREAKS => {
+                broken += 1;
+                tracing::debug!(server = %server, "repeating '{name}': its answer stream broke ({reason})");
+                continue;
             }
             other => return other,
         }
