@@ -148,6 +148,8 @@ pub(crate) struct ClientFeatures {
     /// The servers that may sample (`[sampling] servers`): through the
     /// calling client when it can, else the model.
     sampling_servers: Vec<String>,
+    /// Counts questions and sampling requests by how they ended.
+    metrics: Arc<crate::Metrics>,
 }
 
 impl ClientFeatures {
@@ -157,10 +159,12 @@ impl ClientFeatures {
         rules: Box<dyn AskPolicy>,
         ids: WaitIds,
         sampling: (Option<Sampler>, Vec<String>),
+        metrics: Arc<crate::Metrics>,
     ) -> ClientFeatures {
         let roots = watch::Sender::new(Arc::new(roots));
         let (sampler, sampling_servers) = sampling;
-        ClientFeatures { elicitor, roots, rules, ids, throttle: Throttle::default(), sampler, sampling_servers }
+        let throttle = Throttle::default();
+        ClientFeatures { elicitor, roots, rules, ids, throttle, sampler, sampling_servers, metrics }
     }
 
     /// One sampling request of a listed server: to the calling client's
@@ -280,6 +284,7 @@ impl ClientFeatures {
                     let task = tokio::spawn(async move {
                         let _permit = permit;
                         let outcome = this.elicit(elicitor, &server, question, during).await;
+                        this.metrics.elicitation(&server, outcome.action());
                         reply(Message::result(id, outcome.to_result()));
                     });
                     return Some(task.abort_handle());
@@ -295,6 +300,7 @@ impl ClientFeatures {
                         let task = tokio::spawn(async move {
                             let _permit = permit;
                             let outcome = this.sample(&server, request.params, during.as_ref()).await;
+                            this.metrics.sampling(&server, if outcome.is_ok() { "ok" } else { "failed" });
                             reply(match outcome {
                                 Ok(result) => Message::result(id, result),
                                 Err(error) => {
@@ -318,6 +324,11 @@ impl ClientFeatures {
             method => (ErrorCode::METHOD_NOT_FOUND, format!("Warden does not support `{method}`")),
         };
         tracing::warn!(server, method = %request.method, "refused a server's request: {message}");
+        match request.method.as_str() {
+            "elicitation/create" => self.metrics.elicitation(server, "refused"),
+            "sampling/createMessage" => self.metrics.sampling(server, "refused"),
+            _ => {}
+        }
         reply(Message::error(id, ErrorObject::new(code, message)));
         None
     }

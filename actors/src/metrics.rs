@@ -85,6 +85,12 @@ struct LeakLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ServerOutcome {
+    server: String,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabel {
     kind: &'static str,
 }
@@ -104,6 +110,9 @@ pub struct Metrics {
     bridge_requests: Family<KindLabel, Counter>,
     bridge_connections: Gauge,
     front_requests: Family<KindLabel, Counter>,
+    front_sessions: Gauge,
+    elicitations: Family<ServerOutcome, Counter>,
+    sampling: Family<ServerOutcome, Counter>,
     leaks: Family<LeakLabels, Counter>,
     /// Calls by server, every outcome: what `warden status` shows (not
     /// exported; the histogram's `_count` says the same to Prometheus).
@@ -163,6 +172,24 @@ impl Default for Metrics {
         registry.register("bridge_connections", "Bridge connections open now", bridge_connections.clone());
         let front_requests = Family::default();
         registry.register("front_requests", "Requests to the MCP front, by MCP method", front_requests.clone());
+        let front_sessions = Gauge::default();
+        registry.register(
+            "front_sessions",
+            "Sessions open on the MCP front's HTTP face now (2026-07-28 clients need none)",
+            front_sessions.clone(),
+        );
+        let elicitations = Family::default();
+        registry.register(
+            "elicitations",
+            "Servers' questions to a person, by server and how they ended (accept, decline, cancel, refused)",
+            elicitations.clone(),
+        );
+        let sampling = Family::default();
+        registry.register(
+            "sampling_requests",
+            "Servers' sampling requests, by server and how they ended (ok, failed, refused)",
+            sampling.clone(),
+        );
         let leaks = Family::default();
         registry.register(
             "leaks",
@@ -183,6 +210,9 @@ impl Default for Metrics {
             bridge_requests,
             bridge_connections,
             front_requests,
+            front_sessions,
+            elicitations,
+            sampling,
             leaks,
             server_calls: Family::default(),
             seen: Mutex::new(HashMap::new()),
@@ -191,6 +221,22 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// How many sessions the front's HTTP face holds now (set when scraped).
+    pub fn set_front_sessions(&self, open: usize) {
+        self.front_sessions.set(i64::try_from(open).unwrap_or(i64::MAX));
+    }
+
+    /// A server's question to a person ended so (`accept`, `decline`,
+    /// `cancel`, `refused`).
+    pub(crate) fn elicitation(&self, server: &str, outcome: &'static str) {
+        self.elicitations.get_or_create(&ServerOutcome { server: server.to_string(), outcome }).inc();
+    }
+
+    /// A server's sampling request ended so (`ok`, `failed`, `refused`).
+    pub(crate) fn sampling(&self, server: &str, outcome: &'static str) {
+        self.sampling.get_or_create(&ServerOutcome { server: server.to_string(), outcome }).inc();
+    }
+
     /// How many calls `server` has had (every outcome), for `warden status`.
     pub fn calls_of(&self, server: &str) -> u64 {
         self.server_calls.get(&ServerLabel { server: server.to_string() }).map_or(0, |calls| calls.get())

@@ -121,6 +121,19 @@ fn post_as(token: &str, port: u16, headers: &[(&str, &str)], body: &Value) -> (u
     (status, serde_json::from_str(body.trim()).unwrap_or(Value::Null))
 }
 
+/// GETs `/metrics` from the front (it needs the bearer token).
+fn get_metrics(port: u16) -> (u16, String) {
+    let request = format!(
+        "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, answer.split("\r\n\r\n").nth(1).unwrap_or_default().to_string())
+}
+
 fn request(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
 }
@@ -230,6 +243,10 @@ fn a_question_to_a_2026_client_is_an_input_required_answer_whose_state_cannot_be
         assert_eq!(answer["error"]["code"], -32602, "{answer}");
         assert!(answer["error"]["message"].as_str().unwrap().contains(expected), "{expected}: {answer}");
     }
+
+    // No session was opened for any of this.
+    let (_, metrics) = get_metrics(port);
+    assert!(metrics.contains("warden_front_sessions 0\n"), "{metrics}");
 
     // The client's own retry resumes the call, once.
     let retry = call(json!({"requestState": state, "inputResponses": responses}));

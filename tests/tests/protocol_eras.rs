@@ -130,6 +130,12 @@ async fn a_question_is_answered_the_same_whether_it_came_as_input_required_or_as
     for name in ["modern", "legacy"] {
         assert_eq!(whoami(&warden, &mut questions, name, "Ada").await, "hello Ada", "{name}");
     }
+    // Counted alike, whichever way they came.
+    let metrics = warden.metrics().encode(&warden.status());
+    for name in ["modern", "legacy"] {
+        let line = format!("warden_elicitations_total{{server=\"{name}\",outcome=\"accept\"}} 1\n");
+        assert!(metrics.contains(&line), "{line}in {metrics}");
+    }
     warden.shutdown().await;
 }
 

@@ -108,6 +108,8 @@ async fn a_listed_server_samples_the_endpoint_capped_and_redacted() {
     let sent = seen.lock().unwrap()[1]["messages"][0]["content"][0]["text"].as_str().unwrap().to_string();
     assert!(!sent.contains("tok-7f3a9b2c5d") && sent.contains("[REDACTED"), "the model saw: {sent}");
     assert!(answer.starts_with("gpt-test-served: echo: the token is [REDACTED"), "{answer}");
+    let metrics = warden.metrics().encode(&warden.status());
+    assert!(metrics.contains("warden_sampling_requests_total{server=\"py\",outcome=\"ok\"} 2\n"), "{metrics}");
     warden.shutdown().await;
 }
 
@@ -151,6 +153,8 @@ async fn without_a_model_or_outside_the_list_a_server_is_refused() {
     let warden = start("", None).await;
     let refused = sample(&warden, "hi").await;
     assert_eq!(refused, "error: server 'py' may not sample: add it to `[sampling] servers` to let it");
+    let metrics = warden.metrics().encode(&warden.status());
+    assert!(metrics.contains("warden_sampling_requests_total{server=\"py\",outcome=\"refused\"} 1\n"), "{metrics}");
     warden.shutdown().await;
 
     let (url, seen) = endpoint().await;

@@ -207,7 +207,15 @@ async fn spawn(
     let Answerers { approver, elicitor, roots, sampling, audit } = answerers;
     let rules = watch::Sender::new(Arc::new(rules));
     let ids = WaitIds::new();
-    let client = Arc::new(ClientFeatures::new(elicitor, roots, Box::new(rules.subscribe()), ids.clone(), sampling));
+    let metrics = Arc::new(crate::Metrics::default());
+    let client = Arc::new(ClientFeatures::new(
+        elicitor,
+        roots,
+        Box::new(rules.subscribe()),
+        ids.clone(),
+        sampling,
+        metrics.clone(),
+    ));
     let identities = plans.iter().map(|(plan, identity)| (plan.name.clone(), identity.clone())).collect();
     let servers: Vec<ServerPlan> = plans.into_iter().map(|(plan, _)| plan).collect();
     let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.borrow().names.clone());
@@ -226,7 +234,6 @@ async fn spawn(
     };
     let approver = approver.or_else(|| approver_of(configured_approver));
     let (publish_view, gate_view) = watch::channel(Arc::new(GateView::default()));
-    let metrics = Arc::new(crate::Metrics::default());
     let gate_args =
         GateArgs { approver, approval_timeout, publish: publish_view, ids: ids.0, metrics: metrics.clone() };
     let gate = match Actor::spawn(None, PolicyGate, gate_args).await {
