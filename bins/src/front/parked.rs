@@ -36,6 +36,12 @@ use tokio::sync::mpsc;
 /// How long a parked call waits for its client to come back.
 pub(crate) const PARKED_FOR: Duration = Duration::from_secs(600);
 
+/// The most calls one client may have parked at once, and all clients:
+/// each holds a call (and a server's question) open, so a client that
+/// never comes back must not hold more.
+pub(crate) const MAX_PARKED_PER_CLIENT: usize = 32;
+pub(crate) const MAX_PARKED: usize = 1024;
+
 /// A call waiting for its client's input.
 pub(crate) struct ParkedCall {
     /// Who may resume it.
@@ -77,7 +83,9 @@ impl Parked {
     }
 
     /// Parks `call` for [`PARKED_FOR`]; the sealed state that resumes it.
-    pub(crate) fn park(self: &Arc<Self>, call: ParkedCall) -> String {
+    /// `Err` (the call is dropped, so ended) when its client, or all
+    /// clients, have as many calls parked as they may.
+    pub(crate) fn park(self: &Arc<Self>, call: ParkedCall) -> Result<String, String> {
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         let sealed = Sealed {
             call: number,
@@ -85,7 +93,17 @@ impl Parked {
             digest: call.digest.clone(),
             until: now() + PARKED_FOR.as_secs(),
         };
-        self.calls.lock().expect("parked lock").insert(number, call);
+        {
+            let mut calls = self.calls.lock().expect("parked lock");
+            let own = calls.values().filter(|parked| parked.owner == call.owner).count();
+            if own >= MAX_PARKED_PER_CLIENT || calls.len() >= MAX_PARKED {
+                tracing::warn!(owner = %call.owner, own, all = calls.len(), "a call waiting for its client's input was refused: too many wait already");
+                return Err(format!(
+                    "too many of this client's calls already wait for its input ({MAX_PARKED_PER_CLIENT} at most, {MAX_PARKED} for all clients): answer or drop those first"
+                ));
+            }
+            calls.insert(number, call);
+        }
         // Not resumed in time: dropped, which ends the call upstream.
         let parked = Arc::clone(self);
         tokio::spawn(async move {
@@ -96,7 +114,7 @@ impl Parked {
         });
         let payload = serde_json::to_vec(&sealed).expect("the state serialises");
         let tag = hmac::sign(&self.key, &payload);
-        format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(tag.as_ref()))
+        Ok(format!("{}.{}", URL_SAFE_NO_PAD.encode(&payload), URL_SAFE_NO_PAD.encode(tag.as_ref())))
     }
 
     /// The parked call `state` names, taken out of the table; `Err` says
@@ -173,7 +191,7 @@ mod tests {
         let table = Arc::new(Parked::new());
         let digest = call_digest("t", &json!({"b": 1, "a": [2, {"d": 3, "c": 4}]}));
         assert_eq!(digest, call_digest("t", &json!({"a": [2, {"c": 4, "d": 3}], "b": 1})), "key order is no matter");
-        let state = table.park(parked("token 0", &digest));
+        let state = table.park(parked("token 0", &digest)).unwrap();
         assert_eq!(
             table.resume(&state, "token 1", &digest).err().unwrap(),
             "`requestState` belongs to another client's call"
@@ -188,10 +206,20 @@ mod tests {
         assert!(table.resume(&forged, "token 0", &digest).err().unwrap().contains("not made by this front"));
         assert!(table.resume("garbage", "token 0", &digest).err().unwrap().contains("not made by this front"));
         // Another front's state (another key) is refused the same way.
-        let stranger = Arc::new(Parked::new()).park(parked("token 0", &digest));
+        let stranger = Arc::new(Parked::new()).park(parked("token 0", &digest)).unwrap();
         assert!(table.resume(&stranger, "token 0", &digest).err().unwrap().contains("not made by this front"));
 
         assert!(table.resume(&state, "token 0", &digest).is_ok());
         assert!(table.resume(&state, "token 0", &digest).err().unwrap().contains("no longer waiting"), "used once");
+    }
+
+    #[tokio::test]
+    async fn one_client_may_park_only_so_many_calls() {
+        let table = Arc::new(Parked::new());
+        for _ in 0..MAX_PARKED_PER_CLIENT {
+            table.park(parked("greedy", "d")).unwrap();
+        }
+        assert!(table.park(parked("greedy", "d")).unwrap_err().starts_with("too many of this client's calls"));
+        assert!(table.park(parked("another", "d")).is_ok(), "others are not held up");
     }
 }

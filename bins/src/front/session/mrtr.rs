@@ -157,7 +157,7 @@ impl Session {
         }
         let keys: Vec<&String> = asked.keys().collect();
         tracing::info!(session = %self.who(), asked = ?keys, "a 2026-07-28 client's call waits for its input");
-        let state = self.inner.front.parked.park(parked);
+        let state = self.inner.front.parked.park(parked).map_err(|problem| (code::INTERNAL_ERROR, problem))?;
         Ok(json!({"resultType": "input_required", "inputRequests": asked, "requestState": state}))
     }
 }
