@@ -17,7 +17,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -27,6 +27,7 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use crate::registry::ServerStatus;
+use crate::server_settings::ServerSettings;
 
 mod call;
 mod outcome;
@@ -113,6 +114,7 @@ pub struct Metrics {
     front_sessions: Gauge,
     elicitations: Family<ServerOutcome, Counter>,
     sampling: Family<ServerOutcome, Counter>,
+    oauth_refreshes: Family<ServerOutcome, Counter>,
     leaks: Family<LeakLabels, Counter>,
     /// Calls by server, every outcome: what `warden status` shows (not
     /// exported; the histogram's `_count` says the same to Prometheus).
@@ -190,6 +192,12 @@ impl Default for Metrics {
             "Servers' sampling requests, by server and how they ended (ok, failed, refused)",
             sampling.clone(),
         );
+        let oauth_refreshes = Family::default();
+        registry.register(
+            "oauth_refreshes",
+            "OAuth token refreshes of HTTP servers, by server and outcome (ok, failed)",
+            oauth_refreshes.clone(),
+        );
         let leaks = Family::default();
         registry.register(
             "leaks",
@@ -213,6 +221,7 @@ impl Default for Metrics {
             front_sessions,
             elicitations,
             sampling,
+            oauth_refreshes,
             leaks,
             server_calls: Family::default(),
             seen: Mutex::new(HashMap::new()),
@@ -235,6 +244,23 @@ impl Metrics {
     /// A server's sampling request ended so (`ok`, `failed`, `refused`).
     pub(crate) fn sampling(&self, server: &str, outcome: &'static str) {
         self.sampling.get_or_create(&ServerOutcome { server: server.to_string(), outcome }).inc();
+    }
+
+    /// An OAuth token refresh of `server` got a token, or failed.
+    pub(crate) fn oauth_refresh(&self, server: &str, refreshed: bool) {
+        let outcome = if refreshed { "ok" } else { "failed" };
+        self.oauth_refreshes.get_or_create(&ServerOutcome { server: server.to_string(), outcome }).inc();
+    }
+
+    /// Counts `plans`' OAuth refreshes (new authorizers: at start and at
+    /// each reload).
+    pub(crate) fn watch_oauth<'a>(self: &Arc<Self>, plans: impl IntoIterator<Item = (&'a str, &'a ServerSettings)>) {
+        for (name, settings) in plans {
+            if let Some(authorizer) = &settings.oauth {
+                let (metrics, name) = (Arc::clone(self), name.to_string());
+                authorizer.on_refresh(move |refreshed| metrics.oauth_refresh(&name, refreshed));
+            }
+        }
     }
 
     /// How many calls `server` has had (every outcome), for `warden status`.

@@ -70,6 +70,8 @@ async fn a_401_refreshes_once_with_the_rotated_token_and_the_call_goes_through()
     let refreshes = seen.grants("refresh_token");
     assert_ne!(refreshes[0]["refresh_token"], refreshes[1]["refresh_token"], "the rotated token is used");
     assert_eq!(refreshes[0]["resource"], server.mcp_url());
+    let metrics = warden.metrics().encode(&warden.status());
+    assert!(metrics.contains("warden_oauth_refreshes_total{server=\"remote\",outcome=\"ok\"} 2\n"), "{metrics}");
     warden.shutdown().await;
 }
 
@@ -111,6 +113,8 @@ async fn a_refused_refresh_puts_the_server_in_needs_login_not_a_crash_loop() {
     assert_eq!(status.restarts, 0);
     let error = warden.call_tool("remote__whoami", json!({})).await.unwrap_err();
     assert!(matches!(error, CallError::NeedsLogin { .. }), "{error:?}");
+    let metrics = warden.metrics().encode(&warden.status());
+    assert!(metrics.contains("warden_oauth_refreshes_total{server=\"remote\",outcome=\"failed\"} 1\n"), "{metrics}");
     warden.shutdown().await;
 }
 

@@ -216,6 +216,7 @@ async fn spawn(
         sampling,
         metrics.clone(),
     ));
+    metrics.watch_oauth(plans.iter().map(|(plan, _)| (plan.name.as_str(), &plan.settings)));
     let identities = plans.iter().map(|(plan, identity)| (plan.name.clone(), identity.clone())).collect();
     let servers: Vec<ServerPlan> = plans.into_iter().map(|(plan, _)| plan).collect();
     let initial = Snapshot::starting(servers.iter().map(|plan| &plan.name), rules.borrow().names.clone());

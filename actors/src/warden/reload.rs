@@ -138,6 +138,7 @@ impl Warden {
             }
         }
 
+        self.core.path.metrics.watch_oauth(plans.iter().map(|(plan, _)| (plan.name.as_str(), &plan.settings)));
         let mut report = ReloadReport::default();
         let mut settings: Vec<(String, ServerSettings)> = Vec::new();
         let mut to_start = Vec::new();

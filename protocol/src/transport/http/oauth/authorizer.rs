@@ -37,7 +37,12 @@ pub struct Authorizer {
     memory: Mutex<(Saved, Option<SystemTime>)>,
     /// Held while refreshing: one refresh at a time.
     refreshing: tokio::sync::Mutex<()>,
+    /// Told of each refresh: `true` when it got a token (for metrics).
+    on_refresh: Mutex<Option<RefreshHook>>,
 }
+
+/// What [`Authorizer::on_refresh`] calls.
+type RefreshHook = Arc<dyn Fn(bool) + Send + Sync>;
 
 impl std::fmt::Debug for Authorizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -79,6 +84,7 @@ impl Authorizer {
             web: Web::new(ca_cert)?,
             memory: Mutex::new((saved, modified)),
             refreshing: tokio::sync::Mutex::new(()),
+            on_refresh: Mutex::new(None),
         }))
     }
 
@@ -167,16 +173,38 @@ impl Authorizer {
         AuthFailure::MoreScope(format!("the server needs {what} for this call"))
     }
 
+    /// Has `hook` told of every refresh from now on: `true` when it got a
+    /// token, `false` when it failed.
+    pub fn on_refresh(&self, hook: impl Fn(bool) + Send + Sync + 'static) {
+        *self.on_refresh.lock().expect("refresh hook lock") = Some(Arc::new(hook));
+    }
+
+    /// [`Authorizer::refresh_once`], told to the hook.
+    async fn refresh(&self, stale: Option<&str>) -> Result<(), AuthFailure> {
+        let outcome = self.refresh_once(stale).await;
+        let told = match &outcome {
+            Ok(true) => Some(true),
+            Ok(false) => None,
+            Err(_) => Some(false),
+        };
+        let hook = self.on_refresh.lock().expect("refresh hook lock").clone();
+        if let (Some(refreshed), Some(hook)) = (told, hook) {
+            hook(refreshed);
+        }
+        outcome.map(|_| ())
+    }
+
     /// Gets a new token: with the refresh token, or the client's own
     /// credentials. `stale` is the token found wanting; when another task
-    /// has replaced it meanwhile, that one is used instead.
-    async fn refresh(&self, stale: Option<&str>) -> Result<(), AuthFailure> {
+    /// has replaced it meanwhile, that one is used instead (`Ok(false)`:
+    /// nothing was asked).
+    async fn refresh_once(&self, stale: Option<&str>) -> Result<bool, AuthFailure> {
         let _one_at_a_time = self.refreshing.lock().await;
         self.reload_if_changed();
         let saved = self.memory().0.clone();
         if let Some(tokens) = &saved.tokens {
             if Some(tokens.access_token.as_str()) != stale && !tokens.stale() {
-                return Ok(());
+                return Ok(false);
             }
         }
         let client_credentials = self.config.grant() == OAuthGrant::ClientCredentials;
@@ -205,6 +233,7 @@ impl Authorizer {
                     saved.auth_server = Some(server);
                     saved.tokens = Some(tokens);
                 })
+                .map(|()| true)
                 .map_err(AuthFailure::Failed)
             }
             Err(TokenError::Refused(message)) if !client_credentials => {
