@@ -176,6 +176,13 @@ pub enum ServerMsg {
         /// The call's key.
         id: i64,
     },
+    /// What the task of call `id` asked for (tasks extension) is gathered.
+    TaskInputsGathered {
+        /// The call's key.
+        id: i64,
+        /// The answers by the server's keys, or why there are none.
+        answers: Result<Map<String, Value>, String>,
+    },
     /// The `server/discover` probe numbered `id` went unanswered.
     ProbeUnanswered {
         /// Its request id.
@@ -222,7 +229,7 @@ enum Pending {
     TaskStatus {
         call: i64,
     },
-    /// A `tasks/cancel`, whose answer nobody needs.
+    /// A `tasks/cancel` or `tasks/update`, whose answer nobody needs.
     TaskCancel,
     ListTools {
         generation: u64,
@@ -275,6 +282,9 @@ pub struct ServerActorState {
     subscription: subscription::Subscription,
     /// The server runs tools as tasks (2025-11-25 `tasks.requests.tools.call`).
     tool_tasks: bool,
+    /// The server offers the 2026-07-28 tasks extension, which Warden
+    /// declares it takes.
+    task_extension: bool,
     next_id: i64,
     /// By request id. Warden's own ids are numbers, so an answer with a
     /// string id answers nothing pending.
@@ -324,6 +334,7 @@ impl Actor for ServerActor {
             told_old_style: false,
             subscription: Default::default(),
             tool_tasks: false,
+            task_extension: false,
             next_id: 0,
             pending: HashMap::default(),
             queued: VecDeque::new(),
@@ -366,6 +377,7 @@ impl Actor for ServerActor {
             ServerMsg::ProbeUnanswered { id } => state.probe_unanswered(id),
             ServerMsg::Relisten => state.relisten(),
             ServerMsg::PollTask { id } => state.poll_task(id),
+            ServerMsg::TaskInputsGathered { id, answers } => state.task_inputs_gathered(&myself, id, answers),
             ServerMsg::InputsGathered { id, answers } => state.inputs_gathered(&myself, id, answers),
             ServerMsg::Reshape(tools) => {
                 state.settings.tools = tools;

@@ -66,7 +66,7 @@ pub use modern::{
     header_decoded, header_params, header_text, is_modern, judge_discover, mutual_modern_version, param_headers,
     retry_params, unsupported_versions, DiscoverResult, Envelope, HeaderParam, InputRequired, Verdict,
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LATEST_MODERN_VERSION, LOG_LEVEL_KEY, MODERN_PROTOCOL_VERSIONS,
-    PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY,
+    PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, TASKS_EXTENSION,
 };
 pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{

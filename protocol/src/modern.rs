@@ -42,6 +42,8 @@ pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key: the least severe log level the client wants messages of,
 /// for this request.
 pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// The 2026-07-28 tasks extension, as capabilities name it.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// `_meta` key of a notification on a `subscriptions/listen` stream.
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 

@@ -248,3 +248,62 @@ async fn a_server_that_keeps_asking_is_given_up_on_after_ten_rounds() {
     );
     warden.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_task_of_the_2026_extension_is_polled_asks_through_the_elicitor_and_ends_with_its_result() {
+    let (warden, mut peer, mut questions) = with_elicitor(settings()).await;
+    let discover = next_request(&mut peer, "server/discover").await;
+    let mut offers = discover_result();
+    offers["capabilities"]["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+    reply(&peer, &discover, offers);
+    let _listen = next_request(&mut peer, "subscriptions/listen").await;
+    let list = next_request(&mut peer, "tools/list").await;
+    reply(&peer, &list, json!({"tools": tools(&["deploy"])}));
+    within("the server settles", warden.settled()).await;
+
+    let call = tokio::spawn({
+        let warden = warden.clone();
+        async move { warden.call_tool("srv__deploy", json!({})).await }
+    });
+    let request = next_request(&mut peer, "tools/call").await;
+    let declared = &request.params.as_ref().unwrap()["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert_eq!(declared["extensions"], json!({"io.modelcontextprotocol/tasks": {}}), "Warden says it takes tasks");
+    reply(
+        &peer,
+        &request,
+        json!({"resultType": "task", "taskId": "t-9", "status": "working", "ttlMs": null, "pollIntervalMs": 500}),
+    );
+
+    let asked = tokio::time::Instant::now();
+    let get = next_request(&mut peer, "tasks/get").await;
+    assert_eq!(asked.elapsed(), Duration::from_millis(500));
+    assert_eq!(get.params.as_ref().unwrap()["taskId"], "t-9");
+    reply(
+        &peer,
+        &get,
+        json!({"resultType": "complete", "taskId": "t-9", "status": "input_required", "inputRequests": {
+            "ok": {"method": "elicitation/create", "params": {"mode": "form", "message": "Deploy?",
+                "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean"}}, "required": ["go"]}}}
+        }}),
+    );
+    let (question, answer) = within("the question reaches the elicitor", questions.recv()).await.unwrap();
+    assert_eq!(question.tool.as_deref(), Some("srv__deploy"));
+    let mut content = Map::new();
+    content.insert("go".into(), json!(true));
+    answer.send(ElicitReply::Accept(Some(content)), "the test").unwrap();
+    let update = next_request(&mut peer, "tasks/update").await;
+    let params = update.params.clone().unwrap();
+    assert_eq!(params["taskId"], "t-9");
+    assert_eq!(params["inputResponses"], json!({"ok": {"action": "accept", "content": {"go": true}}}));
+    reply(&peer, &update, json!({"resultType": "complete"}));
+
+    let get = next_request(&mut peer, "tasks/get").await;
+    reply(
+        &peer,
+        &get,
+        json!({"resultType": "complete", "taskId": "t-9", "status": "completed",
+        "result": {"content": [{"type": "text", "text": "deployed"}]}}),
+    );
+    assert_eq!(call.await.unwrap().unwrap().text(), "deployed");
+    warden.shutdown().await;
+}

@@ -173,7 +173,18 @@ impl ServerActorState {
 
     fn speak_modern(&mut self, version: &'static str, result: DiscoverResult) {
         tracing::debug!(server = %self.name, version, "speaking MCP {version} (no handshake)");
-        self.spoken = Spoken::Modern(self.envelope(version));
+        // The tasks extension, when the server offers it: Warden takes a
+        // task in place of any result (`tasks.rs`).
+        self.task_extension = result
+            .capabilities
+            .extra
+            .get("extensions")
+            .is_some_and(|extensions| extensions.get(warden_protocol::TASKS_EXTENSION).is_some());
+        let mut capabilities = self.client.capabilities(&self.name);
+        if let (true, Some(capabilities)) = (self.task_extension, capabilities.as_object_mut()) {
+            capabilities.insert("extensions".into(), json!({ warden_protocol::TASKS_EXTENSION: {} }));
+        }
+        self.spoken = Spoken::Modern(Envelope::new(version, capabilities, client_info()));
         self.learned(KnownEra::Modern);
         let info = result.into_initialize_result(version);
         self.listen(&info.capabilities);

@@ -125,7 +125,7 @@ impl ServerActorState {
         }
     }
 
-    fn input_not_given(&mut self, call: PendingCall, problem: String) {
+    pub(super) fn input_not_given(&mut self, call: PendingCall, problem: String) {
         tracing::warn!(server = %self.name, tool = %call.call.name, "MCP '{}': {problem}", self.name);
         let error = CallError::InputNotGiven { server: self.name.clone(), name: call.call.name.clone(), problem };
         self.end_call(call, Err(error));
@@ -139,7 +139,7 @@ fn state_only_pause(round: u8) -> Duration {
 }
 
 /// Answers each of a server's input requests through `client`, in order.
-async fn gather(
+pub(super) async fn gather(
     client: Arc<ClientFeatures>,
     server: String,
     requests: Map<String, Value>,

@@ -1,17 +1,28 @@
-//! Tools that run as tasks (MCP 2025-11-25, experimental): a tool listed
-//! with `execution.taskSupport: "required"`, on a server that offers
-//! tasks for tools (`capabilities.tasks.requests.tools.call`), must be
-//! called as a task — with `params.task` — and answers at once with the
-//! task it created, not the tool's result.
+//! Calls that run as server-side tasks, in both of MCP's designs.
 //!
-//! To the caller it stays one ordinary call: the same deadline, slot and
-//! cancel. The actor asks `tasks/get` at the task's `pollInterval` (0.1 to
-//! 10 s) while it is `working`; once it needs input or has ended, it asks
-//! `tasks/result`, whose answer is the tool's result (the server sends
-//! its questions on the way, as during any call) and ends the call like
-//! any other answer. A caller that gives up, or a deadline that passes,
-//! sends `tasks/cancel`. A tool with `taskSupport: "optional"` is called
-//! plainly.
+//! **2025-11-25 (experimental)**: a tool listed with
+//! `execution.taskSupport: "required"`, on a server that offers tasks for
+//! tools (`capabilities.tasks.requests.tools.call`), must be called as a
+//! task — with `params.task` — and answers at once with the task it
+//! created. The actor asks `tasks/get` at the task's `pollInterval` while
+//! it is `working`; once it needs input or has ended, `tasks/result`,
+//! whose answer is the tool's result (the server's questions come on the
+//! way, as during any call). A tool with `taskSupport: "optional"` is
+//! called plainly.
+//!
+//! **2026-07-28, the `io.modelcontextprotocol/tasks` extension**: when the
+//! server offers it (in `server/discover`), Warden declares it takes it,
+//! and the server may answer any request with a task (`resultType:
+//! "task"`, flat: `taskId`, `status`, `pollIntervalMs`). The actor polls
+//! `tasks/get`, which carries the outcome itself: `completed` with the
+//! `result`, `failed` with the `error`, `cancelled`; `input_required` with
+//! `inputRequests`, gathered as an interim answer's are
+//! (`input_required.rs`) and sent with `tasks/update`.
+//!
+//! To the caller either is one ordinary call: the same deadline, slot and
+//! cancel (`tasks/cancel`, when it gives up or its time runs out). Polls
+//! come every 0.1 to 10 s (1 s when the server says nothing). A task's id
+//! is not kept past the process: a daemon that dies loses the call.
 
 use super::*;
 
@@ -29,12 +40,16 @@ pub(crate) struct TaskRun {
     fetching: bool,
     /// The poll timer, while one is set.
     timer: Option<AbortHandle>,
+    /// A task of the 2026-07-28 extension (`tasks/get` carries its end).
+    extension: bool,
+    /// Gathering what it asked for (extension), while that runs.
+    gathering: Option<AbortHandle>,
 }
 
 impl Drop for TaskRun {
     fn drop(&mut self) {
-        if let Some(timer) = self.timer.take() {
-            timer.abort();
+        for task in [self.timer.take(), self.gathering.take()].into_iter().flatten() {
+            task.abort();
         }
     }
 }
@@ -62,6 +77,15 @@ impl TaskRun {
     }
 }
 
+/// A task just created: its id and how often to ask about it (ms).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Created {
+    task_id: String,
+    #[serde(default)]
+    poll_interval: Option<u64>,
+}
+
 impl ServerActorState {
     /// Whether `result` created the call's task; if so the call is kept
     /// (under a new key, `call` taken) and its task polled.
@@ -71,24 +95,10 @@ impl ServerActorState {
         call: &mut Option<PendingCall>,
         result: &RawValue,
     ) -> bool {
-        let waiting = call.as_ref().is_some_and(|call| call.call.as_task && call.task.id.is_none());
-        if !waiting || !self.tool_tasks {
-            return false;
-        }
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Created {
-            task: Task,
-        }
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Task {
-            task_id: String,
-            #[serde(default)]
-            poll_interval: Option<u64>,
-        }
-        let Ok(Created { task }) = serde_json::from_str::<Created>(result.get()) else { return false };
+        let Some(waiting) = call.as_ref().filter(|call| call.task.id.is_none()) else { return false };
+        let Some((task, extension)) = self.created_task(waiting.call.as_task, result) else { return false };
         let mut call = call.take().expect("checked above");
+        call.task.extension = extension;
         let poll = task.poll_interval.map(Duration::from_millis).unwrap_or(DEFAULT_POLL);
         call.task.poll = poll.clamp(Duration::from_millis(100), Duration::from_secs(10));
         tracing::debug!(server = %self.name, tool = %call.call.name, task = %task.task_id, "the call runs as a task");
@@ -100,6 +110,32 @@ impl ServerActorState {
         self.pending.insert(id, Pending::Call(call));
         self.schedule_poll(myself, id);
         true
+    }
+
+    /// The task `result` created, if it is a task's handle: a 2025-11-25
+    /// `{task: {…}}` (for a call made as one), or a 2026-07-28 extension's
+    /// flat `resultType: "task"`; and whether it is the latter.
+    fn created_task(&self, as_task: bool, result: &RawValue) -> Option<(Created, bool)> {
+        #[derive(serde::Deserialize)]
+        struct Wrapped {
+            task: Created,
+        }
+        if as_task && self.tool_tasks {
+            return serde_json::from_str::<Wrapped>(result.get()).ok().map(|wrapped| (wrapped.task, false));
+        }
+        if !self.task_extension || !result.get().contains("\"task\"") {
+            return None;
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Flat {
+            result_type: String,
+            task_id: String,
+            #[serde(default)]
+            poll_interval_ms: Option<u64>,
+        }
+        let flat = serde_json::from_str::<Flat>(result.get()).ok().filter(|flat| flat.result_type == "task")?;
+        Some((Created { task_id: flat.task_id, poll_interval: flat.poll_interval_ms }, true))
     }
 
     fn schedule_poll(&mut self, myself: &ActorRef<ServerMsg>, id: i64) {
@@ -125,6 +161,10 @@ impl ServerActorState {
         id: i64,
         outcome: Result<Box<RawValue>, ErrorObject>,
     ) {
+        let extension = matches!(self.pending.get(&id), Some(Pending::Call(call)) if call.task.extension);
+        if extension {
+            return self.extension_status(myself, id, outcome);
+        }
         let status = outcome.ok().and_then(|result| {
             serde_json::from_str::<Value>(result.get()).ok()?.get("status")?.as_str().map(str::to_string)
         });
@@ -138,5 +178,91 @@ impl ServerActorState {
         let params = self.stamped(Some(params));
         // Under the call's own key: its answer ends the call.
         self.send(Message::request(RequestId::Number(id), "tasks/result", params));
+    }
+}
+
+/// The 2026-07-28 extension's side: a `tasks/get` that carries the end.
+impl ServerActorState {
+    fn extension_status(&mut self, myself: &ActorRef<ServerMsg>, id: i64, outcome: Result<Box<RawValue>, ErrorObject>) {
+        let state = match outcome {
+            Ok(result) => serde_json::from_str::<Map<String, Value>>(result.get()).unwrap_or_default(),
+            // Asked again later: one failed poll is not the task's end.
+            Err(error) => {
+                tracing::debug!(server = %self.name, "tasks/get failed ({}); asking again", error.message);
+                return self.schedule_poll(myself, id);
+            }
+        };
+        match state.get("status").and_then(Value::as_str) {
+            Some("completed") => {
+                let result = state.get("result").cloned().unwrap_or_else(|| json!({}));
+                let raw = serde_json::value::to_raw_value(&result).expect("a JSON value always serialises");
+                if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                    self.finish_call(myself, call, Ok(raw));
+                }
+            }
+            Some("failed") => {
+                let error = state
+                    .get("error")
+                    .and_then(|error| serde_json::from_value::<ErrorObject>(error.clone()).ok())
+                    .unwrap_or_else(|| ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the task failed"));
+                if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                    self.finish_call(myself, call, Err(error));
+                }
+            }
+            Some("cancelled") => {
+                let message =
+                    state.get("statusMessage").and_then(Value::as_str).unwrap_or("the server cancelled the task");
+                let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, message.to_string());
+                if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                    self.finish_call(myself, call, Err(error));
+                }
+            }
+            Some("input_required") => {
+                let requests = state.get("inputRequests").and_then(Value::as_object).cloned().unwrap_or_default();
+                self.gather_for_task(myself, id, requests);
+            }
+            _ => self.schedule_poll(myself, id),
+        }
+    }
+
+    /// Gathers what the task of call `id` asked for, as an interim
+    /// answer's requests are gathered.
+    fn gather_for_task(&mut self, myself: &ActorRef<ServerMsg>, id: i64, requests: Map<String, Value>) {
+        let Some(Pending::Call(call)) = self.pending.get_mut(&id) else { return };
+        let during = During { tool: call.call.name.clone(), ticket: call.call.ticket, context: call.call.asks.clone() };
+        let gather =
+            super::input_required::gather(self.client.clone(), self.name.clone(), requests, during, DEFAULT_POLL);
+        let actor = myself.clone();
+        let task = tokio::spawn(async move {
+            let answers = gather.await;
+            let _ = actor.cast(ServerMsg::TaskInputsGathered { id, answers });
+        });
+        call.task.gathering = Some(task.abort_handle());
+    }
+
+    /// The input the task of call `id` asked for: sent with `tasks/update`
+    /// (then it is asked about again), or the call ends with why not.
+    pub(super) fn task_inputs_gathered(
+        &mut self,
+        myself: &ActorRef<ServerMsg>,
+        id: i64,
+        answers: Result<Map<String, Value>, String>,
+    ) {
+        let Some(Pending::Call(call)) = self.pending.get_mut(&id) else { return };
+        call.task.gathering = None;
+        let Some(task) = call.task.id.clone() else { return };
+        match answers {
+            Ok(answers) => {
+                let params = json!({"taskId": task, "inputResponses": answers});
+                self.request("tasks/update", Some(params), Pending::TaskCancel);
+                self.schedule_poll(myself, id);
+            }
+            Err(problem) => {
+                self.request("tasks/cancel", Some(json!({ "taskId": task })), Pending::TaskCancel);
+                if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                    self.input_not_given(call, problem);
+                }
+            }
+        }
     }
 }
