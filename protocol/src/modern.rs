@@ -21,8 +21,10 @@ use serde_json::{Map, Value};
 
 use crate::jsonrpc::{ErrorCode, ErrorObject};
 
+mod envelope;
 mod headers;
 use crate::mcp::{Implementation, InitializeResult, ServerCapabilities};
+pub use envelope::Envelope;
 pub use headers::{header_decoded, header_params, header_text, param_headers, HeaderParam};
 
 /// The modern versions Warden speaks, newest first.
@@ -46,10 +48,6 @@ pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 /// `_meta` key of a notification on a `subscriptions/listen` stream.
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// The prefix of every key the protocol reserves in `_meta`; a client's
-/// own keys under it are replaced by Warden's when Warden is the client.
-const RESERVED_PREFIX: &str = "io.modelcontextprotocol/";
 
 /// Whether `version` is a modern one Warden speaks.
 pub fn is_modern(version: &str) -> bool {
@@ -176,63 +174,6 @@ pub fn unsupported_versions(error: &ErrorObject) -> Option<Vec<String>> {
 /// The newest modern version both Warden and a server speak.
 pub fn mutual_modern_version(supported: &[String]) -> Option<&'static str> {
     MODERN_PROTOCOL_VERSIONS.iter().copied().find(|version| supported.iter().any(|theirs| theirs == version))
-}
-
-/// The `_meta` fields every modern request of one client to one server
-/// carries: protocol version, capabilities, name.
-#[derive(Debug, Clone)]
-pub struct Envelope {
-    version: &'static str,
-    fields: Map<String, Value>,
-}
-
-impl Envelope {
-    /// The envelope of `version`, declaring `capabilities`, sent by `client`.
-    pub fn new(version: &'static str, capabilities: Value, client: Value) -> Envelope {
-        let mut fields = Map::new();
-        fields.insert(PROTOCOL_VERSION_KEY.into(), Value::String(version.into()));
-        fields.insert(CLIENT_CAPABILITIES_KEY.into(), capabilities);
-        fields.insert(CLIENT_INFO_KEY.into(), client);
-        Envelope { version, fields }
-    }
-
-    /// The protocol version it declares.
-    pub fn version(&self) -> &'static str {
-        self.version
-    }
-
-    /// Asks for log messages at `level` and above with every request
-    /// (`None`: none), the 2026-07-28 replacement of `logging/setLevel`.
-    pub fn set_log_level(&mut self, level: Option<&str>) {
-        match level {
-            Some(level) => self.fields.insert(LOG_LEVEL_KEY.into(), Value::String(level.into())),
-            None => self.fields.remove(LOG_LEVEL_KEY),
-        };
-    }
-
-    /// `params` with the envelope in its `_meta`. The caller's own `_meta`
-    /// keys (`progressToken`, `traceparent`, ...) stay; keys under the
-    /// protocol's reserved prefix are Warden's to set, as the client.
-    pub fn stamp(&self, params: Option<Value>) -> Value {
-        let mut params = match params {
-            Some(Value::Object(params)) => params,
-            _ => Map::new(),
-        };
-        let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-        if !meta.is_object() {
-            *meta = Value::Object(Map::new());
-        }
-        let meta = meta.as_object_mut().expect("made an object above");
-        meta.retain(|key, _| !key.starts_with(RESERVED_PREFIX));
-        meta.extend(self.fields.iter().map(|(key, value)| (key.clone(), value.clone())));
-        Value::Object(params)
-    }
-
-    /// [`stamp`](Self::stamp) for params already serialised.
-    pub fn stamp_raw(&self, params: &RawValue) -> Box<RawValue> {
-        let params = serde_json::from_str::<Value>(params.get()).ok();
-        serde_json::value::to_raw_value(&self.stamp(params)).expect("a JSON value always serialises")
-    }
 }
 
 /// An interim answer (`resultType: "input_required"`): what the server

@@ -116,3 +116,23 @@ fn a_log_level_rides_every_request_once_set() {
     envelope.set_log_level(None);
     assert!(envelope.stamp(None)["_meta"].get(LOG_LEVEL_KEY).is_none());
 }
+
+#[test]
+fn the_envelope_written_into_text_is_the_envelope_written_into_a_tree() {
+    let mut envelope = Envelope::new("2026-07-28", json!({"elicitation": {"form": {}}}), json!({"name": "warden"}));
+    envelope.set_log_level(Some("info"));
+    let cases = [
+        json!({}),
+        json!({"name": "echo", "arguments": {"text": "a \"quoted\" \\ line\n", "n": [1, 2.5, null]}}),
+        json!({"name": "t", "arguments": {}, "_meta": {"progressToken": 7, "traceparent": "00-x"}}),
+        json!({"_meta": {PROTOCOL_VERSION_KEY: "1999-01-01", "io.modelcontextprotocol/other": 1, "keep": true}}),
+        json!({"we\"ird key": 1, "_meta": "not an object"}),
+        json!(null),
+        json!([1, 2]),
+    ];
+    for case in cases {
+        let stamped = envelope.stamp_raw(&raw(case.clone()));
+        let from_text: Value = serde_json::from_str(stamped.get()).unwrap();
+        assert_eq!(from_text, envelope.stamp(Some(case.clone())), "{case}");
+    }
+}

@@ -1,0 +1,116 @@
+//! The `_meta` fields every 2026-07-28 request carries, and writing them
+//! into a request's params.
+//!
+//! On the call path the params arrive already serialised (the caller
+//! writes them; the ServerActor only frames them), so the envelope is
+//! written into the text: the params' top-level members are read as raw
+//! text (their values are not parsed into trees; a call's arguments are
+//! copied as they are), and `_meta` — the caller's own keys, small —
+//! written again with the envelope's, which are serialised once per
+//! connection. Measured in `benches/era_overhead.rs`.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY};
+
+/// The prefix of every key the protocol reserves in `_meta`; a client's
+/// own keys under it are replaced by Warden's when Warden is the client.
+const RESERVED_PREFIX: &str = "io.modelcontextprotocol/";
+
+/// The `_meta` fields every modern request of one client to one server
+/// carries: protocol version, capabilities, name.
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    version: &'static str,
+    fields: Map<String, Value>,
+    /// `fields` as JSON object members, without the braces.
+    members: String,
+}
+
+impl Envelope {
+    /// The envelope of `version`, declaring `capabilities`, sent by `client`.
+    pub fn new(version: &'static str, capabilities: Value, client: Value) -> Envelope {
+        let mut fields = Map::new();
+        fields.insert(PROTOCOL_VERSION_KEY.into(), Value::String(version.into()));
+        fields.insert(CLIENT_CAPABILITIES_KEY.into(), capabilities);
+        fields.insert(CLIENT_INFO_KEY.into(), client);
+        let mut envelope = Envelope { version, fields, members: String::new() };
+        envelope.write_members();
+        envelope
+    }
+
+    fn write_members(&mut self) {
+        let object = serde_json::to_string(&self.fields).expect("a JSON map always serialises");
+        self.members = object[1..object.len() - 1].to_string();
+    }
+
+    /// The protocol version it declares.
+    pub fn version(&self) -> &'static str {
+        self.version
+    }
+
+    /// Asks for log messages at `level` and above with every request
+    /// (`None`: none), the 2026-07-28 replacement of `logging/setLevel`.
+    pub fn set_log_level(&mut self, level: Option<&str>) {
+        match level {
+            Some(level) => self.fields.insert(LOG_LEVEL_KEY.into(), Value::String(level.into())),
+            None => self.fields.remove(LOG_LEVEL_KEY),
+        };
+        self.write_members();
+    }
+
+    /// `params` with the envelope in its `_meta`. The caller's own `_meta`
+    /// keys (`progressToken`, `traceparent`, ...) stay; keys under the
+    /// protocol's reserved prefix are Warden's to set, as the client.
+    pub fn stamp(&self, params: Option<Value>) -> Value {
+        let mut params = match params {
+            Some(Value::Object(params)) => params,
+            _ => Map::new(),
+        };
+        let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+        if !meta.is_object() {
+            *meta = Value::Object(Map::new());
+        }
+        let meta = meta.as_object_mut().expect("made an object above");
+        meta.retain(|key, _| !key.starts_with(RESERVED_PREFIX));
+        meta.extend(self.fields.iter().map(|(key, value)| (key.clone(), value.clone())));
+        Value::Object(params)
+    }
+
+    /// [`stamp`](Self::stamp) for params already serialised: the same
+    /// result, written into the text (see the module's notes).
+    pub fn stamp_raw(&self, params: &RawValue) -> Box<RawValue> {
+        let Ok(members) = serde_json::from_str::<BTreeMap<Cow<'_, str>, &RawValue>>(params.get()) else {
+            // Not an object (or not JSON): the slow way makes one.
+            let params = serde_json::from_str::<Value>(params.get()).ok();
+            return serde_json::value::to_raw_value(&self.stamp(params)).expect("a JSON value always serialises");
+        };
+        let mut text = String::with_capacity(params.get().len() + self.members.len() + 16);
+        text.push('{');
+        for (key, value) in members.iter().filter(|(key, _)| *key != "_meta") {
+            push_key(&mut text, key);
+            text.push_str(value.get());
+            text.push(',');
+        }
+        text.push_str("\"_meta\":{");
+        let own = members.get("_meta").and_then(|meta| serde_json::from_str::<Map<String, Value>>(meta.get()).ok());
+        for (key, value) in own.iter().flatten().filter(|(key, _)| !key.starts_with(RESERVED_PREFIX)) {
+            push_key(&mut text, key);
+            text.push_str(&value.to_string());
+            text.push(',');
+        }
+        text.push_str(&self.members);
+        text.push_str("}}");
+        RawValue::from_string(text).expect("the envelope writes JSON")
+    }
+}
+
+/// `"key":`, the key escaped as JSON.
+fn push_key(text: &mut String, key: &str) {
+    text.push_str(&serde_json::to_string(key).expect("a string always serialises"));
+    text.push(':');
+}
