@@ -36,16 +36,7 @@ fn run_client(home: &Home, mode: &str, target: &str, extra: &str) -> Value {
 /// Runs a client `program` + `args` with `mode`, `target`, `extra`.
 fn run(home: &Home, (program, mut args): (String, Vec<String>), mode: &str, target: &str, extra: &str) -> Value {
     args.extend([mode.to_string(), target.to_string(), extra.to_string()]);
-    let output = Command::new(program)
-        .args(&args)
-        .env("WARDEN_HOME", &home.dir)
-        .env_remove("WARDEN_CONFIG")
-        .output()
-        .expect("the client runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "the client failed: {stdout}\n{}", stderr(&output));
-    let line = stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("not the client's JSON ({e}): {stdout}\n{}", stderr(&output)))
+    home.client_json(&program, &args)
 }
 
 fn warden_args(home: &Home, args: &[&str]) -> String {

@@ -11,7 +11,6 @@ mod common;
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::Command;
 
 use common::{stderr, Home};
 use serde_json::{json, Value};
@@ -45,16 +44,7 @@ fn home(label: &str) -> (Home, u16) {
 fn run_client(home: &Home, mode: &str, transport: &str, target: &str, extra: &str) -> Value {
     let (program, mut args) = python_server_command(&python_script("era_client.py"));
     args.extend([mode, transport, target, extra].map(str::to_string));
-    let output = Command::new(program)
-        .args(&args)
-        .env("WARDEN_HOME", &home.dir)
-        .env_remove("WARDEN_CONFIG")
-        .output()
-        .expect("the client runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "the {mode} client failed: {stdout}\n{}", stderr(&output));
-    serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("not the client's JSON ({e}): {stdout}\n{}", stderr(&output)))
+    home.client_json(&program, &args)
 }
 
 /// What every client sees, whatever its era and transport.

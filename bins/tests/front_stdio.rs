@@ -36,16 +36,7 @@ fn run_client(home: &Home, (program, mut args): (String, Vec<String>), warden_ar
     let mut warden_args: Vec<String> = warden_args.iter().map(ToString::to_string).collect();
     warden_args.extend(["--config".to_string(), home.config.display().to_string()]);
     args.extend(["stdio".to_string(), env!("CARGO_BIN_EXE_warden").to_string(), json!(warden_args).to_string()]);
-    let output = Command::new(program)
-        .args(&args)
-        .env("WARDEN_HOME", &home.dir)
-        .env_remove("WARDEN_CONFIG")
-        .output()
-        .expect("the client runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "the client failed: {stdout}\n{}", stderr(&output));
-    let line = stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("not the client's JSON ({e}): {stdout}\n{}", stderr(&output)))
+    home.client_json(&program, &args)
 }
 
 /// What both SDK clients saw the same way.

@@ -63,6 +63,22 @@ impl Home {
         command
     }
 
+    /// Runs a client (`program` with `args`: an SDK client script) that
+    /// finds this home's daemon, and returns the JSON line it printed last.
+    pub(crate) fn client_json(&self, program: &str, args: &[String]) -> Value {
+        let output = Command::new(program)
+            .args(args)
+            .env("WARDEN_HOME", &self.dir)
+            .env_remove("WARDEN_CONFIG")
+            .output()
+            .expect("the client runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "the client {args:?} failed: {stdout}\n{}", stderr(&output));
+        let line = stdout.lines().last().unwrap_or_default();
+        serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not the client's JSON ({e}): {stdout}\n{}", stderr(&output)))
+    }
+
     /// `warden ARGS --config CONFIG`.
     pub(crate) fn warden(&self, args: &[&str]) -> Output {
         self.command(args).arg("--config").arg(&self.config).output().expect("warden runs")
