@@ -229,8 +229,8 @@ enum Pending {
     TaskStatus {
         call: i64,
     },
-    /// A `tasks/cancel` or `tasks/update`, whose answer nobody needs.
-    TaskCancel,
+    /// A request whose answer nobody needs (`tasks/cancel`, `tasks/update`).
+    Unheeded,
     ListTools {
         generation: u64,
         tools: Vec<Tool>,
@@ -378,7 +378,7 @@ impl Actor for ServerActor {
             ServerMsg::Relisten => state.relisten(),
             ServerMsg::PollTask { id } => state.poll_task(id),
             ServerMsg::TaskInputsGathered { id, answers } => state.task_inputs_gathered(&myself, id, answers),
-            ServerMsg::InputsGathered { id, answers } => state.inputs_gathered(&myself, id, answers),
+            ServerMsg::InputsGathered { id, answers } => state.inputs_gathered(id, answers),
             ServerMsg::Reshape(tools) => {
                 state.settings.tools = tools;
                 state.refresh_tools();

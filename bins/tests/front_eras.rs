@@ -234,9 +234,15 @@ fn a_question_to_a_2026_client_is_an_input_required_answer_whose_state_cannot_be
         assert!(answer["error"]["message"].as_str().unwrap().contains(expected), "{expected}: {answer}");
     }
 
-    // No session was opened for any of this.
+    // No session was opened for any of this; an `initialize` opens one.
     let (_, metrics) = get_metrics(port);
     assert!(metrics.contains("warden_front_sessions 0\n"), "{metrics}");
+    let init =
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}});
+    let (status, answer) = post(port, &[], &request("initialize", init));
+    assert_eq!(status, 200, "{answer}");
+    let (_, metrics) = get_metrics(port);
+    assert!(metrics.contains("warden_front_sessions 1\n"), "{metrics}");
 
     // The client's own retry resumes the call, once.
     let retry = call(json!({"requestState": state, "inputResponses": responses}));

@@ -84,10 +84,7 @@ async fn a_modern_server_is_never_sent_initialize_and_every_request_carries_the_
     assert_eq!(status.server_info.map(|info| info.name).as_deref(), Some("modern-script"));
     assert_silent(&mut peer).await; // no `notifications/initialized`
 
-    let call = tokio::spawn({
-        let warden = warden.clone();
-        async move { warden.call_tool("srv__echo", json!({"message": "hi"})).await }
-    });
+    let call = spawn_call(&warden, "srv__echo", json!({"message": "hi"}));
     let request = next_request(&mut peer, "tools/call").await;
     assert_envelope(&request);
     assert_eq!(arguments(&request), &json!({"message": "hi"}));
@@ -183,10 +180,7 @@ async fn an_interim_answer_is_fulfilled_through_the_elicitor_and_the_call_retrie
     modern_start(&mut peer, tools(&["greet"])).await;
     within("the server settles", warden.settled()).await;
 
-    let call = tokio::spawn({
-        let warden = warden.clone();
-        async move { warden.call_tool("srv__greet", json!({"formal": true})).await }
-    });
+    let call = spawn_call(&warden, "srv__greet", json!({"formal": true}));
     let first = next_request(&mut peer, "tools/call").await;
     reply(&peer, &first, input_required("opaque-1"));
     let (question, answer) = within("the question reaches the elicitor", questions.recv()).await.unwrap();
@@ -212,10 +206,7 @@ async fn a_call_dropped_while_its_input_is_gathered_withdraws_the_question_and_t
     let (warden, mut peer, mut questions) = with_elicitor(settings()).await;
     modern_start(&mut peer, tools(&["greet"])).await;
     within("the server settles", warden.settled()).await;
-    let call = tokio::spawn({
-        let warden = warden.clone();
-        async move { warden.call_tool("srv__greet", json!({})).await }
-    });
+    let call = spawn_call(&warden, "srv__greet", json!({}));
     let first = next_request(&mut peer, "tools/call").await;
     reply(&peer, &first, input_required("s"));
     let (_question, mut answer) = within("the question reaches the elicitor", questions.recv()).await.unwrap();
@@ -230,10 +221,7 @@ async fn a_server_that_keeps_asking_is_given_up_on_after_ten_rounds() {
     let (warden, mut peer) = start_one(settings()).await;
     modern_start(&mut peer, tools(&["stall"])).await;
     within("the server settles", warden.settled()).await;
-    let call = tokio::spawn({
-        let warden = warden.clone();
-        async move { warden.call_tool("srv__stall", json!({})).await }
-    });
+    let call = spawn_call(&warden, "srv__stall", json!({}));
     // State only, nothing to ask: Warden retries after a short pause.
     for _ in 0..11 {
         let request = next_request(&mut peer, "tools/call").await;
@@ -261,10 +249,7 @@ async fn a_task_of_the_2026_extension_is_polled_asks_through_the_elicitor_and_en
     reply(&peer, &list, json!({"tools": tools(&["deploy"])}));
     within("the server settles", warden.settled()).await;
 
-    let call = tokio::spawn({
-        let warden = warden.clone();
-        async move { warden.call_tool("srv__deploy", json!({})).await }
-    });
+    let call = spawn_call(&warden, "srv__deploy", json!({}));
     let request = next_request(&mut peer, "tools/call").await;
     let declared = &request.params.as_ref().unwrap()["_meta"]["io.modelcontextprotocol/clientCapabilities"];
     assert_eq!(declared["extensions"], json!({"io.modelcontextprotocol/tasks": {}}), "Warden says it takes tasks");

@@ -29,10 +29,7 @@ fn created(task: &str) -> Value {
 #[tokio::test(start_paused = true)]
 async fn a_required_task_is_polled_at_its_interval_then_its_result_fetched() {
     let (warden, mut peer) = task_server().await;
-    let call = tokio::spawn({
-        let warden = warden.clone();
-        async move { warden.call_tool("srv__research", json!({"topic": "x"})).await }
-    });
+    let call = spawn_call(&warden, "srv__research", json!({"topic": "x"}));
     let request = next_request(&mut peer, "tools/call").await;
     let params = request.params.clone().unwrap();
     assert_eq!(params["task"], json!({"ttl": 30000}), "called as a task, its ttl the call's timeout");
@@ -56,10 +53,7 @@ async fn a_required_task_is_polled_at_its_interval_then_its_result_fetched() {
 #[tokio::test(start_paused = true)]
 async fn a_task_whose_caller_gives_up_is_cancelled_as_a_task() {
     let (warden, mut peer) = task_server().await;
-    let call = tokio::spawn({
-        let warden = warden.clone();
-        async move { warden.call_tool("srv__research", json!({})).await }
-    });
+    let call = spawn_call(&warden, "srv__research", json!({}));
     let request = next_request(&mut peer, "tools/call").await;
     reply(&peer, &request, created("t-2"));
     quiescent().await;

@@ -37,14 +37,9 @@ impl ServerActorState {
 
     /// The call a request belongs to: the one it names, or the only one.
     fn call_for(&self, related: Option<&RequestId>) -> Option<During> {
-        let during = |call: &PendingCall| During {
-            tool: call.call.name.clone(),
-            ticket: call.call.ticket,
-            context: call.call.asks.clone(),
-        };
         if let Some(RequestId::Number(id)) = related {
             return match self.pending.get(id) {
-                Some(Pending::Call(call)) if call.sent => Some(during(call)),
+                Some(Pending::Call(call)) if call.sent => Some(call.during()),
                 _ => None,
             };
         }
@@ -52,7 +47,7 @@ impl ServerActorState {
             return None;
         }
         self.pending.values().find_map(|pending| match pending {
-            Pending::Call(call) if call.sent => Some(during(call)),
+            Pending::Call(call) if call.sent => Some(call.during()),
             _ => None,
         })
     }

@@ -108,7 +108,24 @@ impl Hasher for IdHasher {
     }
 }
 
+impl PendingCall {
+    /// The call as a server's question about it names it.
+    pub(super) fn during(&self) -> During {
+        During { tool: self.call.name.clone(), ticket: self.call.ticket, context: self.call.asks.clone() }
+    }
+}
+
 impl ServerActorState {
+    /// A new key for a call the server has no request of now (it waits
+    /// for its input, or for its task), its progress following it.
+    pub(super) fn rekey(&mut self, call: &PendingCall) -> i64 {
+        let id = self.fresh_id();
+        if call.call.progress.is_some() {
+            self.progress_routes.insert(call.call.ticket, id);
+        }
+        id
+    }
+
     pub(super) fn start_call(
         &mut self,
         myself: &ActorRef<ServerMsg>,
@@ -333,7 +350,7 @@ impl ServerActorState {
         if let Some(task) = call.task.id() {
             // A task is cancelled as a task (and its `tasks/result`, if one is out, below).
             let params = json!({"taskId": task});
-            self.request("tasks/cancel", Some(params), Pending::TaskCancel);
+            self.request("tasks/cancel", Some(params), Pending::Unheeded);
         }
         if call.sent && (call.input.gathering() || call.task.polling()) {
             // The server has no request of it now: nothing to cancel there.

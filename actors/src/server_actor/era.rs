@@ -79,10 +79,16 @@ impl ServerActorState {
         self.pending.insert(id, Pending::Discover { version, probe });
         self.send(Message::request(RequestId::Number(id), "server/discover", Some(envelope.stamp(None))));
         if probe == Probe::First {
-            let wait = PROBE_WAIT.min(self.settings.startup_timeout / 2);
+            let wait = self.probe_wait();
             self.probe_timer =
                 Some(spawn_timer(myself, Instant::now() + wait, move || ServerMsg::ProbeUnanswered { id }));
         }
+    }
+
+    /// How long the first probe waits: [`PROBE_WAIT`], or half the
+    /// startup timeout when that is shorter.
+    fn probe_wait(&self) -> Duration {
+        PROBE_WAIT.min(self.settings.startup_timeout / 2)
     }
 
     /// Sends `initialize`, asking for `forced` or the newest legacy version.
@@ -108,7 +114,7 @@ impl ServerActorState {
         if matches!(self.pending.get(&id), Some(Pending::Discover { .. })) {
             self.pending.remove(&id);
             self.probe_timer = None;
-            let secs = PROBE_WAIT.min(self.settings.startup_timeout / 2).as_secs_f64();
+            let secs = self.probe_wait().as_secs_f64();
             tracing::info!(server = %self.name, "MCP '{}': no answer to `server/discover` within {secs} s; speaking to it through `initialize`", self.name);
             self.learned(KnownEra::Legacy);
             self.initialize(None);

@@ -81,7 +81,7 @@ impl ServerActorState {
             Pending::Discover { version, probe } => self.discovered(myself, version, probe, outcome),
             Pending::Listen => self.listen_ended(myself, number, outcome),
             Pending::TaskStatus { call } => self.task_status(myself, call, outcome),
-            Pending::TaskCancel => {}
+            Pending::Unheeded => {}
             Pending::ListTools { generation, tools, pages } => {
                 self.tools_page(myself, generation, tools, pages, outcome)
             }

@@ -76,11 +76,8 @@ impl ServerActorState {
             self.input_not_given(call, format!("it asked for input again after {MAX_INPUT_ROUNDS} rounds of answers"));
             return true;
         }
-        let id = self.fresh_id();
-        if call.call.progress.is_some() {
-            self.progress_routes.insert(call.call.ticket, id);
-        }
-        let during = During { tool: call.call.name.clone(), ticket: call.call.ticket, context: call.call.asks.clone() };
+        let id = self.rekey(&call);
+        let during = call.during();
         let asked = interim.input_requests.keys().cloned().collect::<Vec<_>>().join(", ");
         tracing::debug!(server = %self.name, tool = %call.call.name, round = call.input.rounds, "input required: {asked}");
         let pause = state_only_pause(call.input.rounds);
@@ -98,12 +95,7 @@ impl ServerActorState {
 
     /// The input for call `id` is here (or cannot be had): the call goes
     /// to the server again with the answers, or ends with the reason.
-    pub(super) fn inputs_gathered(
-        &mut self,
-        _myself: &ActorRef<ServerMsg>,
-        id: i64,
-        answers: Result<Map<String, Value>, String>,
-    ) {
+    pub(super) fn inputs_gathered(&mut self, id: i64, answers: Result<Map<String, Value>, String>) {
         let Some(Pending::Call(call)) = self.pending.get_mut(&id) else {
             return; // It ended meanwhile (timed out, cancelled, server down).
         };

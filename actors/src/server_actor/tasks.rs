@@ -103,10 +103,7 @@ impl ServerActorState {
         call.task.poll = poll.clamp(Duration::from_millis(100), Duration::from_secs(10));
         tracing::debug!(server = %self.name, tool = %call.call.name, task = %task.task_id, "the call runs as a task");
         call.task.id = Some(task.task_id);
-        let id = self.fresh_id();
-        if call.call.progress.is_some() {
-            self.progress_routes.insert(call.call.ticket, id);
-        }
+        let id = self.rekey(&call);
         self.pending.insert(id, Pending::Call(call));
         self.schedule_poll(myself, id);
         true
@@ -229,7 +226,7 @@ impl ServerActorState {
     /// answer's requests are gathered.
     fn gather_for_task(&mut self, myself: &ActorRef<ServerMsg>, id: i64, requests: Map<String, Value>) {
         let Some(Pending::Call(call)) = self.pending.get_mut(&id) else { return };
-        let during = During { tool: call.call.name.clone(), ticket: call.call.ticket, context: call.call.asks.clone() };
+        let during = call.during();
         let gather =
             super::input_required::gather(self.client.clone(), self.name.clone(), requests, during, DEFAULT_POLL);
         let actor = myself.clone();
@@ -254,11 +251,11 @@ impl ServerActorState {
         match answers {
             Ok(answers) => {
                 let params = json!({"taskId": task, "inputResponses": answers});
-                self.request("tasks/update", Some(params), Pending::TaskCancel);
+                self.request("tasks/update", Some(params), Pending::Unheeded);
                 self.schedule_poll(myself, id);
             }
             Err(problem) => {
-                self.request("tasks/cancel", Some(json!({ "taskId": task })), Pending::TaskCancel);
+                self.request("tasks/cancel", Some(json!({ "taskId": task })), Pending::Unheeded);
                 if let Some(Pending::Call(call)) = self.pending.remove(&id) {
                     self.input_not_given(call, problem);
                 }

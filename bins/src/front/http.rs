@@ -105,7 +105,9 @@ impl HttpFront {
         keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
         observe: crate::observe::Observe,
     ) -> Arc<HttpFront> {
-        let sessions = Sessions::new(config.max_sessions, config.session_idle());
+        let warden = front.warden.clone();
+        let counted = Box::new(move |open| warden.metrics().set_front_sessions(open));
+        let sessions = Sessions::new(config.max_sessions, config.session_idle(), counted);
         let port = addr.port();
         let mut hosts =
             vec![addr.to_string(), format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
@@ -116,14 +118,6 @@ impl HttpFront {
     /// Serves `listener` until `stop` resolves, then ends every session.
     pub(crate) async fn serve(self: Arc<Self>, listener: TcpListener, stop: impl std::future::Future<Output = ()>) {
         let sweeper = self.sessions.spawn_sweeper();
-        // The sessions gauge, also after the sweeper's expiries.
-        let counted = Arc::clone(&self);
-        let counter = tokio::spawn(async move {
-            loop {
-                counted.count_sessions();
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        });
         let front = Arc::clone(&self);
         let handler: crate::http_server::Handler = Arc::new(move |request| {
             let front = Arc::clone(&front);
@@ -131,9 +125,7 @@ impl HttpFront {
         });
         crate::http_server::serve(listener, stop, "the MCP front", handler).await;
         sweeper.abort();
-        counter.abort();
         self.sessions.close_all().await;
-        self.count_sessions();
     }
 
     async fn handle(&self, request: Request<Incoming>) -> Answer {
@@ -155,7 +147,6 @@ impl HttpFront {
                 None => refuse(StatusCode::BAD_REQUEST, "DELETE needs the `Mcp-Session-Id` header"),
                 Some(id) if self.sessions.get(&id, &(caller.token, caller.path.clone())).is_some() => {
                     self.sessions.remove(&id).await;
-                    self.count_sessions();
                     respond(StatusCode::NO_CONTENT, sse::empty())
                 }
                 Some(_) => unknown_session(),
@@ -370,7 +361,6 @@ impl HttpFront {
         match self.sessions.create(session, owner, (self.keep_alive)()) {
             Ok((id, http)) => {
                 tracing::info!(session = %http.session.who(), "front session opened over HTTP");
-                self.count_sessions();
                 let mut response = json_answer(&answer);
                 if let Ok(value) = HeaderValue::from_str(&id) {
                     response.headers_mut().insert(SESSION_HEADER, value);
@@ -413,11 +403,6 @@ impl HttpFront {
     /// Open sessions, for `status`.
     pub(crate) fn session_count(&self) -> usize {
         self.sessions.count()
-    }
-
-    /// Sets `warden_front_sessions` to the sessions open now.
-    fn count_sessions(&self) {
-        self.front.warden.metrics().set_front_sessions(self.sessions.count());
     }
 }
 

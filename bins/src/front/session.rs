@@ -53,6 +53,8 @@ const STARTING_WAIT: Duration = Duration::from_secs(30);
 
 /// JSON-RPC error codes the front answers with.
 pub(crate) mod code {
+    use warden_protocol::ErrorCode;
+
     pub(crate) const PARSE_ERROR: i64 = -32700;
     pub(crate) const INVALID_REQUEST: i64 = -32600;
     pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
@@ -60,6 +62,10 @@ pub(crate) mod code {
     pub(crate) const INTERNAL_ERROR: i64 = -32603;
     /// MCP's "resource not found".
     pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
+    // MCP 2026-07-28's, named once in the protocol crate.
+    pub(crate) const HEADER_MISMATCH: i64 = ErrorCode::HEADER_MISMATCH.0 as i64;
+    pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.0 as i64;
+    pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0 as i64;
 }
 
 /// One client's session; clones share it.

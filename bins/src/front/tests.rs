@@ -98,7 +98,7 @@ async fn one_sessions_cancel_never_touches_another_sessions_request_with_the_sam
 async fn an_unused_http_session_ends_after_its_idle_limit_and_a_used_one_does_not() {
     let warden = Warden::builder().start().await.unwrap();
     let front = Front::new(warden.clone());
-    let sessions = Sessions::new(8, Duration::from_secs(60));
+    let sessions = Sessions::new(8, Duration::from_secs(60), Box::new(|_| {}));
     let sweeper = sessions.spawn_sweeper();
     let owner = (Some(0), "/mcp".to_string());
     let session = |front: &Arc<Front>| Session::new(Arc::clone(front), View::of(&warden, None, None, false).unwrap());

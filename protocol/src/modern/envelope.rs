@@ -25,7 +25,6 @@ const RESERVED_PREFIX: &str = "io.modelcontextprotocol/";
 /// carries: protocol version, capabilities, name.
 #[derive(Debug, Clone)]
 pub struct Envelope {
-    version: &'static str,
     fields: Map<String, Value>,
     /// `fields` as JSON object members, without the braces.
     members: String,
@@ -33,12 +32,12 @@ pub struct Envelope {
 
 impl Envelope {
     /// The envelope of `version`, declaring `capabilities`, sent by `client`.
-    pub fn new(version: &'static str, capabilities: Value, client: Value) -> Envelope {
+    pub fn new(version: &str, capabilities: Value, client: Value) -> Envelope {
         let mut fields = Map::new();
         fields.insert(PROTOCOL_VERSION_KEY.into(), Value::String(version.into()));
         fields.insert(CLIENT_CAPABILITIES_KEY.into(), capabilities);
         fields.insert(CLIENT_INFO_KEY.into(), client);
-        let mut envelope = Envelope { version, fields, members: String::new() };
+        let mut envelope = Envelope { fields, members: String::new() };
         envelope.write_members();
         envelope
     }
@@ -46,11 +45,6 @@ impl Envelope {
     fn write_members(&mut self) {
         let object = serde_json::to_string(&self.fields).expect("a JSON map always serialises");
         self.members = object[1..object.len() - 1].to_string();
-    }
-
-    /// The protocol version it declares.
-    pub fn version(&self) -> &'static str {
-        self.version
     }
 
     /// Asks for log messages at `level` and above with every request

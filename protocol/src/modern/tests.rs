@@ -136,3 +136,10 @@ fn the_envelope_written_into_text_is_the_envelope_written_into_a_tree() {
         assert_eq!(from_text, envelope.stamp(Some(case.clone())), "{case}");
     }
 }
+
+#[test]
+fn the_config_knows_every_version_warden_speaks_and_no_other() {
+    let spoken: Vec<&str> =
+        MODERN_PROTOCOL_VERSIONS.iter().chain(crate::SUPPORTED_PROTOCOL_VERSIONS).copied().collect();
+    assert_eq!(warden_config::KNOWN_PROTOCOL_VERSIONS.to_vec(), spoken);
+}

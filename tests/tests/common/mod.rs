@@ -196,6 +196,18 @@ pub(crate) async fn assert_silent(peer: &mut MemoryPeer) {
     }
 }
 
+/// Calls `tool` with `arguments` in a task of its own, so the test can
+/// play the server meanwhile; dropping (or aborting) it is the caller
+/// giving up.
+pub(crate) fn spawn_call(
+    warden: &Warden,
+    tool: &str,
+    arguments: Value,
+) -> tokio::task::JoinHandle<Result<warden_actors::CallToolResult, warden_actors::CallError>> {
+    let (warden, tool) = (warden.clone(), tool.to_string());
+    tokio::spawn(async move { warden.call_tool(&tool, arguments).await })
+}
+
 /// The next message Warden sends.
 pub(crate) async fn next(peer: &mut MemoryPeer) -> Message {
     match within("Warden sends a message", peer.recv()).await {

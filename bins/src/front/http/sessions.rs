@@ -61,6 +61,9 @@ pub(crate) struct Sessions {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     pub(super) max: usize,
     idle: Duration,
+    /// Told how many sessions are open whenever that changes (the
+    /// `warden_front_sessions` gauge).
+    counted: Box<dyn Fn(usize) + Send + Sync>,
 }
 
 /// Why no session was made.
@@ -72,8 +75,8 @@ pub(crate) enum Refused {
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration) -> Arc<Sessions> {
-        Arc::new(Sessions { sessions: Mutex::new(HashMap::new()), max, idle })
+    pub(crate) fn new(max: usize, idle: Duration, counted: Box<dyn Fn(usize) + Send + Sync>) -> Arc<Sessions> {
+        Arc::new(Sessions { sessions: Mutex::new(HashMap::new()), max, idle, counted })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {
@@ -114,6 +117,7 @@ impl Sessions {
             }
         });
         sessions.insert(id.clone(), Arc::clone(&http));
+        (self.counted)(sessions.len());
         Ok((id, http))
     }
 
@@ -124,9 +128,17 @@ impl Sessions {
         Some(http)
     }
 
+    /// Takes session `id` out of the table.
+    fn take(&self, id: &str) -> Option<Arc<HttpSession>> {
+        let mut sessions = self.lock();
+        let http = sessions.remove(id);
+        (self.counted)(sessions.len());
+        http
+    }
+
     /// Ends the session `id`; false when there is none.
     pub(super) async fn remove(&self, id: &str) -> bool {
-        let Some(http) = self.lock().remove(id) else { return false };
+        let Some(http) = self.take(id) else { return false };
         http.end().await;
         true
     }
@@ -134,6 +146,7 @@ impl Sessions {
     /// Ends every session (the front is stopping).
     pub(super) async fn close_all(&self) {
         let all: Vec<Arc<HttpSession>> = self.lock().drain().map(|(_, http)| http).collect();
+        (self.counted)(0);
         for http in all {
             http.end().await;
         }
@@ -153,7 +166,9 @@ impl Sessions {
                         .filter(|(_, http)| http.idle_for() >= sessions.idle)
                         .map(|(id, _)| id.clone())
                         .collect();
-                    ids.into_iter().filter_map(|id| map.remove(&id).map(|http| (id, http))).collect()
+                    let expired = ids.into_iter().filter_map(|id| map.remove(&id).map(|http| (id, http))).collect();
+                    (sessions.counted)(map.len());
+                    expired
                 };
                 for (_, http) in expired {
                     tracing::info!(session = %http.session.who(), "front session ended: unused for {:.0} s", sessions.idle.as_secs_f64());

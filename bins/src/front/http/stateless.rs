@@ -27,9 +27,6 @@ use super::super::session::{code, Received, Session};
 use super::super::view::View;
 use super::{json_answer, next_stream, refuse, respond, rpc_error, sse, Answer, Caller, HttpFront};
 
-/// MCP 2026-07-28's "header mismatch".
-const HEADER_MISMATCH: i64 = -32020;
-
 /// What a POST's headers say of its body.
 pub(super) struct Mirrored {
     pub(super) version: Option<String>,
@@ -46,7 +43,7 @@ impl HttpFront {
         wants_stream: bool,
     ) -> Answer {
         if let Err(problem) = mismatch(&message, mirrored) {
-            return rpc_error(StatusCode::BAD_REQUEST, HEADER_MISMATCH, &problem);
+            return rpc_error(StatusCode::BAD_REQUEST, code::HEADER_MISMATCH, &problem);
         }
         let view =
             View::of(&self.front.warden, caller.agent.as_deref(), caller.server.as_deref(), self.config.resource_tools);
@@ -97,7 +94,12 @@ impl HttpFront {
 fn with_status(mut response: Answer, answer: &Value) -> Answer {
     let status = match answer.pointer("/error/code").and_then(Value::as_i64) {
         Some(code::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
-        Some(code::INVALID_PARAMS | HEADER_MISMATCH | -32021 | -32022) => StatusCode::BAD_REQUEST,
+        Some(
+            code::INVALID_PARAMS
+            | code::HEADER_MISMATCH
+            | code::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | code::UNSUPPORTED_PROTOCOL_VERSION,
+        ) => StatusCode::BAD_REQUEST,
         _ => return response,
     };
     *response.status_mut() = status;

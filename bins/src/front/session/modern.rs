@@ -29,9 +29,6 @@ use warden_protocol::{
 use super::handshake::instructions;
 use super::{code, error, Outbox, Session};
 
-/// "Unsupported protocol version", with `data.supported`.
-const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-
 /// A 2026-07-28 request's envelope, as far as the front needs it.
 pub(crate) struct Modern {
     /// The client's name, for logs.
@@ -65,7 +62,7 @@ pub(crate) fn envelope(params: Option<&Value>) -> Envelope {
             SUPPORTED_PROTOCOL_VERSIONS.join(", ")
         );
         let data = json!({"supported": all_versions(), "requested": version});
-        return Envelope::Refused { code: UNSUPPORTED_PROTOCOL_VERSION, message, data: Some(data) };
+        return Envelope::Refused { code: code::UNSUPPORTED_PROTOCOL_VERSION, message, data: Some(data) };
     }
     if !meta.and_then(|meta| meta.get(CLIENT_CAPABILITIES_KEY)).is_some_and(Value::is_object) {
         let message = format!("a 2026-07-28 request must carry its client's capabilities in `_meta` \"{CLIENT_CAPABILITIES_KEY}\" (an object, `{{}}` for none)");
@@ -95,7 +92,7 @@ pub(crate) fn unsupported_version(version: &str) -> Value {
         format!("MCP-Protocol-Version '{version}' is not one this front speaks ({})", all_versions().join(", "));
     refusal(
         &Value::Null,
-        UNSUPPORTED_PROTOCOL_VERSION,
+        code::UNSUPPORTED_PROTOCOL_VERSION,
         &message,
         Some(json!({"supported": all_versions(), "requested": version})),
     )
