@@ -43,6 +43,7 @@
 //! a 2026-07-28 server's interim "input required" answers;
 //! `server_actor/discovery.rs` the handshake's answer and tool listing;
 //! `server_actor/calls.rs` calls in flight and their deadlines;
+//! `server_actor/cache.rs` a modern server's answers kept by their `ttlMs`;
 //! `server_actor/down.rs` going down (crash, hang, a login needed).
 
 use std::collections::{HashMap, VecDeque};
@@ -70,6 +71,7 @@ use crate::progress::{Progress, ProgressSink};
 use crate::server_settings::{ServerSettings, MAX_LIST_PAGES};
 
 mod asks;
+mod cache;
 mod calls;
 use calls::IdHasher;
 mod discovery;
@@ -114,6 +116,9 @@ pub struct ToolCall {
     /// The tool must run as a task (2025-11-25: `execution.taskSupport`
     /// is `required`); it does when the server offers tasks for tools.
     pub(crate) as_task: bool,
+    /// The agent it is made for (`None`: the host), whom an answer the
+    /// server marks private is kept for.
+    pub(crate) caller: Option<Arc<str>>,
 }
 
 /// The ServerActor.
@@ -196,6 +201,8 @@ pub enum ServerMsg {
         /// The answers by the server's keys, or why there are none.
         answers: Result<Map<String, Value>, String>,
     },
+    /// The tool list's `ttlMs` ran out: it is read again.
+    ToolsStale,
     /// A reload changed which tools are shown and under what names: the
     /// tools are listed again and shaped anew.
     Reshape(crate::server_settings::ToolShaping),
@@ -251,6 +258,8 @@ struct PendingCall {
     input: input_required::InputRounds,
     /// The server-side task it runs as, once created.
     task: tasks::TaskRun,
+    /// Set when its answer may be cached: the cache's state when it was sent.
+    cache_ticket: Option<u64>,
 }
 
 /// A ServerActor's state.
@@ -297,6 +306,11 @@ pub struct ServerActorState {
     generation: u64,
     /// A `tools/list` run is under way.
     listing: bool,
+    /// A modern server's cacheable answers.
+    cache: cache::ResultCache,
+    /// How long the tool list being read stays fresh, by its `ttlMs`, and
+    /// the timer that reads it again then.
+    tools_ttl: (Option<Duration>, Option<JoinHandle<()>>),
     startup_timer: Option<JoinHandle<()>>,
     /// From connecting to the first tool list (a trace span; ends when
     /// dropped).
@@ -342,6 +356,8 @@ impl Actor for ServerActor {
             calls_in_flight: 0,
             generation: 0,
             listing: false,
+            cache: Default::default(),
+            tools_ttl: (None, None),
             startup_timer: None,
             startup_span: None,
             deadline_timer: None,
@@ -379,6 +395,7 @@ impl Actor for ServerActor {
             ServerMsg::PollTask { id } => state.poll_task(id),
             ServerMsg::TaskInputsGathered { id, answers } => state.task_inputs_gathered(&myself, id, answers),
             ServerMsg::InputsGathered { id, answers } => state.inputs_gathered(id, answers),
+            ServerMsg::ToolsStale => state.refresh_tools(),
             ServerMsg::Reshape(tools) => {
                 state.settings.tools = tools;
                 state.refresh_tools();

@@ -46,31 +46,63 @@ Tools:
   the revision forbids: a 2026-07-28 client over HTTP must leave the tool
   out.
 
+* `served(method)` says how many `method` requests the server has seen.
+* `add_note(name)` adds the resource `note://NAME` and says the resource list
+  changed.
+
+With `ERA_CACHE_HINTS=1` in its environment, its cacheable answers carry
+freshness hints (2026-07-28 `ttlMs`/`cacheScope`): `resources/list` and
+`resources/read` public for a minute, `prompts/list` private for a
+minute, `resources/templates/list` public for a second, `tools/list` for
+1.5 s. Without it they carry the SDK's default (`ttlMs: 0`).
+
 Every request the server sees is logged to stderr as `request <method>`.
 """
 
 import json
+import os
 import sys
+from collections import Counter
 from typing import Annotated
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resources import FunctionResource
 from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.server.caching import CacheHint
 from mcp.server.runner import _serve_legacy_stream, _serve_modern_stream
 from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 
+SERVED: Counter = Counter()
+
+
 class LogRequests:
-    """Logs each request's method, so tests can see what reached the server."""
+    """Logs and counts each request's method, so tests can see what reached the server."""
 
     async def __call__(self, ctx, call_next):
         print(f"request {ctx.method}", file=sys.stderr, flush=True)
+        SERVED[ctx.method] += 1
         return await call_next(ctx)
 
 
-server = MCPServer("warden-era-test-server", version="2.0.0", middleware=[LogRequests()])
+def cache_hints() -> dict[str, CacheHint] | None:
+    if os.environ.get("ERA_CACHE_HINTS") != "1":
+        return None
+    return {
+        "resources/list": CacheHint(ttl_ms=60_000, scope="public"),
+        "resources/read": CacheHint(ttl_ms=60_000, scope="public"),
+        "prompts/list": CacheHint(ttl_ms=60_000, scope="private"),
+        "resources/templates/list": CacheHint(ttl_ms=1_000, scope="public"),
+        "tools/list": CacheHint(ttl_ms=1_500, scope="public"),
+    }
+
+
+server = MCPServer(
+    "warden-era-test-server", version="2.0.0", middleware=[LogRequests()], cache_hints=cache_hints()
+)
 
 
 class Name(BaseModel):
@@ -135,6 +167,31 @@ async def shout(ctx: Context, words: str = "hey") -> str:
     """Logs the words at warning."""
     await ctx.warning(words, logger_name="shouter")
     return "shouted"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def served(method: str) -> str:
+    """Says how many `method` requests the server has seen."""
+    return str(SERVED[method])
+
+
+@server.prompt()
+def greeting() -> str:
+    """A greeting."""
+    return "hello"
+
+
+@server.tool()
+async def add_note(ctx: Context, name: str) -> str:
+    """Adds the resource `note://NAME` and says the resource list changed."""
+
+    def text() -> str:
+        return f"note {name}"
+
+    server.add_resource(FunctionResource.from_function(text, uri=f"note://{name}", name=name))
+    await ctx.notify_resources_changed()
+    await ctx.session.send_resource_list_changed()
+    return "noted"
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))

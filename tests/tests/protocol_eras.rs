@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use serde_json::{json, Map};
 use tokio::sync::mpsc;
-use warden_actors::{ElicitReply, ElicitationAnswer, ElicitationRequest, ServerState, ServerStatus, Warden};
+use warden_actors::{
+    ElicitReply, ElicitationAnswer, ElicitationRequest, ServerRequest, ServerState, ServerStatus, Warden,
+};
 use warden_tests::python_http::PythonHttpServer;
 use warden_tests::real_servers::{python_script, python_server_command};
 use warden_tests::test_config;
@@ -48,7 +50,8 @@ fn status(warden: &Warden, name: &str) -> ServerStatus {
 }
 
 /// The era server's tools and the wrappers of its resources and prompts.
-const ALL_TOOLS: [&str; 12] = [
+const ALL_TOOLS: [&str; 14] = [
+    "add_note",
     "echo",
     "era",
     "get_prompt",
@@ -58,6 +61,7 @@ const ALL_TOOLS: [&str; 12] = [
     "locate",
     "measure",
     "read_resource",
+    "served",
     "shout",
     "touch",
     "whoami",
@@ -115,7 +119,7 @@ async fn auto_speaks_2026_07_28_to_servers_that_speak_it_and_initialize_to_those
         assert_eq!(status.protocol_version.as_deref(), Some(version), "{name}");
         let info = status.server_info.expect("the server named itself");
         assert_eq!((info.name.as_str(), info.version.as_str()), ("warden-era-test-server", "2.0.0"), "{name}");
-        // Its eight tools, and the four that wrap the resources and prompts it
+        // Its ten tools, and the four that wrap the resources and prompts it
         // offers (over stdio, `measure`'s header declaration is no matter).
         assert_eq!(tool_names(&warden, name), ALL_TOOLS.map(|tool| format!("{name}__{tool}")), "{name}");
         assert_eq!(text(&warden, &format!("{name}__echo"), json!({"message": "hi"})).await, "hi", "{name}");
@@ -174,6 +178,97 @@ async fn a_forced_version_is_spoken_or_the_server_fails_saying_why() {
     assert_eq!(text(&warden, "dual_old__era", json!({})).await, "legacy");
     assert_eq!(status(&warden, "dual_new").protocol_version.as_deref(), Some("2026-07-28"));
     assert_eq!(text(&warden, "dual_new__era", json!({})).await, "modern");
+    warden.shutdown().await;
+}
+
+// --- Caching (2026-07-28 `ttlMs` / `cacheScope`) --------------------------
+
+/// How many `method` requests server `name` has seen.
+async fn served(warden: &Warden, name: &str, method: &str) -> u64 {
+    let count = text(warden, &format!("{name}__served"), json!({"method": method})).await;
+    count.parse().unwrap_or_else(|_| panic!("a count, not {count:?}"))
+}
+
+#[tokio::test]
+async fn a_modern_servers_fresh_answers_are_given_again_without_asking_it_and_private_ones_only_to_their_owner() {
+    let hinted = "env = { ERA_CACHE_HINTS = \"1\" }\n[[agents]]\nname = \"alice\"\nallowed_tools = [\"*\"]\n\
+                  [[agents]]\nname = \"bob\"\nallowed_tools = [\"*\"]";
+    let (warden, _questions) =
+        start(&[server("legacy", "legacy", "env = { ERA_CACHE_HINTS = \"1\" }"), server("modern", "modern", hinted)])
+            .await;
+    let (alice, bob) = (warden.agent("alice").unwrap(), warden.agent("bob").unwrap());
+    let list = |name: &'static str| warden.request(name, ServerRequest::ListResources, json!({}), None);
+
+    // Public for a minute: asked once, whoever asks, through a front's
+    // request or a wrapper tool; the time left is what is passed on.
+    let first = list("modern").await.unwrap();
+    assert_eq!(first["ttlMs"], 60_000);
+    let again = alice.request("modern", ServerRequest::ListResources, json!({}), None).await.unwrap();
+    assert_eq!(again["resources"], first["resources"]);
+    let left = again["ttlMs"].as_u64().unwrap();
+    assert!((1..60_000).contains(&left), "the time left: {left}");
+    assert!(text(&warden, "modern__list_resources", json!({})).await.contains("note://current"));
+    assert_eq!(served(&warden, "modern", "resources/list").await, 1);
+    // A legacy server's answers are asked for every time.
+    for _ in 0..2 {
+        list("legacy").await.unwrap();
+    }
+    assert_eq!(served(&warden, "legacy", "resources/list").await, 2);
+
+    // Private: once for each identity (an agent, or the host).
+    for asker in [&alice, &alice, &bob] {
+        asker.request("modern", ServerRequest::ListPrompts, json!({}), None).await.unwrap();
+    }
+    warden.request("modern", ServerRequest::ListPrompts, json!({}), None).await.unwrap();
+    assert_eq!(served(&warden, "modern", "prompts/list").await, 3);
+
+    // A read is kept by its URI until the server says the resource changed.
+    let read = |uri: &str| warden.request("modern", ServerRequest::ReadResource, json!({"uri": uri}), None);
+    for _ in 0..2 {
+        read("note://current").await.unwrap();
+    }
+    assert_eq!(served(&warden, "modern", "resources/read").await, 1);
+    let subscribe = ServerRequest::Subscribe;
+    warden.request("modern", subscribe, json!({"uri": "note://current"}), None).await.unwrap();
+    assert_eq!(text(&warden, "modern__touch", json!({})).await, "touched");
+    let reread = async {
+        while served(&warden, "modern", "resources/read").await < 2 {
+            read("note://current").await.unwrap();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), reread).await.expect("the update drops the kept read");
+
+    // A list change drops the list: the new resource is seen at once.
+    assert_eq!(text(&warden, "modern__add_note", json!({"name": "fresh"})).await, "noted");
+    let seen = async {
+        while !list("modern").await.unwrap()["resources"].to_string().contains("note://fresh") {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), seen).await.expect("the list change drops the kept list");
+
+    // Fresh for a second: asked again once that has passed.
+    // (The wrapper tool above listed them too, long enough ago.)
+    let templates = || warden.request("modern", ServerRequest::ListResourceTemplates, json!({}), None);
+    let before = served(&warden, "modern", "resources/templates/list").await;
+    templates().await.unwrap();
+    templates().await.unwrap();
+    assert_eq!(served(&warden, "modern", "resources/templates/list").await, before + 1);
+    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    templates().await.unwrap();
+    assert_eq!(served(&warden, "modern", "resources/templates/list").await, before + 2);
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_tool_list_is_read_again_when_its_ttl_runs_out() {
+    let (warden, _questions) = start(&[server("modern", "modern", "env = { ERA_CACHE_HINTS = \"1\" }")]).await;
+    let before = served(&warden, "modern", "tools/list").await;
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    let after = served(&warden, "modern", "tools/list").await;
+    // Fresh for 1.5 s: read about twice in 3.5 s (not in a loop).
+    assert!((before + 1..=before + 3).contains(&after), "{before} then {after}");
     warden.shutdown().await;
 }
 

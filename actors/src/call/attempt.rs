@@ -98,9 +98,10 @@ pub(super) async fn run(
         let target = wait_for_route(snapshots.clone(), wait).await?;
         let outcome = match target.primitive_tool {
             Some(wrapper) => {
+                let caller = asks.as_ref().and_then(|asks| asks.agent.as_deref()).map(Arc::<str>::from);
                 let request = |method, params: Value| {
                     let call = ToolCall::request(name, method, &params, deadline, settings.call_timeout);
-                    let call = ToolCall { asks: asks.clone(), ..call };
+                    let call = ToolCall { asks: asks.clone(), caller: caller.clone(), ..call };
                     let actor = &target.actor;
                     async move {
                         let result = send(actor, server, call).await?;
@@ -222,6 +223,7 @@ fn decode_result(result: &RawValue) -> Result<CallToolResult, serde_json::Error>
 /// per-connection state, so repeating one is safe).
 pub(super) async fn request(
     snapshots: &watch::Receiver<Arc<Snapshot>>,
+    caller: super::Caller<'_>,
     name: &str,
     server: &str,
     method: &'static str,
@@ -235,6 +237,7 @@ pub(super) async fn request(
         let wait = Wait { name, server, failed_actor, deadline, settings, tool: false };
         let target = wait_for_route(snapshots.clone(), wait).await?;
         let call = ToolCall::request(name, method, params, deadline, settings.call_timeout);
+        let call = ToolCall { caller: caller.map(Arc::from), ..call };
         match send(&target.actor, server, call).await {
             Err(CallError::ServerGone { delivered, server, .. }) => {
                 tracing::debug!(server = %server, delivered, "repeating '{name}' after the server went down");

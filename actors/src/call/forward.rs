@@ -116,7 +116,7 @@ impl CallPath {
         let policy = rules.resolve(&entry, settings.call_timeout);
         settings.call_timeout = timeout.unwrap_or(policy.timeout.value);
         let label = format!("{method} on {server}");
-        let raw = attempt::request(&self.snapshot, &label, server, method, &params, &settings).await?;
+        let raw = attempt::request(&self.snapshot, caller, &label, server, method, &params, &settings).await?;
         let mut value: Value = serde_json::from_str(raw.get()).map_err(|error| CallError::BadResult {
             server: server.to_string(),
             name: label.clone(),

@@ -50,6 +50,7 @@ impl ToolCall {
             progress: None,
             asks: None,
             as_task: false,
+            caller: None,
         }
     }
 }
@@ -150,10 +151,11 @@ impl ServerActorState {
             }
             Phase::Discovering | Phase::Ready => {}
         }
-        if let Some(answer) = self.answered_for_modern(&call) {
+        if let Some(answer) = self.answered_for_modern(&call).or_else(|| self.cached_answer(&call)) {
             let _ = reply.send(Ok(answer));
             return;
         }
+        let cache_ticket = self.cache_ticket(&call);
         let id = self.fresh_id();
         let deadline = call.deadline;
         if call.progress.is_some() {
@@ -161,7 +163,8 @@ impl ServerActorState {
         }
         self.arm_deadline_timer(myself, deadline);
         let (input, task) = Default::default();
-        self.pending.insert(id, Pending::Call(PendingCall { call, reply, deadline, sent: false, input, task }));
+        let call = PendingCall { call, reply, deadline, sent: false, input, task, cache_ticket };
+        self.pending.insert(id, Pending::Call(call));
         self.queued.push_back(id);
         self.send_queued_calls();
     }
@@ -211,6 +214,9 @@ impl ServerActorState {
             // The server works again: the supervisor's crash streak is over.
             self.report(ServerEvent::CallSucceeded);
             self.restart_attempt = 0;
+        }
+        if let (Ok(result), Some(ticket)) = (&outcome, call.cache_ticket) {
+            self.keep_answer(ticket, &call.call, result);
         }
         let name = call.call.name.clone();
         let result = outcome.map_err(|error| match error.code {
@@ -308,6 +314,9 @@ impl ServerActorState {
             timer.abort();
         }
         if let Some((_, timer)) = self.deadline_timer.take() {
+            timer.abort();
+        }
+        if let Some(timer) = self.tools_ttl.1.take() {
             timer.abort();
         }
     }

@@ -101,14 +101,17 @@ impl ServerActorState {
                 )
             }
         };
+        self.note_tools_ttl(pages == 1, &page.extra);
         tools.extend(page.tools);
         match page.next_cursor {
             Some(cursor) if pages < MAX_LIST_PAGES => self.list_tools(Some(cursor), tools, pages),
-            Some(_) => {
-                tracing::warn!(server = %self.name, "MCP '{}': stopped reading tools/list after {MAX_LIST_PAGES} pages", self.name);
+            next => {
+                if next.is_some() {
+                    tracing::warn!(server = %self.name, "MCP '{}': stopped reading tools/list after {MAX_LIST_PAGES} pages", self.name);
+                }
+                self.arm_tools_ttl(myself);
                 self.tools_discovered(tools);
             }
-            None => self.tools_discovered(tools),
         }
     }
 

@@ -42,6 +42,7 @@ const RELAYED: [&str; 4] = [
 
 impl ServerActorState {
     pub(super) fn receive_notification(&mut self, notification: Notification) {
+        self.cache.notified(&notification.method, notification.params.as_ref());
         match notification.method.as_str() {
             "notifications/tools/list_changed" => return self.refresh_tools(),
             "notifications/progress" => return self.forward_progress(notification.params),

@@ -103,6 +103,8 @@ impl ServerActorState {
             return; // One replaced meanwhile.
         }
         self.subscription.open = None;
+        // What it would have announced meanwhile is not heard.
+        self.cache.clear();
         match outcome {
             Err(error) if error.code != warden_protocol::HTTP_TRANSPORT_ERROR => {
                 return tracing::warn!(
