@@ -55,7 +55,7 @@ use crate::error::CallError;
 use crate::metrics::{CallRecord, Metrics, Outcome};
 use crate::policy_gate::{GateMsg, GateView};
 use crate::policy_rules::PolicyRules;
-use crate::progress::ProgressSink;
+use crate::progress::{CallLogs, ProgressSink};
 use crate::registry::Snapshot;
 use crate::tickets::fresh_ticket;
 
@@ -83,6 +83,7 @@ pub struct CallOptions {
     timeout: Option<Duration>,
     meta: Map<String, Value>,
     progress: Option<ProgressSink>,
+    logs: Option<CallLogs>,
     elicitor: Option<CallElicitor>,
     approver: Option<CallApprover>,
     client: Option<CallClient>,
@@ -137,6 +138,13 @@ impl CallOptions {
     /// Asks the server for progress and sends each report to `sink`.
     pub fn progress(mut self, sink: ProgressSink) -> CallOptions {
         self.progress = Some(sink);
+        self
+    }
+
+    /// Asks the server for the call's own log messages at `logs.level` and
+    /// above (2026-07-28, per request) and sends them to `logs.sink`.
+    pub fn logs(mut self, logs: CallLogs) -> CallOptions {
+        self.logs = Some(logs);
         self
     }
 

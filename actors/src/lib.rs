@@ -90,7 +90,7 @@ pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
 pub use metrics::{Metrics, Outcome};
 pub use policy_gate::{ApprovalOutcome, GateArgs, GateMsg, GateView, PolicyGate};
 pub use policy_rules::{AgentRules, ConfiguredApprover, PolicyRules};
-pub use progress::{Progress, ProgressSink};
+pub use progress::{CallLogs, LogSink, Progress, ProgressSink};
 pub use registry::{Registry, RegistryMsg, ServerOffers, ServerState, ServerStatus, Snapshot, ToolEntry};
 pub use server_actor::{NoticeSender, ServerActor, ServerArgs, ServerMsg, ServerNotice, ToolCall};
 pub use server_settings::{ServerSettings, ShapedTools, ToolShaping};

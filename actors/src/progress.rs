@@ -1,4 +1,5 @@
-//! Progress of one call, as the server reports it.
+//! What one call reports while it runs: its progress, and (2026-07-28)
+//! its log messages.
 //!
 //! A caller that wants progress passes a [`ProgressSink`] in its
 //! [`CallOptions`](crate::CallOptions). Warden then asks the server for it
@@ -9,6 +10,7 @@
 //! without bound, and the call itself is never slowed by a slow reader.
 
 use serde_json::Value;
+use warden_protocol::LogLevel;
 
 /// One `notifications/progress` for a call.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,5 +34,30 @@ impl Progress {
             total: params.get("total").and_then(Value::as_f64),
             message: params.get("message").and_then(Value::as_str).map(str::to_string),
         })
+    }
+}
+
+/// Where a call's log messages go: the `notifications/message` params as
+/// the server wrote them.
+pub type LogSink = tokio::sync::mpsc::Sender<Value>;
+
+/// A call's own log messages, asked for at `level` and above: 2026-07-28
+/// asks per request (`io.modelcontextprotocol/logLevel` in `_meta`), and a
+/// server sends them with that request's answer. Bounded and lossy, like
+/// progress.
+#[derive(Debug, Clone)]
+pub struct CallLogs {
+    /// The least severe level wanted.
+    pub level: LogLevel,
+    /// Where they go.
+    pub sink: LogSink,
+}
+
+impl CallLogs {
+    /// Passes on a message of the call's, if at or above its level.
+    pub(crate) fn offer(&self, params: Value) {
+        if LogLevel::of(Some(&params)) >= self.level {
+            let _ = self.sink.try_send(params);
+        }
     }
 }

@@ -111,6 +111,8 @@ pub struct ToolCall {
     pub ticket: u64,
     /// Where the server's progress notifications for this call go.
     pub progress: Option<ProgressSink>,
+    /// Where its log messages go, when it asked for them.
+    pub logs: Option<crate::progress::CallLogs>,
     /// Who the call is for and who answers its server's questions.
     pub(crate) asks: Option<Arc<AskContext>>,
     /// The tool must run as a task (2025-11-25: `execution.taskSupport`

@@ -36,8 +36,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use warden_actors::{ServerRequest, Warden};
+pub(crate) use warden_protocol::LogLevel;
 
 pub(crate) mod asking;
 mod client_approver;
@@ -203,57 +204,5 @@ impl Front {
             tracing::debug!(server, %error, "setting the log level upstream failed");
             self.upstream.lock().expect("front lock").levels.remove(server);
         }
-    }
-}
-
-/// MCP's log levels (RFC 5424's), least severe first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum LogLevel {
-    Debug,
-    Info,
-    Notice,
-    Warning,
-    Error,
-    Critical,
-    Alert,
-    Emergency,
-}
-
-impl LogLevel {
-    const ALL: [LogLevel; 8] = [
-        LogLevel::Debug,
-        LogLevel::Info,
-        LogLevel::Notice,
-        LogLevel::Warning,
-        LogLevel::Error,
-        LogLevel::Critical,
-        LogLevel::Alert,
-        LogLevel::Emergency,
-    ];
-
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            LogLevel::Debug => "debug",
-            LogLevel::Info => "info",
-            LogLevel::Notice => "notice",
-            LogLevel::Warning => "warning",
-            LogLevel::Error => "error",
-            LogLevel::Critical => "critical",
-            LogLevel::Alert => "alert",
-            LogLevel::Emergency => "emergency",
-        }
-    }
-
-    pub(crate) fn parse(name: &str) -> Option<LogLevel> {
-        LogLevel::ALL.into_iter().find(|level| level.name() == name)
-    }
-
-    /// The level of a `notifications/message`'s params (`info` if unsaid).
-    fn of(params: Option<&Value>) -> LogLevel {
-        params
-            .and_then(|params| params.get("level"))
-            .and_then(Value::as_str)
-            .and_then(LogLevel::parse)
-            .unwrap_or(LogLevel::Info)
     }
 }

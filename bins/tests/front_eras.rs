@@ -75,6 +75,7 @@ fn clients_of_both_eras_reach_servers_of_both_eras_over_stdio_and_http() {
         assert_served(&modern, "2026-07-28");
         assert_eq!(modern["honored"], true, "{transport}: {modern}");
         assert_eq!(modern["changed"], "ToolsListChanged", "the change came on the subscription: {modern}");
+        assert_eq!(modern["logs"], json!(["modern shouts"]), "the call's own log, on its stream: {modern}");
         let legacy = run_client(&home, "legacy", transport, &target, &extra);
         assert_served(&legacy, "2025-11-25");
         assert_eq!(legacy["logs"], json!(["legacy shouts", "modern shouts"]), "each server's log: {legacy}");
@@ -172,6 +173,13 @@ fn a_2026_request_gets_what_the_revision_says_for_each_mistake() {
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["result"]["content"][0]["text"], "x", "{answer}");
     assert_eq!(answer["result"]["resultType"], "complete");
+
+    // A log level that is not one: -32602, naming the levels.
+    let mut loud = call.clone();
+    loud["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("loud");
+    let (_, answer) = post(port, &honest, &loud);
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("\"loud\", which is not a log level"), "{answer}");
 
     // No client capabilities: 400, -32602.
     let bare = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});

@@ -37,6 +37,7 @@ mod bridge;
 mod elicitation;
 mod framing;
 mod jsonrpc;
+mod log_level;
 mod mcp;
 mod modern;
 #[cfg(test)]
@@ -57,6 +58,7 @@ pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES, HEAD_BYTES};
 pub use jsonrpc::{
     json_kind, ErrorCode, ErrorObject, Message, Notification, ParseError, RawResponse, Request, RequestId, Response,
 };
+pub use log_level::LogLevel;
 pub use mcp::{
     CallToolParams, CallToolResult, ContentBlock, Implementation, InitializeParams, InitializeResult, ListToolsParams,
     ListToolsResult, ResourceContents, ServerCapabilities, Tool, ToolAnnotations, LATEST_PROTOCOL_VERSION,

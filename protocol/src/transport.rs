@@ -55,6 +55,15 @@ pub enum TransportEvent {
         /// The id of Warden's request whose stream carried it.
         during: crate::jsonrpc::RequestId,
     },
+    /// A notification that arrived on the stream of one of Warden's own
+    /// requests (Streamable HTTP): a log message there is that request's
+    /// (2026-07-28 sends a request's log messages only with it).
+    NotificationDuring {
+        /// The server's notification.
+        notification: crate::jsonrpc::Notification,
+        /// The id of Warden's request whose stream carried it.
+        during: crate::jsonrpc::RequestId,
+    },
     /// Output that was not a JSON-RPC message; it was skipped.
     Malformed {
         /// What was wrong, with the start of the offending text.

@@ -17,8 +17,9 @@ envelope) or `legacy` (`initialize`, 2025-11-25). The front serves `modern` and
    person's name (each in its own era), answering "Ada" — a 2026-07-28
    client is asked through `input_required` answers and retries, a
    legacy one through requests on its session;
-4. (legacy) sets a log level and has both servers log a warning, which
-   must reach it; subscribes to the 2026-07-28 server's `note://current`
+4. has both servers log a warning: a legacy client sets a level and gets
+   both; a 2026-07-28 client asks with every request and gets the
+   2026-07-28 server's (on the call's stream); (legacy) subscribes to the 2026-07-28 server's `note://current`
    and has it updated;
 5. listens for tool list changes (2026-07-28 through
    `subscriptions/listen`, legacy through the session's notifications),
@@ -78,6 +79,17 @@ async def scenario(client: Client, mode: str, changes: list, logs: list, updates
             await asyncio.sleep(0.05)
         out["changed"] = bool(changes)
     else:
+        # Every request asks for its own log messages at `info` (the
+        # client's `log_level`): the 2026-07-28 server's reach the client
+        # on the call's own stream; the legacy server logs per connection,
+        # not per request, so nothing of it comes.
+        for name in ("modern", "legacy"):
+            await client.call_tool(f"{name}__shout", {"words": f"{name} shouts"})
+        for _ in range(40):
+            if logs:
+                break
+            await asyncio.sleep(0.05)
+        out["logs"] = sorted(str(log.data) for log in logs)
         async with client.listen(tools_list_changed=True) as subscription:
             out["honored"] = bool(subscription.honored.tools_list_changed)
             await client.call_tool("modern__grow", {"name": late})
@@ -123,6 +135,7 @@ async def main() -> None:
         message_handler=on_message,
         elicitation_callback=on_elicit,
         logging_callback=on_log,
+        log_level="info" if mode == "auto" else None,
         cache=None,
     ) as client:
         out = await scenario(client, mode, changes, logs, updates, f"late_{mode}_{transport}")

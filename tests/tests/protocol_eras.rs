@@ -11,8 +11,10 @@ use std::time::Duration;
 use serde_json::{json, Map};
 use tokio::sync::mpsc;
 use warden_actors::{
-    ElicitReply, ElicitationAnswer, ElicitationRequest, ServerRequest, ServerState, ServerStatus, Warden,
+    CallLogs, CallOptions, ElicitReply, ElicitationAnswer, ElicitationRequest, ServerRequest, ServerState,
+    ServerStatus, Warden,
 };
+use warden_protocol::LogLevel;
 use warden_tests::python_http::PythonHttpServer;
 use warden_tests::real_servers::{python_script, python_server_command};
 use warden_tests::test_config;
@@ -269,6 +271,37 @@ async fn a_tool_list_is_read_again_when_its_ttl_runs_out() {
     let after = served(&warden, "modern", "tools/list").await;
     // Fresh for 1.5 s: read about twice in 3.5 s (not in a loop).
     assert!((before + 1..=before + 3).contains(&after), "{before} then {after}");
+    warden.shutdown().await;
+}
+
+// --- A call's own log messages (2026-07-28 `logLevel` per request) ---------
+
+/// Calls `tool` asking for its log messages at `level`; what came.
+async fn logged(warden: &Warden, tool: &str, level: LogLevel) -> Vec<serde_json::Value> {
+    let (sink, mut messages) = mpsc::channel(16);
+    let options = CallOptions::default().logs(CallLogs { level, sink });
+    let call = warden.call(tool, json!({"words": format!("{tool} shouts")}), options);
+    let result = tokio::time::timeout(Duration::from_secs(30), call).await.expect("the call ends").unwrap();
+    assert_eq!(result.text(), "shouted");
+    let mut seen = Vec::new();
+    while let Ok(message) = messages.try_recv() {
+        seen.push(message);
+    }
+    seen
+}
+
+#[tokio::test]
+async fn a_call_that_asks_for_its_log_messages_gets_its_own_over_stdio_and_http() {
+    let (_http, over_http) = http_server("over_http", "modern", "").await;
+    let (warden, _questions) = start(&[server("over_stdio", "modern", ""), over_http]).await;
+    for name in ["over_stdio", "over_http"] {
+        let tool = format!("{name}__shout");
+        let seen = logged(&warden, &tool, LogLevel::Info).await;
+        let expected = json!([{"level": "warning", "logger": "shouter", "data": format!("{tool} shouts")}]);
+        assert_eq!(json!(seen), expected, "{name}");
+        // Asked for errors only: the server sends no warning.
+        assert_eq!(logged(&warden, &tool, LogLevel::Error).await, Vec::<serde_json::Value>::new(), "{name}");
+    }
     warden.shutdown().await;
 }
 

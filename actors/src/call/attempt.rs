@@ -166,7 +166,8 @@ pub(super) async fn run(
 
 /// The `tools/call` request of one attempt: the caller's `_meta` (or
 /// `traced`, the same with the attempt's trace context), plus a
-/// `progressToken` (the attempt's own ticket) when the caller wants progress.
+/// `progressToken` (the attempt's own ticket) when the caller wants progress
+/// and the log level when it wants its log messages.
 fn tool_call(
     name: &str,
     tool: &str,
@@ -176,16 +177,21 @@ fn tool_call(
     deadline: Instant,
     timeout: std::time::Duration,
 ) -> ToolCall {
-    let Some(progress) = &options.progress else {
+    if options.progress.is_none() && options.logs.is_none() {
         let meta = traced.as_ref().unwrap_or(&options.meta);
         return ToolCall::new(name, tool, arguments, meta, deadline, timeout);
-    };
+    }
     // The ticket is known before the params are written: it is the token.
     let ticket = fresh_ticket();
     let mut meta = traced.unwrap_or_else(|| options.meta.clone());
-    meta.insert("progressToken".into(), ticket.into());
+    if options.progress.is_some() {
+        meta.insert("progressToken".into(), ticket.into());
+    }
+    if let Some(logs) = &options.logs {
+        meta.insert(warden_protocol::LOG_LEVEL_KEY.into(), logs.level.name().into());
+    }
     let call = ToolCall::new(name, tool, arguments, &meta, deadline, timeout);
-    ToolCall { ticket, progress: Some(progress.clone()), ..call }
+    ToolCall { ticket, progress: options.progress.clone(), logs: options.logs.clone(), ..call }
 }
 
 /// Sends one request to the actor and waits for its answer. An actor that

@@ -48,6 +48,7 @@ impl ToolCall {
             timeout,
             ticket: fresh_ticket(),
             progress: None,
+            logs: None,
             asks: None,
             as_task: false,
             caller: None,

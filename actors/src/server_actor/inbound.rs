@@ -12,6 +12,9 @@ impl ServerActorState {
             TransportEvent::RequestDuring { request, during } => {
                 self.answer_server_request(myself, request, Some(&during))
             }
+            TransportEvent::NotificationDuring { notification, during } => {
+                self.receive_notification(notification, Some(&during))
+            }
             TransportEvent::Malformed { problem } => {
                 tracing::warn!(server = %self.name, "MCP '{}': skipped output that is not an MCP message: {problem}", self.name);
             }
@@ -40,7 +43,7 @@ impl ServerActorState {
                 self.receive_response(myself, response.id, outcome)
             }
             Message::Request(request) => self.answer_server_request(myself, request, None),
-            Message::Notification(notification) => self.receive_notification(notification),
+            Message::Notification(notification) => self.receive_notification(notification, None),
         }
     }
 

@@ -41,12 +41,22 @@ const RELAYED: [&str; 4] = [
 ];
 
 impl ServerActorState {
-    pub(super) fn receive_notification(&mut self, notification: Notification) {
+    /// A notification from the server; `during`: the request whose stream
+    /// carried it (Streamable HTTP).
+    pub(super) fn receive_notification(&mut self, notification: Notification, during: Option<&RequestId>) {
         self.cache.notified(&notification.method, notification.params.as_ref());
         match notification.method.as_str() {
             "notifications/tools/list_changed" => return self.refresh_tools(),
             "notifications/progress" => return self.forward_progress(notification.params),
-            "notifications/message" => self.log_server_message(notification.params.as_ref()),
+            "notifications/message" => {
+                self.log_server_message(notification.params.as_ref());
+                if let Some(logs) = self.log_owner(during) {
+                    logs.offer(notification.params.clone().unwrap_or_else(|| json!({})));
+                    if !self.logs_for_everyone() {
+                        return;
+                    }
+                }
+            }
             "notifications/cancelled" => return self.server_cancelled(notification.params.as_ref()),
             "notifications/elicitation/complete" => {
                 // Warden calls again as soon as the person accepted the URL;
@@ -67,6 +77,51 @@ impl ServerActorState {
         }
     }
 
+    /// The call a log message is for, when it is one that asked for its
+    /// own (2026-07-28 sends a request's messages only with it, and only
+    /// when it asked). Over HTTP the stream that carried the message says
+    /// whose it is. On stdio nothing does, so a modern server's message is
+    /// a call's only when that is certain: the one call in flight, or the
+    /// one that asked when no other request asks (the connection does not
+    /// ask with every request). Otherwise it is nobody's own — never a
+    /// guess that could hand one caller another's messages.
+    fn log_owner(&self, during: Option<&RequestId>) -> Option<&crate::progress::CallLogs> {
+        if let Some(RequestId::Number(id)) = during {
+            return match self.pending.get(id) {
+                Some(Pending::Call(call)) => call.call.logs.as_ref(),
+                _ => None,
+            };
+        }
+        if !self.is_modern() {
+            return None;
+        }
+        let in_flight = || {
+            self.pending.values().filter_map(|pending| match pending {
+                Pending::Call(call) if call.sent => Some(call),
+                _ => None,
+            })
+        };
+        if let Some(call) = only(in_flight()) {
+            return call.call.logs.as_ref();
+        }
+        if self.logs_for_everyone() {
+            return None;
+        }
+        only(in_flight().filter(|call| call.call.logs.is_some())).and_then(|call| call.call.logs.as_ref())
+    }
+
+    /// Whether the server's log messages are everyone's too: an older
+    /// server logs per connection, and a modern one is asked for them with
+    /// every request once a front client set a level the old way. They are
+    /// then relayed as notices (the front gives them to the sessions that
+    /// set a level) besides going to the call they came with.
+    fn logs_for_everyone(&self) -> bool {
+        match &self.spoken {
+            era::Spoken::Modern(envelope) => envelope.asks_logs(),
+            era::Spoken::Plain => true,
+        }
+    }
+
     fn log_server_message(&self, params: Option<&Value>) {
         let level = params.and_then(|params| params.get("level")).and_then(Value::as_str).unwrap_or("info");
         let data = params.and_then(|params| params.get("data")).map(Value::to_string).unwrap_or_default();
@@ -79,4 +134,10 @@ impl ServerActorState {
             _ => tracing::error!(server = %self.name, "MCP '{}' says ({level}): {data}", self.name),
         }
     }
+}
+
+/// The one item `items` yields, if it yields exactly one.
+fn only<T>(mut items: impl Iterator<Item = T>) -> Option<T> {
+    let first = items.next()?;
+    items.next().is_none().then_some(first)
 }

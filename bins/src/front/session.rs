@@ -20,16 +20,17 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use warden_actors::{CallError, CallOptions, CallToolResult, ClientOffers, ElicitModes, ServerState};
+use warden_actors::{ClientOffers, ElicitModes};
+use warden_protocol::LOG_LEVEL_KEY;
 
-use super::asking::{AskClient, Asked, ClientAnswer, ClientElicitor, FrontClient};
-use super::client_approver::ClientApprover;
+use super::asking::{AskClient, Asked, ClientAnswer};
 use super::view::View;
 
 use super::{Front, LogLevel, TOOLS_PAGE};
 
+mod call;
 mod handshake;
 mod listen;
 mod modern;
@@ -38,7 +39,6 @@ mod progress;
 mod registered;
 pub(crate) use modern::unsupported_version;
 use modern::{Envelope, Modern};
-use progress::relay_progress;
 use registered::Registered;
 
 /// Where a session's messages to the client go.
@@ -327,6 +327,7 @@ impl Session {
         reply: &Outbox,
         asks_client: bool,
     ) -> Result<Value, (i64, String)> {
+        let log_level = asked_log_level(&params)?;
         // The client's protocol fields are its own with the front; Warden
         // speaks for itself to each server (a legacy one refuses them).
         let mut params = params;
@@ -338,7 +339,7 @@ impl Session {
         }
         match method {
             "tools/list" => self.list_tools(&params).await,
-            "tools/call" => self.call_tool(&params, reply, asks_client).await,
+            "tools/call" => self.call_tool(&params, reply, asks_client, log_level).await,
             "resources/list"
             | "resources/templates/list"
             | "resources/read"
@@ -377,83 +378,6 @@ impl Session {
         }
         Ok(result)
     }
-
-    async fn call_tool(&self, params: &Value, reply: &Outbox, asks_client: bool) -> Result<Value, (i64, String)> {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Err((code::INVALID_PARAMS, "tools/call needs `name`, the tool's name as a string".into()));
-        };
-        let view = &self.inner.view;
-        let Some(namespaced) = view.tool_name(name) else {
-            return Err((code::INVALID_PARAMS, format!("unknown tool '{name}': tools/list shows the tools")));
-        };
-        let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
-        let mut meta: Map<String, Value> = params.get("_meta").and_then(Value::as_object).cloned().unwrap_or_default();
-        let mut options = CallOptions::default().via(format!("front: {}", self.who()));
-        let relay = meta.remove("progressToken").map(|token| {
-            let (sink, updates) = mpsc::channel(64);
-            options = options.clone().progress(sink);
-            tokio::spawn(relay_progress(token, updates, reply.clone()))
-        });
-        // Questions the call's servers ask go to this client if it can answer.
-        let modes = if asks_client { self.state().elicitation } else { ElicitModes::default() };
-        if modes != ElicitModes::default() {
-            let elicitor = ClientElicitor { session: Arc::new(self.clone()), reply: reply.clone(), modes };
-            options = options.elicitor(Arc::new(elicitor));
-        }
-        // Its own roots and model, for servers asking during its calls.
-        let offers = if asks_client { self.state().offers } else { ClientOffers::default() };
-        if offers != ClientOffers::default() {
-            let client = FrontClient { session: Arc::new(self.clone()), reply: reply.clone(), offers };
-            options = options.calling_client(Arc::new(client));
-        }
-        // So are approvals its calls need, when it can answer a form.
-        if modes.form {
-            options =
-                options.approver(Arc::new(ClientApprover { session: Arc::new(self.clone()), reply: reply.clone() }));
-        }
-        // The options hold the progress sink: they are gone once the call
-        // is, which ends the relay.
-        let outcome = self.call_waiting_for_start(name, &namespaced, arguments, options.meta(meta)).await;
-        if let Some(relay) = relay {
-            // Progress sent before the answer arrives before it.
-            let _ = relay.await;
-        }
-        match outcome {
-            Ok(result) => Ok(serde_json::to_value(result).expect("a tool result serialises")),
-            Err(CallError::UnknownTool { .. }) => {
-                Err((code::INVALID_PARAMS, format!("unknown tool '{name}': tools/list shows the tools")))
-            }
-            Err(error @ CallError::InvalidArguments { .. }) => Err((code::INVALID_PARAMS, error.to_string())),
-            Err(error) => Ok(serde_json::to_value(CallToolResult::error(error.to_string())).expect("serialises")),
-        }
-    }
-}
-
-impl Session {
-    /// Runs the call; one that finds its server on its first start waits
-    /// for it (bounded) and tries once more, as the daemon's calls do.
-    async fn call_waiting_for_start(
-        &self,
-        name: &str,
-        namespaced: &str,
-        arguments: Value,
-        options: CallOptions,
-    ) -> Result<CallToolResult, CallError> {
-        let view = &self.inner.view;
-        let outcome = view.call(namespaced, arguments.clone(), options.clone()).await;
-        let Err(CallError::ServerStarting { server, .. }) = &outcome else { return outcome };
-        self.wait_for_start(server, name).await;
-        view.call(namespaced, arguments, options).await
-    }
-
-    /// Waits (bounded) until `server` is past its first start.
-    pub(super) async fn wait_for_start(&self, server: &str, what: &str) {
-        tracing::info!(session = %self.who(), "'{what}' waits (up to {} s) for server '{server}' to start", STARTING_WAIT.as_secs());
-        let started = self.inner.front.warden.wait_for(|snapshot| {
-            snapshot.status(server).is_none_or(|status| !matches!(status.state, ServerState::Starting))
-        });
-        let _ = tokio::time::timeout(STARTING_WAIT, started).await;
-    }
 }
 
 impl AskClient for Session {
@@ -483,6 +407,20 @@ impl AskClient for Session {
     fn approve(&self, tool: &str, until: Option<std::time::Instant>) {
         self.state().approved.insert(tool.to_string(), until);
     }
+}
+
+/// The log level a request asks for its own messages at
+/// (`io.modelcontextprotocol/logLevel` in `_meta`), refused when it is not
+/// one.
+fn asked_log_level(params: &Value) -> Result<Option<LogLevel>, (i64, String)> {
+    let Some(asked) = params.get("_meta").and_then(|meta| meta.get(LOG_LEVEL_KEY)) else { return Ok(None) };
+    asked.as_str().and_then(LogLevel::parse).map(Some).ok_or_else(|| {
+        let message = format!(
+            "`_meta` `{LOG_LEVEL_KEY}` is {asked}, which is not a log level: say debug, info, notice, warning, \
+             error, critical, alert or emergency"
+        );
+        (code::INVALID_PARAMS, message)
+    })
 }
 
 /// A JSON-RPC error response.

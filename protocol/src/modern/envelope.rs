@@ -57,9 +57,15 @@ impl Envelope {
         self.write_members();
     }
 
+    /// Whether every request asks for log messages (a level was set).
+    pub fn asks_logs(&self) -> bool {
+        self.fields.contains_key(LOG_LEVEL_KEY)
+    }
+
     /// `params` with the envelope in its `_meta`. The caller's own `_meta`
     /// keys (`progressToken`, `traceparent`, ...) stay; keys under the
-    /// protocol's reserved prefix are Warden's to set, as the client.
+    /// protocol's reserved prefix are Warden's to set, as the client — but
+    /// for a call's own `logLevel`, which wins over the connection's.
     pub fn stamp(&self, params: Option<Value>) -> Value {
         let mut params = match params {
             Some(Value::Object(params)) => params,
@@ -70,8 +76,10 @@ impl Envelope {
             *meta = Value::Object(Map::new());
         }
         let meta = meta.as_object_mut().expect("made an object above");
-        meta.retain(|key, _| !key.starts_with(RESERVED_PREFIX));
-        meta.extend(self.fields.iter().map(|(key, value)| (key.clone(), value.clone())));
+        meta.retain(|key, _| is_callers(key));
+        let own_level = meta.contains_key(LOG_LEVEL_KEY);
+        let fields = self.fields.iter().filter(|(key, _)| !own_level || *key != LOG_LEVEL_KEY);
+        meta.extend(fields.map(|(key, value)| (key.clone(), value.clone())));
         Value::Object(params)
     }
 
@@ -92,15 +100,34 @@ impl Envelope {
         }
         text.push_str("\"_meta\":{");
         let own = members.get("_meta").and_then(|meta| serde_json::from_str::<Map<String, Value>>(meta.get()).ok());
-        for (key, value) in own.iter().flatten().filter(|(key, _)| !key.starts_with(RESERVED_PREFIX)) {
+        for (key, value) in own.iter().flatten().filter(|(key, _)| is_callers(key)) {
             push_key(&mut text, key);
             text.push_str(&value.to_string());
             text.push(',');
         }
-        text.push_str(&self.members);
+        if own.as_ref().is_some_and(|own| own.contains_key(LOG_LEVEL_KEY)) && self.fields.contains_key(LOG_LEVEL_KEY) {
+            // The call's own level wins over the connection's (rare: written out).
+            let fields: Map<String, Value> = self
+                .fields
+                .iter()
+                .filter(|(key, _)| *key != LOG_LEVEL_KEY)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            let object = serde_json::to_string(&fields).expect("a JSON map always serialises");
+            text.push_str(&object[1..object.len() - 1]);
+        } else {
+            text.push_str(&self.members);
+        }
         text.push_str("}}");
         RawValue::from_string(text).expect("the envelope writes JSON")
     }
+}
+
+/// Whether a caller's `_meta` key goes with the request: its own keys, and
+/// the log level a call asks for its own messages at (Warden sets it for a
+/// caller that wants them; a front strips its clients' reserved keys).
+fn is_callers(key: &str) -> bool {
+    !key.starts_with(RESERVED_PREFIX) || key == LOG_LEVEL_KEY
 }
 
 /// `"key":`, the key escaped as JSON.

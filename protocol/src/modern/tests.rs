@@ -118,6 +118,22 @@ fn a_log_level_rides_every_request_once_set() {
 }
 
 #[test]
+fn a_calls_own_log_level_wins_over_the_connections_written_either_way() {
+    let mut envelope = Envelope::new("2026-07-28", json!({}), json!({"name": "warden"}));
+    let own = json!({"name": "t", "_meta": {LOG_LEVEL_KEY: "debug", "progressToken": 1}});
+    for connection in [None, Some("error")] {
+        envelope.set_log_level(connection);
+        let tree = envelope.stamp(Some(own.clone()));
+        let text: Value = serde_json::from_str(envelope.stamp_raw(&raw(own.clone())).get()).unwrap();
+        assert_eq!(tree, text, "connection level {connection:?}");
+        assert_eq!(text["_meta"][LOG_LEVEL_KEY], "debug", "connection level {connection:?}");
+        assert_eq!(text["_meta"]["progressToken"], 1);
+    }
+    let without: Value = serde_json::from_str(envelope.stamp_raw(&raw(json!({"name": "t"}))).get()).unwrap();
+    assert_eq!(without["_meta"][LOG_LEVEL_KEY], "error", "the connection's level for other calls");
+}
+
+#[test]
 fn the_envelope_written_into_text_is_the_envelope_written_into_a_tree() {
     let mut envelope = Envelope::new("2026-07-28", json!({"elicitation": {"form": {}}}), json!({"name": "warden"}));
     envelope.set_log_level(Some("info"));

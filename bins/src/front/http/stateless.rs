@@ -57,7 +57,12 @@ impl HttpFront {
         let session = Session::owned(Arc::clone(&self.front), view, owner);
         let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
         let request_id = message.get("id").cloned().unwrap_or(Value::Null);
-        let streams = message.pointer("/params/_meta/progressToken").is_some() || method == "subscriptions/listen";
+        // A stream when something may come before the answer: progress, a
+        // call's own log messages, a subscription's notifications.
+        let logs =
+            method == "tools/call" && message.pointer("/params/_meta/io.modelcontextprotocol~1logLevel").is_some();
+        let streams =
+            message.pointer("/params/_meta/progressToken").is_some() || logs || method == "subscriptions/listen";
         let (outbox, answers) = mpsc::channel(64);
         let outbox_of_stream = outbox.clone();
         match session.receive(message, outbox) {

@@ -1,8 +1,10 @@
-//! A call's progress, passed to the client under the client's own token.
+//! What a call reports while it runs, passed to its client: progress
+//! under the client's own token, and (2026-07-28) the call's own log
+//! messages, on the request's stream.
 
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
-use warden_actors::Progress;
+use warden_actors::{Progress, Warden};
 
 use super::Outbox;
 
@@ -18,6 +20,26 @@ pub(super) async fn relay_progress(token: Value, mut updates: mpsc::Receiver<Pro
             params["message"] = json!(message);
         }
         let notification = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params});
+        if reply.send(notification).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Passes the log messages of the call of `tool` to the client until the
+/// call ends, the logger named after its server (`server/logger`) as the
+/// front's other relayed messages are.
+pub(super) async fn relay_logs(warden: Warden, tool: String, mut messages: mpsc::Receiver<Value>, reply: Outbox) {
+    while let Some(mut params) = messages.recv().await {
+        let Some(fields) = params.as_object_mut() else { continue };
+        // Looked up now: the call may have waited for its server's start.
+        let server = warden.snapshot().tool(&tool).map(|entry| entry.server.to_string()).unwrap_or_default();
+        let logger = match fields.get("logger").and_then(Value::as_str) {
+            Some(logger) => format!("{server}/{logger}"),
+            None => server.clone(),
+        };
+        fields.insert("logger".into(), json!(logger));
+        let notification = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": params});
         if reply.send(notification).await.is_err() {
             return;
         }

@@ -173,10 +173,14 @@ impl Session {
                 }
                 answered = Some(StreamEnd::Answered(None));
             }
-            // A server's request on this request's stream belongs to it.
+            // A server's request or notification on this request's stream
+            // belongs to it.
             let event = match event {
                 TransportEvent::Message(Message::Request(request)) if !initialize => {
                     TransportEvent::RequestDuring { request, during: id.clone() }
+                }
+                TransportEvent::Message(Message::Notification(notification)) if !initialize => {
+                    TransportEvent::NotificationDuring { notification, during: id.clone() }
                 }
                 event => event,
             };

@@ -27,9 +27,12 @@ async fn an_event_stream_delivers_notifications_before_the_response() {
     let mut client = connect(&url, &[]).await.unwrap();
     client.initialize().await;
     client.request(7, "tools/call");
-    let TransportEvent::Message(Message::Notification(progress)) = client.next().await else { panic!("notification") };
-    assert_eq!(progress.method, "notifications/progress");
-    // A server request on a request's stream belongs to that request.
+    // A notification on a request's stream belongs to that request; so
+    // does a server request.
+    let TransportEvent::NotificationDuring { notification: progress, during } = client.next().await else {
+        panic!("notification")
+    };
+    assert_eq!((progress.method.as_str(), &during), ("notifications/progress", &RequestId::Number(7)));
     let TransportEvent::RequestDuring { request: ping, during } = client.next().await else { panic!("server request") };
     assert_eq!((ping.id, ping.method.as_str()), (RequestId::String("s1".into()), "ping"));
     assert_eq!(during, RequestId::Number(7));
@@ -89,7 +92,9 @@ async fn a_stream_closed_early_is_resumed_with_last_event_id_until_the_answer() 
     let mut client = connect(&url, &[]).await.unwrap();
     let sent = std::time::Instant::now();
     client.request(3, "tools/call");
-    let TransportEvent::Message(Message::Notification(progress)) = client.next().await else { panic!("progress") };
+    let TransportEvent::NotificationDuring { notification: progress, .. } = client.next().await else {
+        panic!("progress")
+    };
     assert_eq!(progress.method, "notifications/progress");
     let TransportEvent::Response(response) = client.next().await else { panic!("the answer") };
     assert_eq!((response.id, response.result.get()), (RequestId::Number(3), r#"{"content":[]}"#));
