@@ -29,6 +29,10 @@ fn on_a_terminal_warden_call_asks_for_approval_in_place() {
     assert_eq!(code, Some(1), "{screen}");
     assert!(screen.contains("waiting for approval #"), "{screen}");
     assert!(screen.contains("denied it: not now"), "{screen}");
+    // Enter alone approves nothing: asked again, then approved once.
+    let (code, screen) = on_a_terminal(json!([[prompt, ""], ["type a, s or d", "a"]]), "once");
+    assert_eq!(code, Some(0), "{screen}");
+    assert!(screen.trim_end().ends_with("once"), "{screen}");
     // Approved for the session: this call runs, and the next one unasked.
     let (code, screen) = on_a_terminal(json!([[prompt, "s"]]), "yes");
     assert_eq!(code, Some(0), "{screen}");

@@ -81,7 +81,15 @@ fn on_approval(lockfile: &Lockfile, notice: Value) {
     let lockfile = lockfile.clone();
     tokio::spawn(async move {
         let asked = tokio::task::spawn_blocking(|| {
-            let choice = read_line("  [a]pprove once / approve for this [s]ession / [d]eny: ")?;
+            // Only a choice approves: an empty line (Enter, or what a
+            // terminal leaves after Ctrl-C) or a typo asks again.
+            let choice = loop {
+                let choice = read_line("  [a]pprove once / approve for this [s]ession / [d]eny: ")?;
+                if matches!(choice.as_str(), "a" | "approve" | "s" | "session" | "d" | "deny") {
+                    break choice;
+                }
+                eprintln!("  type a, s or d (Ctrl-C cancels the call)");
+            };
             let reason = match choice.as_str() {
                 "d" | "deny" => Some(read_line("  why (told to the caller): ")?),
                 _ => None,
