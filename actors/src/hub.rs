@@ -67,6 +67,8 @@ pub struct HubArgs {
     pub notices: crate::server_actor::NoticeSender,
     /// Who answers servers' requests.
     pub(crate) client: Arc<crate::client_features::ClientFeatures>,
+    /// Which servers earlier runs found to speak `initialize` only.
+    pub(crate) era_memo: Arc<crate::era_memo::EraMemo>,
 }
 
 /// Messages the Hub handles.
@@ -121,6 +123,7 @@ pub struct HubState {
     registry: ActorRef<RegistryMsg>,
     notices: crate::server_actor::NoticeSender,
     client: Arc<crate::client_features::ClientFeatures>,
+    era_memo: Arc<crate::era_memo::EraMemo>,
     /// Server actors by actor id, for supervision events.
     servers: HashMap<ActorId, (String, ActorCell)>,
 }
@@ -132,7 +135,13 @@ impl Actor for Hub {
 
     async fn pre_start(&self, myself: ActorRef<HubMsg>, args: HubArgs) -> Result<HubState, ActorProcessingErr> {
         let (registry, _) = Actor::spawn_linked(None, Registry, args.publish, myself.get_cell()).await?;
-        let mut state = HubState { registry, notices: args.notices, client: args.client, servers: HashMap::new() };
+        let mut state = HubState {
+            registry,
+            notices: args.notices,
+            client: args.client,
+            era_memo: args.era_memo,
+            servers: HashMap::new(),
+        };
         for plan in args.servers {
             state.spawn_server(&myself, plan).await;
         }
@@ -224,6 +233,7 @@ impl HubState {
             registry: self.registry.clone(),
             notices: self.notices.clone(),
             client: self.client.clone(),
+            era_memo: self.era_memo.clone(),
         };
         // Unnamed: ractor's global names would collide between Wardens
         // (and between parallel tests).

@@ -56,6 +56,7 @@ mod call;
 mod chat;
 mod client_features;
 mod elicitor;
+mod era_memo;
 mod error;
 mod hub;
 mod metrics;

@@ -61,6 +61,8 @@ pub struct SupervisorArgs {
     pub notices: NoticeSender,
     /// Who answers its server's requests.
     pub(crate) client: Arc<ClientFeatures>,
+    /// Which servers earlier runs found to speak `initialize` only.
+    pub(crate) era_memo: Arc<crate::era_memo::EraMemo>,
 }
 
 /// Messages a ServerSupervisor handles.
@@ -119,7 +121,9 @@ impl Actor for ServerSupervisor {
         myself: ActorRef<SupervisorMsg>,
         args: SupervisorArgs,
     ) -> Result<SupervisorState, ActorProcessingErr> {
-        let mut state = SupervisorState { args, child: None, restarts: 0, known_era: None };
+        let identity = args.connector.identity();
+        let known_era = identity.and_then(|identity| args.era_memo.recall(&args.name, &identity));
+        let mut state = SupervisorState { args, child: None, restarts: 0, known_era };
         state.spawn_child(&myself).await;
         Ok(state)
     }
@@ -215,6 +219,9 @@ impl SupervisorState {
             ServerEvent::TransportFaulted { problem } => RegistryMsg::TransportFaulted { server, problem },
             ServerEvent::EraLearned(era) => {
                 self.known_era = Some(era);
+                if let Some(identity) = self.args.connector.identity() {
+                    self.args.era_memo.learn(&self.args.name, &identity, era);
+                }
                 return;
             }
             ServerEvent::CallSucceeded => {

@@ -49,3 +49,35 @@ fn a_terminal_gets_a_live_line_per_server() {
     assert!(screen.contains("servers started in"), "{screen:?}");
     assert!(screen.contains("✓ slow") && screen.contains("✓ quick"), "{screen:?}");
 }
+
+#[test]
+fn a_server_found_to_speak_only_initialize_is_not_probed_again_by_the_next_run() {
+    let home = Home::new("era-memo");
+    let refused = home.dir.join("refused.log");
+    let server = warden_tests::bins::test_server().display().to_string();
+    let config = format!(
+        "[security]\nauto_approve = true\n[servers.old]\ncommand = {server:?}\n\
+         env = {{ WARDEN_TEST_REFUSED_LOG = {:?} }}\n",
+        refused.display().to_string()
+    );
+    std::fs::write(&home.config, config).unwrap();
+    let probes = || std::fs::read_to_string(&refused).unwrap_or_default().matches("server/discover").count();
+    for run in 1..=2 {
+        let output = home.warden(&["tools", "--no-daemon"]);
+        assert!(stdout(&output).contains("old__echo"), "run {run}: {}", stderr(&output));
+        assert_eq!(probes(), 1, "run {run}: probed once, in the first run only");
+    }
+    // Kept in the state directory, owner-only, naming the server.
+    let memo = home.dir.join("eras.json");
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(std::fs::metadata(&memo).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(std::fs::read_to_string(&memo).unwrap().contains("\"old\""));
+    // Another command is another server: probed again.
+    let text = std::fs::read_to_string(&home.config)
+        .unwrap()
+        .replace("command = ", "args = [\"--page-size\", \"5\"]\ncommand = ");
+    std::fs::write(&home.config, text).unwrap();
+    let output = home.warden(&["tools", "--no-daemon"]);
+    assert!(stdout(&output).contains("old__echo"), "{}", stderr(&output));
+    assert_eq!(probes(), 2, "{}", stderr(&output));
+}

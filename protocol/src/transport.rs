@@ -118,6 +118,13 @@ pub trait Connector: Send + Sync + 'static {
     fn probes_era(&self) -> bool {
         true
     }
+
+    /// What the server at the other end is (its command, or its URL), to
+    /// remember across runs which era it speaks; `None`: nothing to
+    /// remember it by.
+    fn identity(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Why a connection could not be used.

@@ -21,6 +21,7 @@ use crate::client_features::roots::RootsTable;
 use crate::client_features::sampler::Sampler;
 use crate::client_features::{ClientFeatures, Root, WaitIds};
 use crate::elicitor::Elicitor;
+use crate::era_memo::EraMemo;
 use crate::hub::{Hub, HubArgs, ServerPlan};
 use crate::policy_gate::{GateArgs, GateView, PolicyGate};
 use crate::policy_rules::PolicyRules;
@@ -49,6 +50,8 @@ pub struct WardenBuilder {
     summaries: Option<SummarySettings>,
     config_summaries: Option<SummarySettings>,
     audit: Option<Arc<dyn crate::AuditSink>>,
+    /// Which servers earlier runs found to speak `initialize` only.
+    era_memo: Option<std::path::PathBuf>,
 }
 
 impl Warden {
@@ -139,6 +142,15 @@ impl WardenBuilder {
         self
     }
 
+    /// Remembers in `file` which servers speak only the `initialize`
+    /// revisions, so that the next Warden does not wait for their silence
+    /// to a `server/discover` probe again (`eras.json` in the daemon's
+    /// state directory). Without it, that is remembered in memory only.
+    pub fn era_memo(mut self, file: std::path::PathBuf) -> WardenBuilder {
+        self.era_memo = Some(file);
+        self
+    }
+
     /// Spawns the actor system and returns at once; servers start in the
     /// background.
     pub async fn start(self) -> Result<Warden, StartError> {
@@ -156,6 +168,7 @@ impl WardenBuilder {
             summaries,
             config_summaries,
             audit,
+            era_memo,
         } = self;
         if let Some(roots) = roots {
             config_roots.default = roots;
@@ -181,6 +194,7 @@ impl WardenBuilder {
             rules,
             Answerers { approver, elicitor, roots: config_roots, sampling: (sampler, sampling_servers), audit },
             summaries,
+            Arc::new(era_memo.map(EraMemo::in_file).unwrap_or_default()),
         )
         .await
     }
@@ -203,6 +217,7 @@ async fn spawn(
     rules: PolicyRules,
     answerers: Answerers,
     summaries: Option<SummarySettings>,
+    era_memo: Arc<EraMemo>,
 ) -> Result<Warden, StartError> {
     let Answerers { approver, elicitor, roots, sampling, audit } = answerers;
     let rules = watch::Sender::new(Arc::new(rules));
@@ -223,7 +238,7 @@ async fn spawn(
     let slots = servers.iter().map(|plan| (plan.name.clone(), Slot::new(plan.settings.clone()))).collect();
     let (publish, snapshot) = watch::channel(Arc::new(initial));
     let (notices, _) = tokio::sync::broadcast::channel(NOTICE_BACKLOG);
-    let hub_args = HubArgs { servers, publish, notices: notices.clone(), client: client.clone() };
+    let hub_args = HubArgs { servers, publish, notices: notices.clone(), client: client.clone(), era_memo };
     let (hub, hub_task) =
         Actor::spawn(None, Hub, hub_args).await.map_err(|error| StartError::Spawn(error.to_string()))?;
     let hub_task = tokio::spawn(async move {

@@ -10,6 +10,7 @@ use warden_protocol::{ServerReport, AUTH_REQUIRED};
 
 use super::load;
 use crate::cli::Common;
+use crate::daemon::state_dir::StateDir;
 use crate::render;
 
 /// Starts Warden and waits until every server is running or failed.
@@ -23,7 +24,11 @@ async fn start_with_config(common: &Common) -> anyhow::Result<(Warden, WardenCon
     if path.is_some() && config.servers.is_empty() {
         tracing::warn!("the config has no servers; add a [servers.NAME] table with `command` or `url`");
     }
-    let warden = Warden::start(&config).await.context("starting Warden")?;
+    let mut builder = Warden::builder().config(&config);
+    if let Some(memo) = StateDir::era_memo() {
+        builder = builder.era_memo(memo);
+    }
+    let warden = builder.start().await.context("starting Warden")?;
     wait_until_settled(&warden).await;
     super::login::login_where_needed(&warden, &config).await;
     Ok((warden, config))

@@ -19,6 +19,7 @@ use warden_actors::Warden;
 
 use super::load;
 use crate::cli::Common;
+use crate::daemon::state_dir::StateDir;
 use crate::front::asking::LoneClient;
 use crate::front::view::View;
 use crate::front::{lines, Front};
@@ -75,7 +76,11 @@ async fn in_process(args: McpArgs) -> anyhow::Result<ExitCode> {
     let (_, config) = load(&args.common)?;
     // Questions no call's own client takes go to the one client there is.
     let lone_client = Arc::new(LoneClient::default());
-    let warden = Warden::builder().config(&config).elicitor(lone_client.clone()).start();
+    let mut builder = Warden::builder().config(&config).elicitor(lone_client.clone());
+    if let Some(memo) = StateDir::era_memo() {
+        builder = builder.era_memo(memo);
+    }
+    let warden = builder.start();
     let warden = warden.await.context("starting Warden")?;
     let view = View::of(&warden, args.agent.as_deref(), args.server.as_deref(), config.front.resource_tools)?;
     let front = Front::with_lone_client(warden.clone(), Some(lone_client));

@@ -75,6 +75,20 @@ impl StateDir {
         self.dir.join("daemon.log")
     }
 
+    /// `eras.json`: the servers found to speak `initialize` only, so the
+    /// next run does not wait out their silence to a probe again.
+    pub(crate) fn eras(&self) -> PathBuf {
+        self.dir.join("eras.json")
+    }
+
+    /// The era memo for a Warden started now, the directory made if need
+    /// be; `None` (memory only) when there is no state directory to have.
+    pub(crate) fn era_memo() -> Option<PathBuf> {
+        let state = StateDir::from_env().ok()?;
+        state.create().ok()?;
+        Some(state.eras())
+    }
+
     /// `audit.jsonl`: the record of every call (`[audit]`).
     pub(crate) fn audit_log(&self) -> PathBuf {
         self.dir.join("audit.jsonl")

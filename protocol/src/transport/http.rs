@@ -278,4 +278,8 @@ impl Connector for HttpConnector {
     fn probes_era(&self) -> bool {
         self.spec.transport != HttpTransport::Sse
     }
+
+    fn identity(&self) -> Option<String> {
+        Some(format!("http {}", self.spec.url))
+    }
 }

@@ -92,6 +92,11 @@ impl Connector for StdioConnector {
         let spec = self.spec.clone();
         Box::pin(async move { spawn(&spec, sink) })
     }
+
+    fn identity(&self) -> Option<String> {
+        let spec = &self.spec;
+        Some(format!("stdio {:?} {:?} in {:?}", spec.command, spec.args, spec.cwd))
+    }
 }
 
 fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, TransportError> {

@@ -60,11 +60,25 @@ pub(crate) fn handle_request(server: &Arc<Server>, tasks: &mut JoinSet<()>, id: 
             Err(message) => server.reply_error(id, INVALID_PARAMS, &message),
         },
         "tools/call" => start_tool_call(server, tasks, id, params),
-        _ => server.send(&json!({
+        _ => {
+            note_refused(method);
+            server.send(&json!({
             "jsonrpc": "2.0",
             "id": id,
             "error": {"code": METHOD_NOT_FOUND, "message": "Method not found", "data": {"method": method}},
-        })),
+            }))
+        }
+    }
+}
+
+/// Appends `method` to the file `WARDEN_TEST_REFUSED_LOG` names, if any, so
+/// a test can count what it refused (a `server/discover` probe) across
+/// processes.
+fn note_refused(method: &str) {
+    use std::io::Write as _;
+    let Some(path) = std::env::var_os("WARDEN_TEST_REFUSED_LOG") else { return };
+    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _ = writeln!(file, "{method}");
     }
 }
 
