@@ -165,3 +165,50 @@ fn sha256_hex(text: &str) -> String {
     let output = child.wait_with_output().unwrap();
     stdout(&output).split_whitespace().next().unwrap().to_string()
 }
+
+/// POSTs a 2026-07-28 `tools/call` (no session needed) to the front.
+fn front_call(port: u16, token: &str, tool: &str, arguments: Value) -> Value {
+    use std::io::{Read as _, Write as _};
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": {},
+                      "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"}});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments, "_meta": meta}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {tool}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap_or_default().trim()).unwrap_or(Value::Null)
+}
+
+#[test]
+fn a_front_call_is_recorded_with_the_name_of_the_token_it_came_with_never_the_token() {
+    let home = home("audit-front", 10.0);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (named, unnamed) = ("front-token-named-0123456789", "front-token-plain-0123456789");
+    let mut config = std::fs::read_to_string(&home.config).unwrap();
+    config += &format!(
+        "[front]\nlisten = \"127.0.0.1:{port}\"\n\
+         tokens = [{{ token = \"{named}\", name = \"ci\" }}, {{ token = \"{unnamed}\" }}]\n"
+    );
+    std::fs::write(&home.config, config).unwrap();
+    assert!(home.warden(&["status"]).status.success());
+    for token in [named, unnamed] {
+        let answer = front_call(port, token, "test__echo", json!({"message": "hi"}));
+        assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");
+    }
+    let records = audit_when(&home, &[], |records| records.len() >= 2);
+    let via: Vec<&str> = records.iter().map(|record| record["via"].as_str().unwrap()).collect();
+    assert_eq!(via, ["front: token 'ci' at /mcp, every server", "front: token #2 at /mcp, every server"]);
+    let text = std::fs::read_to_string(home.dir.join("audit.jsonl")).unwrap();
+    assert!(!text.contains(named) && !text.contains(unnamed), "a token is in the audit log:\n{text}");
+    let _ = home.warden(&["stop"]);
+}

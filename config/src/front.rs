@@ -66,6 +66,10 @@ pub struct FrontToken {
     /// The agent this identity is; `None`: the host's own view.
     #[serde(default)]
     pub agent: Option<String>,
+    /// What logs and the audit record call whoever shows it (`ci`,
+    /// `laptop`); `None`: its place in the list (`token #2`).
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 fn default_auth() -> String {

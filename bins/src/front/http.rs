@@ -96,6 +96,22 @@ struct Caller {
 
 type Answer = Response<Body>;
 
+impl Caller {
+    /// Who the caller is to the front, for the audit record and logs: the
+    /// token's name (or place in the list) and the endpoint — never the
+    /// token itself.
+    fn identity(&self, config: &warden_config::FrontConfig) -> String {
+        let token = match self.token {
+            Some(index) => match config.tokens.get(index).and_then(|entry| entry.name.as_deref()) {
+                Some(name) => format!("token '{name}'"),
+                None => format!("token #{}", index + 1),
+            },
+            None => "no token (auth = \"none\")".to_string(),
+        };
+        format!("{token} at {}", self.path)
+    }
+}
+
 impl HttpFront {
     pub(crate) fn new(
         front: Arc<Front>,
@@ -345,7 +361,10 @@ impl HttpFront {
             Ok(view) => view,
             Err(error) => return refuse(StatusCode::NOT_FOUND, &error.to_string()),
         };
-        let session = Session::new(Arc::clone(&self.front), view);
+        static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let serial = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let owner = format!("{}, session {serial}", caller.identity(&self.config));
+        let session = Session::owned(Arc::clone(&self.front), view, owner);
         let (outbox, _) = mpsc::channel(1);
         let Received::Answered(answer) = session.receive(message, outbox) else {
             return rpc_error(

@@ -132,7 +132,7 @@ impl Session {
     pub(crate) fn new(front: Arc<Front>, view: View) -> Session {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let serial = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Session::owned(front, view, format!("connection {serial}"))
+        Session::owned(front, view, format!("stdio connection {serial}"))
     }
 
     /// A session of `owner` (the HTTP face: a token at a path, the same for
@@ -156,6 +156,12 @@ impl Session {
     /// The view this session serves, for logs.
     pub(crate) fn who(&self) -> String {
         self.inner.view.who()
+    }
+
+    /// Who its client is (a token at an endpoint, a connection) and what
+    /// it sees: a call's `via` in the audit record.
+    pub(crate) fn via(&self) -> String {
+        format!("front: {}, {}", self.inner.owner, self.inner.view.who())
     }
 
     /// The protocol version agreed at `initialize`, once it was.

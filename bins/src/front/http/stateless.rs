@@ -53,7 +53,7 @@ impl HttpFront {
         };
         // The same owner for each request of the same token and endpoint:
         // what resumes a parked call (`requestState`) must come from it.
-        let owner = format!("token {:?} at {}", caller.token, caller.path);
+        let owner = caller.identity(&self.config);
         let session = Session::owned(Arc::clone(&self.front), view, owner);
         let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
         let request_id = message.get("id").cloned().unwrap_or(Value::Null);

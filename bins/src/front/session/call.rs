@@ -35,7 +35,7 @@ impl Session {
         };
         let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
         let mut meta: Map<String, Value> = params.get("_meta").and_then(Value::as_object).cloned().unwrap_or_default();
-        let mut options = CallOptions::default().via(format!("front: {}", self.who()));
+        let mut options = CallOptions::default().via(self.via());
         let relay = meta.remove("progressToken").map(|token| {
             let (sink, updates) = mpsc::channel(64);
             options = options.clone().progress(sink);

@@ -92,6 +92,9 @@ impl Session {
             .body(Full::new(json))
             .expect("a request from a checked URI and constant headers");
         self.add_session_headers(request.headers_mut(), false);
+        if let Kind::Request { traceparent: Some(traceparent), .. } = kind {
+            request.headers_mut().insert("traceparent", traceparent.clone());
+        }
         let response = self
             .client
             .request(request)

@@ -158,3 +158,23 @@ fn endpoints_resolve_against_the_stream_url_on_its_origin_only() {
     assert!(resolve("//evil.example/m").is_err());
     assert!(resolve("https://127.0.0.1:3001/m").is_err());
 }
+
+#[tokio::test]
+async fn a_requests_meta_traceparent_is_sent_as_a_header_on_the_legacy_transport_too() {
+    let stream = Stream::default();
+    let (url, mut seen) = serve(legacy_server(stream)).await;
+    let mut spec = HttpSpec::new("fake", &url);
+    spec.transport = HttpTransport::Sse;
+    let mut client = connect_with(spec).await.unwrap();
+    client.initialize().await;
+    let (_get, _init) = (seen.recv().await.unwrap(), seen.recv().await.unwrap());
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let params = json!({"name": "x", "arguments": {}, "_meta": {"traceparent": traceparent}});
+    client.connection.send(Message::request(RequestId::Number(3), "tools/call", Some(params))).unwrap();
+    let TransportEvent::Response(_) = client.next().await else { panic!("tools/call answered") };
+    client.request(4, "tools/list");
+    let TransportEvent::Response(_) = client.next().await else { panic!("tools/list answered") };
+    let (call, list) = (seen.recv().await.unwrap(), seen.recv().await.unwrap());
+    assert_eq!((call.rpc_method(), call.header("traceparent")), (Some("tools/call"), Some(traceparent)));
+    assert_eq!((list.rpc_method(), list.header("traceparent")), (Some("tools/list"), None));
+}
