@@ -221,6 +221,12 @@ pub enum CallError {
         /// What was asked.
         name: String,
     },
+    /// No task an earlier process left has this key.
+    #[error("no task left by an earlier daemon has the key '{key}'; `warden tasks` lists the ones there are")]
+    UnknownTask {
+        /// The key asked for.
+        key: String,
+    },
     /// A request named a server that is not configured.
     #[error("unknown server '{server}'{}", known_servers(.known))]
     UnknownServer {

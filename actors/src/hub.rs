@@ -69,6 +69,8 @@ pub struct HubArgs {
     pub(crate) client: Arc<crate::client_features::ClientFeatures>,
     /// Which servers earlier runs found to speak `initialize` only.
     pub(crate) era_memo: Arc<crate::era_memo::EraMemo>,
+    /// The tasks of calls in flight.
+    pub(crate) task_journal: Arc<crate::task_journal::TaskJournal>,
 }
 
 /// Messages the Hub handles.
@@ -124,6 +126,7 @@ pub struct HubState {
     notices: crate::server_actor::NoticeSender,
     client: Arc<crate::client_features::ClientFeatures>,
     era_memo: Arc<crate::era_memo::EraMemo>,
+    task_journal: Arc<crate::task_journal::TaskJournal>,
     /// Server actors by actor id, for supervision events.
     servers: HashMap<ActorId, (String, ActorCell)>,
 }
@@ -140,6 +143,7 @@ impl Actor for Hub {
             notices: args.notices,
             client: args.client,
             era_memo: args.era_memo,
+            task_journal: args.task_journal,
             servers: HashMap::new(),
         };
         for plan in args.servers {
@@ -234,6 +238,7 @@ impl HubState {
             notices: self.notices.clone(),
             client: self.client.clone(),
             era_memo: self.era_memo.clone(),
+            task_journal: self.task_journal.clone(),
         };
         // Unnamed: ractor's global names would collide between Wardens
         // (and between parallel tests).

@@ -70,6 +70,7 @@ mod server_settings;
 mod server_supervisor;
 mod sha256;
 mod summarizer;
+mod task_journal;
 mod tickets;
 mod trace_context;
 mod warden;
@@ -97,6 +98,7 @@ pub use server_actor::{NoticeSender, ServerActor, ServerArgs, ServerMsg, ServerN
 pub use server_settings::{ServerSettings, ShapedTools, ToolShaping};
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 pub use summarizer::{SummarySettings, SummaryView};
+pub use task_journal::LeftTask;
 pub use trace_context::continue_trace;
 pub use warden::{
     AgentScope, Changes, ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden,

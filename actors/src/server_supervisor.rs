@@ -63,6 +63,8 @@ pub struct SupervisorArgs {
     pub(crate) client: Arc<ClientFeatures>,
     /// Which servers earlier runs found to speak `initialize` only.
     pub(crate) era_memo: Arc<crate::era_memo::EraMemo>,
+    /// The tasks of calls in flight, for the next process should this die.
+    pub(crate) task_journal: Arc<crate::task_journal::TaskJournal>,
 }
 
 /// Messages a ServerSupervisor handles.
@@ -224,6 +226,12 @@ impl SupervisorState {
                 }
                 return;
             }
+            ServerEvent::TaskStarted { ticket, tool, task_id, extension } => {
+                let started = crate::task_journal::now();
+                let task = crate::LeftTask { server, tool, task_id, extension, started };
+                return self.args.task_journal.started(ticket, task);
+            }
+            ServerEvent::TaskEnded { ticket } => return self.args.task_journal.ended(ticket),
             ServerEvent::CallSucceeded => {
                 self.restarts = 0;
                 return;

@@ -48,6 +48,7 @@ use crate::summarizer::{SummarizerMsg, SummaryView};
 mod agent;
 mod builder;
 mod changes;
+mod left_tasks;
 mod plans;
 mod policy_api;
 mod reload;
@@ -85,6 +86,8 @@ struct Core {
     notices: NoticeSender,
     /// Who answers servers' own requests; holds the roots.
     client: Arc<ClientFeatures>,
+    /// The tasks of calls in flight, and those an earlier process left.
+    task_journal: Arc<crate::task_journal::TaskJournal>,
 }
 
 /// A server to run, for hosts and tests that bring their own transport.

@@ -92,6 +92,17 @@ pub(crate) enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// List the server-side tasks the calls of a daemon that died left on
+    /// servers that outlived it (HTTP), with what each server says of its
+    /// task now; or, with --result, fetch one's result.
+    Tasks {
+        /// Fetch the result of the task with this key (as listed); it is
+        /// forgotten once it has ended.
+        #[arg(long, value_name = "KEY")]
+        result: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Answer a server's question, as `warden pending` lists it.
     #[command(group(clap::ArgGroup::new("action").required(true).args(["accept", "defaults", "decline", "cancel"])))]
     Answer {

@@ -98,6 +98,7 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         | Command::Deny { common, .. }
         | Command::Pending { common }
         | Command::Answer { common, .. }
+        | Command::Tasks { common, .. }
             if common.no_daemon =>
         {
             Err(UsageError("approvals and questions live in the daemon; run this without --no-daemon".into()).into())
@@ -120,6 +121,7 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
             remote::approvals(&common, serde_json::json!({"op": "deny", "approval": id, "reason": reason})).await
         }
         Command::Pending { common } => remote::approvals(&common, serde_json::json!({"op": "pending"})).await,
+        Command::Tasks { result, common } => remote::left_tasks(&common, result).await,
         Command::Answer { id, accept, defaults, decline, cancel, common } => {
             // clap requires exactly one of the four.
             let (action, content) = if let Some(fields) = accept {

@@ -31,6 +31,7 @@ mod approvals;
 mod audit_log;
 mod connection;
 mod idle;
+mod left_tasks;
 pub(crate) mod lockfile;
 mod log_file;
 mod names;

@@ -8,7 +8,9 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+mod left_tasks;
 mod pending;
+pub(crate) use left_tasks::{left_task_result, left_tasks};
 pub(crate) use pending::question;
 use warden_actors::{ServerState, ServerStatus, ToolEntry};
 use warden_protocol::{ServerReport, ToolListing};

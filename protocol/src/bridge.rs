@@ -200,6 +200,15 @@ pub enum Request {
     },
     /// Everything waiting for a person: approvals and servers' questions.
     Pending {},
+    /// The server-side tasks an earlier daemon's calls left, each with
+    /// what its server says of it now.
+    Tasks {},
+    /// What a left task's server says of it; once it has ended, with its
+    /// result (or error), and it is forgotten.
+    FetchTask {
+        /// The task's key, as `tasks` lists it.
+        key: String,
+    },
     /// Answers a server's question (an elicitation).
     Answer {
         /// The question's id, as `pending` lists it.
@@ -296,6 +305,8 @@ impl Request {
         "approve",
         "deny",
         "pending",
+        "tasks",
+        "fetch_task",
         "answer",
         "reload",
         "reconnect",

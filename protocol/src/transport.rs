@@ -125,6 +125,13 @@ pub trait Connector: Send + Sync + 'static {
     fn identity(&self) -> Option<String> {
         None
     }
+
+    /// Whether the server goes on running when Warden's process dies (an
+    /// HTTP server does; a stdio server is Warden's child and dies too),
+    /// so that a task it runs may be picked up by the next process.
+    fn survives_warden(&self) -> bool {
+        false
+    }
 }
 
 /// Why a connection could not be used.

@@ -43,6 +43,11 @@ pub enum ServerRequest {
     Complete,
     /// `logging/setLevel`.
     SetLogLevel,
+    /// `tasks/get`, of a task an earlier process left (not a front's to
+    /// pass on: not in [`ServerRequest::from_method`]).
+    TaskStatus,
+    /// `tasks/result` (2025-11-25), likewise.
+    TaskResult,
 }
 
 impl ServerRequest {
@@ -70,6 +75,8 @@ impl ServerRequest {
             ServerRequest::GetPrompt => "prompts/get",
             ServerRequest::Complete => "completion/complete",
             ServerRequest::SetLogLevel => "logging/setLevel",
+            ServerRequest::TaskStatus => "tasks/get",
+            ServerRequest::TaskResult => "tasks/result",
         }
     }
 

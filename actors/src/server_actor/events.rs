@@ -28,6 +28,23 @@ pub enum ServerEvent {
         /// What failed.
         problem: String,
     },
+    /// A call to a server that outlives Warden's process now runs as the
+    /// server-side task `task_id`: the journal keeps it while it runs.
+    TaskStarted {
+        /// The call's ticket.
+        ticket: u64,
+        /// Its namespaced tool.
+        tool: String,
+        /// The server's id for the task.
+        task_id: String,
+        /// A 2026-07-28 extension task (else 2025-11-25).
+        extension: bool,
+    },
+    /// The call with this ticket, which ran as a task, ended.
+    TaskEnded {
+        /// The call's ticket.
+        ticket: u64,
+    },
     /// A call succeeded on a restarted server: its crash streak is over.
     /// Sent once per restarted actor.
     CallSucceeded,

@@ -21,8 +21,10 @@
 //!
 //! To the caller either is one ordinary call: the same deadline, slot and
 //! cancel (`tasks/cancel`, when it gives up or its time runs out). Polls
-//! come every 0.1 to 10 s (1 s when the server says nothing). A task's id
-//! is not kept past the process: a daemon that dies loses the call.
+//! come every 0.1 to 10 s (1 s when the server says nothing). A task of a
+//! server that outlives Warden's process (HTTP) is in the journal while
+//! its call runs (`task_journal.rs`): a daemon that dies loses the call,
+//! and the next one can fetch the task's result.
 
 use super::*;
 
@@ -44,6 +46,8 @@ pub(crate) struct TaskRun {
     extension: bool,
     /// Gathering what it asked for (extension), while that runs.
     gathering: Option<AbortHandle>,
+    /// Tells the journal the call ended, however it ends (dropped with it).
+    journaled: Option<Journaled>,
 }
 
 impl Drop for TaskRun {
@@ -51,6 +55,19 @@ impl Drop for TaskRun {
         for task in [self.timer.take(), self.gathering.take()].into_iter().flatten() {
             task.abort();
         }
+    }
+}
+
+/// A task in the journal: when its call is dropped, in whatever way it
+/// ended, the entry goes. Only a process that dies leaves it.
+struct Journaled {
+    events: DerivedActorRef<ServerEvent>,
+    ticket: u64,
+}
+
+impl Drop for Journaled {
+    fn drop(&mut self) {
+        let _ = self.events.send_message(ServerEvent::TaskEnded { ticket: self.ticket });
     }
 }
 
@@ -102,6 +119,12 @@ impl ServerActorState {
         let poll = task.poll_interval.map(Duration::from_millis).unwrap_or(DEFAULT_POLL);
         call.task.poll = poll.clamp(Duration::from_millis(100), Duration::from_secs(10));
         tracing::debug!(server = %self.name, tool = %call.call.name, task = %task.task_id, "the call runs as a task");
+        if self.connector.survives_warden() {
+            let ticket = call.call.ticket;
+            let (tool, task_id) = (call.call.name.clone(), task.task_id.clone());
+            self.report(ServerEvent::TaskStarted { ticket, tool, task_id, extension });
+            call.task.journaled = Some(Journaled { events: self.events.clone(), ticket });
+        }
         call.task.id = Some(task.task_id);
         let id = self.rekey(&call);
         self.pending.insert(id, Pending::Call(call));

@@ -28,6 +28,7 @@ use crate::policy_rules::PolicyRules;
 use crate::registry::Snapshot;
 use crate::server_actor::NOTICE_BACKLOG;
 use crate::summarizer::{Summarizer, SummarizerArgs, SummarySettings, SummaryView};
+use crate::task_journal::TaskJournal;
 use warden_config::WardenConfig;
 
 /// Sets Warden up before it starts: [`Warden::builder`].
@@ -50,8 +51,9 @@ pub struct WardenBuilder {
     summaries: Option<SummarySettings>,
     config_summaries: Option<SummarySettings>,
     audit: Option<Arc<dyn crate::AuditSink>>,
-    /// Which servers earlier runs found to speak `initialize` only.
+    /// Where a run leaves what the next one needs.
     era_memo: Option<std::path::PathBuf>,
+    task_journal: Option<std::path::PathBuf>,
 }
 
 impl Warden {
@@ -143,11 +145,20 @@ impl WardenBuilder {
     }
 
     /// Remembers in `file` which servers speak only the `initialize`
-    /// revisions, so that the next Warden does not wait for their silence
+    /// revisions, so that the next Warden does not wait out their silence
     /// to a `server/discover` probe again (`eras.json` in the daemon's
     /// state directory). Without it, that is remembered in memory only.
     pub fn era_memo(mut self, file: std::path::PathBuf) -> WardenBuilder {
         self.era_memo = Some(file);
+        self
+    }
+
+    /// Keeps in `file` the server-side tasks of calls in flight to servers
+    /// that outlive this process, so that a process that dies leaves them
+    /// to the next, which fetches them ([`Warden::left_tasks`]). One
+    /// process at a time may use a file (the daemon's `tasks.json`).
+    pub fn task_journal(mut self, file: std::path::PathBuf) -> WardenBuilder {
+        self.task_journal = Some(file);
         self
     }
 
@@ -169,6 +180,7 @@ impl WardenBuilder {
             config_summaries,
             audit,
             era_memo,
+            task_journal,
         } = self;
         if let Some(roots) = roots {
             config_roots.default = roots;
@@ -194,7 +206,10 @@ impl WardenBuilder {
             rules,
             Answerers { approver, elicitor, roots: config_roots, sampling: (sampler, sampling_servers), audit },
             summaries,
-            Arc::new(era_memo.map(EraMemo::in_file).unwrap_or_default()),
+            Carried {
+                era_memo: Arc::new(era_memo.map(EraMemo::in_file).unwrap_or_default()),
+                task_journal: Arc::new(task_journal.map(TaskJournal::in_file).unwrap_or_default()),
+            },
         )
         .await
     }
@@ -202,6 +217,12 @@ impl WardenBuilder {
 
 /// Spawns the Hub (and under it the Registry and every server), the
 /// PolicyGate and, when summaries are on, the Summarizer.
+/// What one run leaves for the next.
+struct Carried {
+    era_memo: Arc<EraMemo>,
+    task_journal: Arc<TaskJournal>,
+}
+
 /// Who answers what a call or a server asks.
 struct Answerers {
     approver: Option<Arc<dyn Approver>>,
@@ -217,7 +238,7 @@ async fn spawn(
     rules: PolicyRules,
     answerers: Answerers,
     summaries: Option<SummarySettings>,
-    era_memo: Arc<EraMemo>,
+    carried: Carried,
 ) -> Result<Warden, StartError> {
     let Answerers { approver, elicitor, roots, sampling, audit } = answerers;
     let rules = watch::Sender::new(Arc::new(rules));
@@ -238,7 +259,15 @@ async fn spawn(
     let slots = servers.iter().map(|plan| (plan.name.clone(), Slot::new(plan.settings.clone()))).collect();
     let (publish, snapshot) = watch::channel(Arc::new(initial));
     let (notices, _) = tokio::sync::broadcast::channel(NOTICE_BACKLOG);
-    let hub_args = HubArgs { servers, publish, notices: notices.clone(), client: client.clone(), era_memo };
+    let Carried { era_memo, task_journal } = carried;
+    let hub_args = HubArgs {
+        servers,
+        publish,
+        notices: notices.clone(),
+        client: client.clone(),
+        era_memo,
+        task_journal: task_journal.clone(),
+    };
     let (hub, hub_task) =
         Actor::spawn(None, Hub, hub_args).await.map_err(|error| StartError::Spawn(error.to_string()))?;
     let hub_task = tokio::spawn(async move {
@@ -286,6 +315,7 @@ async fn spawn(
         summary_view,
         notices,
         client,
+        task_journal,
     };
     Ok(Warden { core: Arc::new(core) })
 }

@@ -187,6 +187,25 @@ pub(super) async fn approvals(common: &Common, request: Value) -> anyhow::Result
     Ok(ExitCode::SUCCESS)
 }
 
+/// `warden tasks`: the tasks a dead daemon's calls left, or (`result`) one's
+/// result.
+pub(super) async fn left_tasks(common: &Common, result: Option<String>) -> anyhow::Result<ExitCode> {
+    let mut client = connect(common, false).await?;
+    let request = match &result {
+        Some(key) => json!({"op": "fetch_task", "key": key}),
+        None => json!({"op": "tasks"}),
+    };
+    let answer: Value = client.request_as(request).await?;
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(&answer)?);
+    } else if result.is_some() {
+        print!("{}", render::left_task_result(&answer));
+    } else {
+        print!("{}", render::left_tasks(&answer));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The running daemon, if any; with `config`, only if it serves that file.
 async fn running_for(config: Option<&std::path::Path>, verb: &str) -> anyhow::Result<Option<Client>> {
     let state = StateDir::from_env()?;

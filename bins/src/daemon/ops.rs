@@ -138,6 +138,8 @@ impl Ops {
             Request::Approve { approval, grant } => approvals::approve(&self.approvals, &approval, grant),
             Request::Deny { approval, reason } => approvals::deny(&self.approvals, &approval, reason),
             Request::Pending {} => Ok(questions::pending(&self.approvals)),
+            Request::Tasks {} => Ok(super::left_tasks::list(&self.warden).await),
+            Request::FetchTask { key } => self.warden.fetch_left_task(&key).await.map_err(call_error),
             Request::Answer { question, action, content } => {
                 questions::answer(&self.approvals, &question, action, content)
             }

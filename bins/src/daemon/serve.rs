@@ -71,7 +71,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     // Calls that need a person wait here for `warden approve`, unless the
     // config names its own approver.
     let approvals = ApprovalQueue::new();
-    let mut builder = Warden::builder().config(&config).era_memo(state.eras());
+    let mut builder = Warden::builder().config(&config).era_memo(state.eras()).task_journal(state.tasks());
     if config.security.approver == "none" {
         builder = builder.approver(Arc::new(approvals.clone()));
     }

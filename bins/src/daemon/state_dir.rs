@@ -81,6 +81,12 @@ impl StateDir {
         self.dir.join("eras.json")
     }
 
+    /// `tasks.json`: the server-side tasks of calls in flight, which a
+    /// daemon that dies leaves to the next (`warden tasks`).
+    pub(crate) fn tasks(&self) -> PathBuf {
+        self.dir.join("tasks.json")
+    }
+
     /// The era memo for a Warden started now, the directory made if need
     /// be; `None` (memory only) when there is no state directory to have.
     pub(crate) fn era_memo() -> Option<PathBuf> {

@@ -121,6 +121,7 @@ fn every_listed_op_decodes() {
             "answer" => json!({"op": op, "question": "4", "action": "decline"}),
             "reconnect" => json!({"op": op, "server": "s"}),
             "cancel" => json!({"op": op, "request": 7}),
+            "fetch_task" => json!({"op": op, "key": "123-4"}),
             _ => json!({"op": op}),
         };
         request(&line.to_string()).unwrap_or_else(|error| panic!("{op}: {error}"));

@@ -282,4 +282,8 @@ impl Connector for HttpConnector {
     fn identity(&self) -> Option<String> {
         Some(format!("http {}", self.spec.url))
     }
+
+    fn survives_warden(&self) -> bool {
+        true
+    }
 }
