@@ -282,9 +282,11 @@ impl ClientFeatures {
                     let this = self.clone();
                     let server = server.to_string();
                     let task = tokio::spawn(async move {
-                        let _permit = permit;
                         let outcome = this.elicit(elicitor, &server, question, during).await;
                         this.metrics.elicitation(&server, outcome.action());
+                        // The place is free before the server hears the
+                        // answer: its next question may come at once.
+                        drop(permit);
                         reply(Message::result(id, outcome.to_result()));
                     });
                     return Some(task.abort_handle());
@@ -298,9 +300,9 @@ impl ClientFeatures {
                         let this = self.clone();
                         let server = server.to_string();
                         let task = tokio::spawn(async move {
-                            let _permit = permit;
                             let outcome = this.sample(&server, request.params, during.as_ref()).await;
                             this.metrics.sampling(&server, if outcome.is_ok() { "ok" } else { "failed" });
+                            drop(permit);
                             reply(match outcome {
                                 Ok(result) => Message::result(id, result),
                                 Err(error) => {
