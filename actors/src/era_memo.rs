@@ -19,15 +19,14 @@
 //! saves time, it never decides whether a server can start.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::server_actor::KnownEra;
+use crate::state_file::{self, now};
 
 /// How long a server is believed to be legacy without a probe.
 const BELIEVED_FOR: Duration = Duration::from_secs(7 * 24 * 60 * 60);
@@ -52,17 +51,7 @@ pub(crate) struct EraMemo {
 impl EraMemo {
     /// A memo kept in `file`, read now (an unreadable one is started afresh).
     pub(crate) fn in_file(file: PathBuf) -> EraMemo {
-        let servers = match std::fs::read(&file) {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|error| {
-                tracing::warn!("ignoring {}, which is not a memo of server eras: {error}", file.display());
-                BTreeMap::new()
-            }),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(error) => {
-                tracing::warn!("cannot read {}: {error}; every server is probed", file.display());
-                BTreeMap::new()
-            }
-        };
+        let servers = state_file::read(&file, "a memo of server eras");
         EraMemo { file: Some(file), servers: Mutex::new(servers) }
     }
 
@@ -91,30 +80,14 @@ impl EraMemo {
     }
 
     fn write(&self, servers: &BTreeMap<String, Remembered>) {
-        let Some(file) = &self.file else { return };
-        let text = serde_json::to_vec_pretty(servers).expect("the memo serialises");
-        let partial = file.with_extension(format!("{}.partial", std::process::id()));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&partial)
-            .and_then(|mut out| out.write_all(&text))
-            .and_then(|()| std::fs::rename(&partial, file));
-        if let Err(error) = written {
-            let _ = std::fs::remove_file(&partial);
-            tracing::warn!("cannot write {}: {error}; the next run probes its servers again", file.display());
+        if let Some(file) = &self.file {
+            state_file::write(file, servers, "the next run probes its servers again");
         }
     }
 }
 
 fn fingerprint(identity: &str) -> String {
     crate::sha256::sha256_hex(identity.as_bytes())
-}
-
-fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -69,6 +69,7 @@ mod server_actor;
 mod server_settings;
 mod server_supervisor;
 mod sha256;
+mod state_file;
 mod summarizer;
 mod task_journal;
 mod tickets;

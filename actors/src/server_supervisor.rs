@@ -227,7 +227,7 @@ impl SupervisorState {
                 return;
             }
             ServerEvent::TaskStarted { ticket, tool, task_id, extension } => {
-                let started = crate::task_journal::now();
+                let started = crate::state_file::now();
                 let task = crate::LeftTask { server, tool, task_id, extension, started };
                 return self.args.task_journal.started(ticket, task);
             }

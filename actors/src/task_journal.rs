@@ -21,13 +21,12 @@
 //! arguments are not kept.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+
+use crate::state_file;
 
 /// A task a call started, as the journal keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,20 +66,7 @@ pub(crate) struct TaskJournal {
 impl TaskJournal {
     /// The journal in `file`: what it holds was left by earlier processes.
     pub(crate) fn in_file(file: PathBuf) -> TaskJournal {
-        let read = match std::fs::read(&file) {
-            Ok(bytes) => serde_json::from_slice::<Entries>(&bytes).unwrap_or_else(|error| {
-                tracing::warn!("ignoring {}, which is not a task journal: {error}", file.display());
-                Entries::default()
-            }),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Entries::default(),
-            Err(error) => {
-                tracing::warn!(
-                    "cannot read {}: {error}; tasks left by an earlier daemon are not known",
-                    file.display()
-                );
-                Entries::default()
-            }
-        };
+        let read: Entries = state_file::read(&file, "a task journal");
         let mut left = read.left;
         left.extend(read.running);
         if !left.is_empty() {
@@ -119,20 +105,8 @@ impl TaskJournal {
     }
 
     fn write(&self, entries: &Entries) {
-        let Some(file) = &self.file else { return };
-        let text = serde_json::to_vec_pretty(entries).expect("the journal serialises");
-        let partial = file.with_extension(format!("{}.partial", std::process::id()));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&partial)
-            .and_then(|mut out| out.write_all(&text))
-            .and_then(|()| std::fs::rename(&partial, file));
-        if let Err(error) = written {
-            let _ = std::fs::remove_file(&partial);
-            tracing::warn!("cannot write {}: {error}; a task running now is lost if the daemon dies", file.display());
+        if let Some(file) = &self.file {
+            state_file::write(file, entries, "a task running now is lost if the daemon dies");
         }
     }
 }
@@ -140,11 +114,6 @@ impl TaskJournal {
 /// A call's key, unique across processes: this process and its ticket.
 fn key(ticket: u64) -> String {
     format!("{}-{ticket}", std::process::id())
-}
-
-/// Now, in Unix seconds.
-pub(crate) fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -120,14 +120,20 @@ async fn a_refused_legacy_post_fails_the_request() {
     assert_eq!(client.next_error(2).await, format!("HTTP 400 from {endpoint}: no such session"));
 }
 
-#[tokio::test]
-async fn transport_sse_skips_the_streamable_attempt() {
-    let stream = Stream::default();
-    let (url, mut seen) = serve(legacy_server(stream)).await;
+/// A legacy server and a client set to `transport = "sse"`, initialized;
+/// what the server sees from then on.
+async fn sse_client() -> (Client, mpsc::UnboundedReceiver<Seen>) {
+    let (url, seen) = serve(legacy_server(Stream::default())).await;
     let mut spec = HttpSpec::new("fake", &url);
     spec.transport = HttpTransport::Sse;
     let mut client = connect_with(spec).await.unwrap();
     client.initialize().await;
+    (client, seen)
+}
+
+#[tokio::test]
+async fn transport_sse_skips_the_streamable_attempt() {
+    let (_client, mut seen) = sse_client().await;
     assert_eq!(seen.recv().await.unwrap().method, Method::GET);
 }
 
@@ -161,12 +167,7 @@ fn endpoints_resolve_against_the_stream_url_on_its_origin_only() {
 
 #[tokio::test]
 async fn a_requests_meta_traceparent_is_sent_as_a_header_on_the_legacy_transport_too() {
-    let stream = Stream::default();
-    let (url, mut seen) = serve(legacy_server(stream)).await;
-    let mut spec = HttpSpec::new("fake", &url);
-    spec.transport = HttpTransport::Sse;
-    let mut client = connect_with(spec).await.unwrap();
-    client.initialize().await;
+    let (mut client, mut seen) = sse_client().await;
     let (_get, _init) = (seen.recv().await.unwrap(), seen.recv().await.unwrap());
     let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     let params = json!({"name": "x", "arguments": {}, "_meta": {"traceparent": traceparent}});
