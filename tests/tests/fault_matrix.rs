@@ -1,4 +1,4 @@
-//! The fault matrix (issue 19), its first rows: each fault is done to a
+//! The fault matrix (issue 19), its stdio rows: each fault is done to a
 //! real test-server process while calls are in flight through the embedded
 //! handle, and every call is accounted for — answered ok, answered with an
 //! error, lost (no answer within its deadline + 1 s), duplicated (a call
@@ -43,7 +43,8 @@ struct Row {
 
 /// Warden with the test server as `test`, started with `args`.
 async fn warden_with(args: &[&str]) -> Warden {
-    let mut server_args = vec!["--tools".to_string(), "record,record_safe,sleep,garbage,stderr,pid".to_string()];
+    let tools = "record,record_safe,sleep,garbage,stderr,pid,mischief";
+    let mut server_args = vec!["--tools".to_string(), tools.to_string()];
     server_args.extend(args.iter().map(|arg| arg.to_string()));
     let spec = StdioSpec::new("test", bins::test_server().display().to_string(), server_args);
     let settings = ServerSettings {
@@ -238,6 +239,49 @@ async fn stderr_flood(file: &Path) -> Row {
     row
 }
 
+/// `mischief(kind)`, its answer due `expected`.
+fn mischief(kind: &str, expected: &str) -> Planned {
+    let arguments = json!({"kind": kind});
+    Planned { tool: "mischief", arguments, expected: expected.into(), options: CallOptions::default() }
+}
+
+async fn junk_between_answers(file: &Path) -> Row {
+    let mut row = Row { fault: "100 MB line, bad UTF-8, stray answers", ..Row::default() };
+    let warden = warden_with(&[]).await;
+    let ids: Vec<String> = (0..20).map(|n| format!("junk-{n}")).collect();
+    let mut calls: Vec<Planned> = ids.iter().map(|id| record("record", file, id, 50)).collect();
+    calls.extend((0..2).map(|_| mischief("junk", "after junk")));
+    run(&warden, &mut row, calls).await;
+    row.duplicated = executed_twice(file, &ids);
+    warden.shutdown().await;
+    row
+}
+
+/// The server closes stdout while calls run and lives on: Warden must
+/// take it for down, answer every call, restart it, and not leave the
+/// old process running.
+async fn stdout_closed(file: &Path) -> (Row, bool) {
+    let mut row = Row { fault: "stdout closed, process lives", ..Row::default() };
+    let warden = warden_with(&[]).await;
+    let plain: Vec<String> = (0..10).map(|n| format!("closed-plain-{n}")).collect();
+    let safe: Vec<String> = (0..10).map(|n| format!("closed-safe-{n}")).collect();
+    let mut calls: Vec<Planned> = plain.iter().map(|id| record("record", file, id, 500)).collect();
+    calls.extend(safe.iter().map(|id| record("record_safe", file, id, 500)));
+    calls.push(mischief("close_stdout", "unheard"));
+    let pid = server_pid(&warden);
+    let started = Instant::now();
+    run(&warden, &mut row, calls).await;
+    row.recovery = recovered(&warden, started).await;
+    row.duplicated = executed_twice(file, &plain);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while unsafe { libc::kill(pid, 0) } == 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let orphan = unsafe { libc::kill(pid, 0) } == 0;
+    warden.shutdown().await;
+    (row, orphan)
+}
+
 /// A server that never comes up: calls made meanwhile and after it failed
 /// are each answered with why, none waits for its timeout.
 async fn never_up(fault: &'static str, args: &[&str], file: &Path) -> Row {
@@ -276,16 +320,20 @@ async fn no_fault_loses_duplicates_or_mixes_up_a_call() {
         hang_mid_call(&dir.join("hang.log")).await,
         sigstop_then_sigcont(&dir.join("sigstop.log")).await,
         stderr_flood(&dir.join("flood.log")).await,
+        junk_between_answers(&dir.join("junk.log")).await,
         never_up("server exits at every start", &["--exit-at-start", "3"], &dir.join("exits.log")).await,
         never_up("server hangs in initialize", &["--hang-initialize"], &dir.join("hangs.log")).await,
     ];
+    let (closed, orphan) = stdout_closed(&dir.join("closed.log")).await;
+    let rows: Vec<Row> = rows.into_iter().chain([closed]).collect();
     print(&rows);
+    assert!(!orphan, "the process whose stdout closed was left running");
     for row in &rows {
         assert_eq!((row.lost, row.duplicated, row.mixed), (0, 0, 0), "{}: {row:?}", row.fault);
         assert_eq!(row.ok + row.errors, row.made, "{}: every call answered once", row.fault);
     }
     // What each fault must look like to the callers.
-    let [kill, garbage, hang, stop, flood, exits, hangs] = &rows[..] else { unreachable!() };
+    let [kill, garbage, hang, stop, flood, junk, exits, hangs, closed] = &rows[..] else { unreachable!() };
     assert_eq!(kill.ok, 20, "the 20 calls safe to repeat were repeated on the restarted server: {kill:?}");
     assert_eq!(kill.errors, 20, "the 20 others were not, and say so: {kill:?}");
     assert!(kill.said.iter().all(|said| said.contains("crashed while running '…'")), "{:?}", kill.said);
@@ -295,6 +343,11 @@ async fn no_fault_loses_duplicates_or_mixes_up_a_call() {
     assert!(hang.said.iter().all(|said| said.starts_with("'test__sleep' timed out after 0.5 s")), "{:?}", hang.said);
     assert_eq!((stop.ok, stop.errors), (20, 0), "{stop:?}");
     assert_eq!((flood.ok, flood.errors), (21, 0), "{flood:?}");
+    assert_eq!((junk.ok, junk.errors), (22, 0), "nothing the junk said answered a call: {junk:?}");
+    // The ten calls safe to repeat ran again on the restarted server; the
+    // ten others, and the call that closed the output, say it went down.
+    assert_eq!((closed.ok, closed.errors), (10, 11), "{closed:?}");
+    assert!(closed.recovery.is_some_and(|time| time < Duration::from_secs(5)), "{closed:?}");
     assert_eq!((exits.ok, exits.errors), (0, 10), "{exits:?}");
     assert!(exits.said.iter().all(|said| said.contains("fatal: exiting at start as asked")), "{:?}", exits.said);
     assert_eq!((hangs.ok, hangs.errors), (0, 10), "{hangs:?}");

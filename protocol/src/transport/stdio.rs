@@ -285,8 +285,9 @@ struct Keep {
 /// the connection is dropped), then reports [`TransportEvent::Closed`] after
 /// the last stdout line has been delivered.
 async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
-    let Keep { stop_writer, mut writer, reader, stderr, close, sink, spec } = keep;
+    let Keep { stop_writer, mut writer, mut reader, stderr, close, sink, spec } = keep;
     let mut write_error = None;
+    let mut output_closed = false;
     let (status, closed_by_warden) = tokio::select! {
         status = child.wait() => (status, false),
         _ = close => {
@@ -305,6 +306,19 @@ async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
                 }
             }
         }
+        _ = &mut reader => {
+            // Its stdout ended. Usually the process is exiting; one that
+            // lives on can answer nothing more: end it, so it is restarted
+            // (and not left running, unheard).
+            match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
+                Ok(status) => (status, false),
+                Err(_) => {
+                    output_closed = true;
+                    let _ = stop_writer.send(());
+                    (shut_down(&mut child, &group, &spec).await, false)
+                }
+            }
+        }
     };
     // The leader is gone; anything it left behind in its group goes too.
     group.kill(libc::SIGKILL);
@@ -313,13 +327,17 @@ async fn keep(mut child: Child, mut group: GroupGuard, keep: Keep) {
     // Deliver the last stdout lines (and keep the last stderr lines) before
     // saying the connection closed. A process that exited has closed its
     // pipes, unless a grandchild still holds them: do not wait forever.
-    for mut task in [reader, stderr] {
+    let reading = (!reader.is_finished()).then_some(reader);
+    for mut task in reading.into_iter().chain([stderr]) {
         if tokio::time::timeout(Duration::from_millis(500), &mut task).await.is_err() {
             task.abort();
         }
     }
     let reason = match (closed_by_warden, status) {
         (true, _) => "closed by Warden".to_string(),
+        (false, _) if output_closed => {
+            "it closed its stdout but went on running (Warden stopped it: it could answer nothing more)".to_string()
+        }
         (false, _) if write_error.is_some() => write_error.unwrap_or_default(),
         (false, Ok(status)) => describe_exit(status),
         (false, Err(error)) => format!("waiting for the process failed: {error}"),

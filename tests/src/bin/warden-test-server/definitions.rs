@@ -29,6 +29,11 @@ pub(crate) fn builtin_tool_definition(name: &str) -> Option<Value> {
             object_schema(json!({"steps": {"type": "integer"}, "ms": {"type": "integer"}}), &["steps"]),
         ),
         "meta" => tool("meta", "Answers with the request's `_meta` as JSON.", no_arguments()),
+        "mischief" => tool(
+            "mischief",
+            "Misbehaves as `kind` says: `junk` (a 100 MB line, a line that is not UTF-8, stray answers, then `after junk`) or `close_stdout` (closes stdout, lives on).",
+            object_schema(json!({"kind": {"type": "string", "enum": ["junk", "close_stdout"]}}), &["kind"]),
+        ),
         "record" | "record_safe" => {
             let schema = object_schema(
                 json!({"file": {"type": "string"}, "id": {"type": "string"}, "ms": {"type": "integer"}}),

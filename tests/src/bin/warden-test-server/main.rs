@@ -88,6 +88,10 @@
 //! * `record {file, id, ms?}` and `record_safe` (annotated idempotent):
 //!   append `id` to `file` in one write, wait `ms`, answer `recorded <id>`,
 //!   so a test counts executions on the server's side across crashes.
+//! * `mischief {kind}`: `junk` writes a 100 MB line, a line that is not
+//!   UTF-8 and answers to ids never sent or long answered, then text
+//!   `after junk`; `close_stdout` closes stdout and lives on, answering
+//!   nothing (`mischief.rs`).
 //!
 //! Not served until `notify` runs (or `--list-changed-after-initialized`):
 //!
@@ -205,6 +209,7 @@ macro_rules! log {
 
 mod definitions;
 mod dispatch;
+mod mischief;
 mod options;
 mod plumbing;
 mod state;

@@ -123,7 +123,7 @@ pub(crate) fn split_list(text: &str) -> Vec<String> {
 }
 
 /// Tools served only when `--tools` names them.
-pub(crate) const OPTIONAL_TOOLS: [&str; 5] = ["cancellations", "progress", "meta", "record", "record_safe"];
+pub(crate) const OPTIONAL_TOOLS: [&str; 6] = ["cancellations", "progress", "meta", "record", "record_safe", "mischief"];
 
 pub(crate) fn is_builtin_tool(name: &str) -> bool {
     name == LATE_TOOL || DEFAULT_TOOLS.contains(&name) || OPTIONAL_TOOLS.contains(&name)

@@ -60,6 +60,10 @@ pub(crate) fn start_stdin_reader() -> mpsc::UnboundedReceiver<String> {
 pub(crate) enum Output {
     /// One line, written with a trailing newline and flushed.
     Line(String),
+    /// Bytes that need not be UTF-8, written likewise.
+    Bytes(Vec<u8>),
+    /// Close stdout (the process lives on).
+    Close,
     /// Everything has been written; the thread should end.
     Stop,
 }
@@ -71,8 +75,19 @@ pub(crate) fn start_stdout_writer() -> (std_mpsc::Sender<Output>, std::thread::J
     let writer = std::thread::spawn(move || {
         let mut stdout = std::io::stdout().lock();
         for message in receiver {
-            let Output::Line(line) = message else { break };
-            if let Err(error) = writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
+            let written = match message {
+                Output::Line(line) => writeln!(stdout, "{line}"),
+                Output::Bytes(bytes) => stdout.write_all(&bytes).and_then(|()| stdout.write_all(b"\n")),
+                Output::Close => {
+                    let _ = stdout.flush();
+                    drop(stdout);
+                    // SAFETY: fd 1 is this process's stdout, written by no one else from now on.
+                    unsafe { libc::close(1) };
+                    break;
+                }
+                Output::Stop => break,
+            };
+            if let Err(error) = written.and_then(|()| stdout.flush()) {
                 log!("cannot write to stdout ({error}); dropping further output");
                 break;
             }

@@ -71,6 +71,7 @@ pub(crate) async fn call_tool(server: &Server, call: &Call) -> Value {
         "progress" => tool_progress(server, args, meta).await,
         "meta" => Ok(text_result(&meta.to_string())),
         "record" | "record_safe" => tool_record(args).await,
+        "mischief" => super::mischief::tool_mischief(server, args),
         LATE_TOOL => Ok(text_result("late")),
         // `start_tool_call` checked that the name is served: it is an extra tool.
         extra => Ok(text_result(&format!("extra {extra}"))),
