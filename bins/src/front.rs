@@ -53,6 +53,8 @@ mod uris;
 pub(crate) mod view;
 
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 mod tests;
 
 /// The most tools in one `tools/list` page; the rest follow by cursor.
