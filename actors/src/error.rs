@@ -215,6 +215,21 @@ pub enum CallError {
         /// The server's `retry_after_crash`.
         policy: CrashRetry,
     },
+    /// The answer stream broke every time a call safe to repeat was sent.
+    #[error(
+        "the answer stream of server '{server}' broke each of the {times} times Warden sent '{name}' (the tool is \
+         safe to repeat; the last time: {reason}), so Warden gave up; it may have taken effect"
+    )]
+    StreamBrokenRepeatedly {
+        /// The server.
+        server: String,
+        /// The tool.
+        name: String,
+        /// How it broke the last time.
+        reason: String,
+        /// How many times it was sent.
+        times: u32,
+    },
     /// Warden was shut down before the call.
     #[error("'{name}' was not run: Warden has shut down (its servers are stopped)")]
     ShutDown {

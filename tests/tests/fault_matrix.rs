@@ -12,34 +12,21 @@
 //! `cargo test -p warden-tests --test fault_matrix -- --nocapture` prints
 //! the table.
 
-use std::collections::HashMap;
+mod fault_table;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use warden_actors::{CallOptions, PolicyRules, ServerSettings, ServerSpec, Warden};
 use warden_protocol::{StdioConnector, StdioSpec};
 use warden_tests::{bins, scratch_dir};
 
+use fault_table::{assert_nothing_lost, print, run, Planned, Row};
+
 /// Each call's own timeout.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// One row of the table.
-#[derive(Debug, Default)]
-struct Row {
-    fault: &'static str,
-    made: usize,
-    ok: usize,
-    errors: usize,
-    lost: usize,
-    duplicated: usize,
-    mixed: usize,
-    /// From the fault to the next successful call.
-    recovery: Option<Duration>,
-    /// What the errors said, each once.
-    said: Vec<String>,
-}
 
 /// Warden with the test server as `test`, started with `args`.
 async fn warden_with(args: &[&str]) -> Warden {
@@ -61,75 +48,17 @@ async fn warden_with(args: &[&str]) -> Warden {
     warden
 }
 
-/// One call to make, and the text of its own answer.
-struct Planned {
-    tool: &'static str,
-    arguments: Value,
-    expected: String,
-    options: CallOptions,
-}
-
 /// `record` (not safe to repeat) or `record_safe` (idempotent) of `id`.
 fn record(tool: &'static str, file: &Path, id: &str, ms: u64) -> Planned {
     let arguments = json!({"file": file, "id": id, "ms": ms});
+    let tool = format!("test__{tool}");
     Planned { tool, arguments, expected: format!("recorded {id}"), options: CallOptions::default() }
-}
-
-/// Makes every call at once and counts what came back.
-async fn run(warden: &Warden, row: &mut Row, calls: Vec<Planned>) {
-    row.made += calls.len();
-    let tasks: Vec<_> = calls
-        .into_iter()
-        .map(|call| {
-            let warden = warden.clone();
-            tokio::spawn(async move {
-                let name = format!("test__{}", call.tool);
-                let limit = CALL_TIMEOUT + Duration::from_secs(1);
-                let outcome = tokio::time::timeout(limit, warden.call(&name, call.arguments, call.options)).await;
-                (outcome, call.expected)
-            })
-        })
-        .collect();
-    for task in tasks {
-        let (outcome, expected) = task.await.expect("a call task ran");
-        let said = match outcome {
-            Err(_) => {
-                row.lost += 1;
-                continue;
-            }
-            Ok(Err(error)) => {
-                row.errors += 1;
-                error.to_string()
-            }
-            Ok(Ok(result)) if result.is_error() => {
-                row.errors += 1;
-                result.text()
-            }
-            Ok(Ok(result)) if result.text() == expected => {
-                row.ok += 1;
-                continue;
-            }
-            Ok(Ok(result)) => {
-                row.mixed += 1;
-                format!("answered {:?} where {expected:?} was due", result.text())
-            }
-        };
-        // Errors name their call; strip the tool so alike errors group.
-        let said = said.replace("'test__record_safe'", "'…'").replace("'test__record'", "'…'");
-        if !row.said.contains(&said) {
-            row.said.push(said);
-        }
-    }
 }
 
 /// How many of `ids` the server executed more than once.
 fn executed_twice(file: &Path, ids: &[String]) -> usize {
     let text = std::fs::read_to_string(file).unwrap_or_default();
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    for line in text.lines() {
-        *counts.entry(line).or_default() += 1;
-    }
-    ids.iter().filter(|id| counts.get(id.as_str()).copied().unwrap_or(0) > 1).count()
+    fault_table::executed_twice(text.lines(), ids)
 }
 
 /// Waits for the next successful call; how long after `since` it came.
@@ -161,7 +90,7 @@ async fn sigkill_mid_call(file: &Path) -> Row {
         unsafe { libc::kill(pid, libc::SIGKILL) };
         Instant::now()
     });
-    run(&warden, &mut row, calls).await;
+    run(&warden, &mut row, calls, CALL_TIMEOUT).await;
     let killed_at = killer.await.unwrap();
     row.recovery = recovered(&warden, killed_at).await;
     row.duplicated = executed_twice(file, &plain);
@@ -176,9 +105,14 @@ async fn garbage_between_answers(file: &Path) -> Row {
     let mut calls: Vec<Planned> = ids.iter().map(|id| record("record", file, id, 20)).collect();
     for _ in 0..10 {
         let options = CallOptions::default();
-        calls.push(Planned { tool: "garbage", arguments: json!({}), expected: "after garbage".into(), options });
+        calls.push(Planned {
+            tool: "test__garbage".into(),
+            arguments: json!({}),
+            expected: "after garbage".into(),
+            options,
+        });
     }
-    run(&warden, &mut row, calls).await;
+    run(&warden, &mut row, calls, CALL_TIMEOUT).await;
     row.duplicated = executed_twice(file, &ids);
     warden.shutdown().await;
     row
@@ -191,10 +125,11 @@ async fn hang_mid_call(file: &Path) -> Row {
     let mut calls: Vec<Planned> = ids.iter().map(|id| record("record", file, id, 20)).collect();
     for _ in 0..5 {
         let options = CallOptions::default().timeout(Duration::from_millis(500));
-        calls.push(Planned { tool: "sleep", arguments: json!({"ms": 60_000}), expected: String::new(), options });
+        let arguments = json!({"ms": 60_000});
+        calls.push(Planned { tool: "test__sleep".into(), arguments, expected: String::new(), options });
     }
     let started = Instant::now();
-    run(&warden, &mut row, calls).await;
+    run(&warden, &mut row, calls, CALL_TIMEOUT).await;
     row.recovery = recovered(&warden, started).await;
     row.duplicated = executed_twice(file, &ids);
     warden.shutdown().await;
@@ -213,7 +148,7 @@ async fn sigstop_then_sigcont(file: &Path) -> Row {
         unsafe { libc::kill(pid, libc::SIGCONT) };
         Instant::now()
     });
-    run(&warden, &mut row, calls).await;
+    run(&warden, &mut row, calls, CALL_TIMEOUT).await;
     let continued_at = waker.await.unwrap();
     row.recovery = recovered(&warden, continued_at).await;
     row.duplicated = executed_twice(file, &ids);
@@ -228,12 +163,12 @@ async fn stderr_flood(file: &Path) -> Row {
     let mut calls: Vec<Planned> = ids.iter().map(|id| record("record", file, id, 50)).collect();
     let options = CallOptions::default();
     calls.push(Planned {
-        tool: "stderr",
+        tool: "test__stderr".into(),
         arguments: json!({"lines": 200_000}),
         expected: "wrote 200000 lines".into(),
         options,
     });
-    run(&warden, &mut row, calls).await;
+    run(&warden, &mut row, calls, CALL_TIMEOUT).await;
     row.duplicated = executed_twice(file, &ids);
     warden.shutdown().await;
     row
@@ -242,7 +177,7 @@ async fn stderr_flood(file: &Path) -> Row {
 /// `mischief(kind)`, its answer due `expected`.
 fn mischief(kind: &str, expected: &str) -> Planned {
     let arguments = json!({"kind": kind});
-    Planned { tool: "mischief", arguments, expected: expected.into(), options: CallOptions::default() }
+    Planned { tool: "test__mischief".into(), arguments, expected: expected.into(), options: CallOptions::default() }
 }
 
 async fn junk_between_answers(file: &Path) -> Row {
@@ -251,7 +186,7 @@ async fn junk_between_answers(file: &Path) -> Row {
     let ids: Vec<String> = (0..20).map(|n| format!("junk-{n}")).collect();
     let mut calls: Vec<Planned> = ids.iter().map(|id| record("record", file, id, 50)).collect();
     calls.extend((0..2).map(|_| mischief("junk", "after junk")));
-    run(&warden, &mut row, calls).await;
+    run(&warden, &mut row, calls, CALL_TIMEOUT).await;
     row.duplicated = executed_twice(file, &ids);
     warden.shutdown().await;
     row
@@ -270,7 +205,7 @@ async fn stdout_closed(file: &Path) -> (Row, bool) {
     calls.push(mischief("close_stdout", "unheard"));
     let pid = server_pid(&warden);
     let started = Instant::now();
-    run(&warden, &mut row, calls).await;
+    run(&warden, &mut row, calls, CALL_TIMEOUT).await;
     row.recovery = recovered(&warden, started).await;
     row.duplicated = executed_twice(file, &plain);
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -288,27 +223,10 @@ async fn never_up(fault: &'static str, args: &[&str], file: &Path) -> Row {
     let mut row = Row { fault, ..Row::default() };
     let warden = warden_with(args).await;
     let ids: Vec<String> = (0..10).map(|n| format!("{fault}-{n}")).collect();
-    run(&warden, &mut row, ids.iter().map(|id| record("record", file, id, 0)).collect()).await;
+    run(&warden, &mut row, ids.iter().map(|id| record("record", file, id, 0)).collect(), CALL_TIMEOUT).await;
     row.duplicated = executed_twice(file, &ids);
     warden.shutdown().await;
     row
-}
-
-fn print(rows: &[Row]) {
-    println!(
-        "\n{:<40} {:>6} {:>6} {:>6} {:>5} {:>11} {:>6} {:>10}",
-        "fault", "calls", "ok", "error", "lost", "duplicated", "mixed", "recovery"
-    );
-    for row in rows {
-        let recovery = row.recovery.map_or("-".to_string(), |time| format!("{:.0} ms", time.as_secs_f64() * 1e3));
-        println!(
-            "{:<40} {:>6} {:>6} {:>6} {:>5} {:>11} {:>6} {:>10}",
-            row.fault, row.made, row.ok, row.errors, row.lost, row.duplicated, row.mixed, recovery
-        );
-        for said in &row.said {
-            println!("    error: {said}");
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -328,10 +246,7 @@ async fn no_fault_loses_duplicates_or_mixes_up_a_call() {
     let rows: Vec<Row> = rows.into_iter().chain([closed]).collect();
     print(&rows);
     assert!(!orphan, "the process whose stdout closed was left running");
-    for row in &rows {
-        assert_eq!((row.lost, row.duplicated, row.mixed), (0, 0, 0), "{}: {row:?}", row.fault);
-        assert_eq!(row.ok + row.errors, row.made, "{}: every call answered once", row.fault);
-    }
+    assert_nothing_lost(&rows);
     // What each fault must look like to the callers.
     let [kill, garbage, hang, stop, flood, junk, exits, hangs, closed] = &rows[..] else { unreachable!() };
     assert_eq!(kill.ok, 20, "the 20 calls safe to repeat were repeated on the restarted server: {kill:?}");
@@ -340,7 +255,7 @@ async fn no_fault_loses_duplicates_or_mixes_up_a_call() {
     assert!(kill.recovery.is_some_and(|time| time < Duration::from_secs(3)), "{kill:?}");
     assert_eq!((garbage.ok, garbage.errors), (40, 0), "{garbage:?}");
     assert_eq!((hang.ok, hang.errors), (20, 5), "{hang:?}");
-    assert!(hang.said.iter().all(|said| said.starts_with("'test__sleep' timed out after 0.5 s")), "{:?}", hang.said);
+    assert!(hang.said.iter().all(|said| said.starts_with("'…' timed out after 0.5 s")), "{:?}", hang.said);
     assert_eq!((stop.ok, stop.errors), (20, 0), "{stop:?}");
     assert_eq!((flood.ok, flood.errors), (21, 0), "{flood:?}");
     assert_eq!((junk.ok, junk.errors), (22, 0), "nothing the junk said answered a call: {junk:?}");

@@ -147,13 +147,16 @@ pub(super) async fn run(
             }
             // It never reached the process: send it to the next one.
             Err(CallError::ServerGone { delivered: false, .. }) => {}
-            // The answer's stream broke (2026-07-28 over HTTP): the same
+            // The answer's stream broke (over HTTP, not resumable): the same
             // server is asked again, under a new id, if the tool is safe
             // to repeat — the same rule as after a crash.
             Err(CallError::StreamBroken { server, name, reason, policy }) => {
                 broken += 1;
-                if !target.repeatable || broken > MAX_STREAM_BREAKS {
+                if !target.repeatable {
                     return Err(CallError::StreamBroken { server, name, reason, policy });
+                }
+                if broken > MAX_STREAM_BREAKS {
+                    return Err(CallError::StreamBrokenRepeatedly { server, name, reason, times: broken });
                 }
                 tracing::info!(server = %server, "asking again for '{name}': its answer stream broke ({reason}) and the tool is safe to repeat");
                 continue;

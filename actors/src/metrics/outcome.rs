@@ -84,6 +84,7 @@ impl Outcome {
                 | E::ServerStopped { .. }
                 | E::CrashedMidCall { .. }
                 | E::StreamBroken { .. }
+                | E::StreamBrokenRepeatedly { .. }
                 | E::ShutDown { .. },
             ) => Outcome::ServerGone,
             Err(

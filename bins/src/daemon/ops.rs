@@ -304,6 +304,7 @@ fn call_error(error: CallError) -> BridgeError {
         CallError::ServerGone { .. }
         | CallError::CrashedMidCall { .. }
         | CallError::StreamBroken { .. }
+        | CallError::StreamBrokenRepeatedly { .. }
         | CallError::ServerStopped { .. } => Code::SERVER_GONE,
         CallError::UnknownAgent { .. } => Code::UNKNOWN_AGENT,
         CallError::NotAllowed { .. } => Code::NOT_ALLOWED,

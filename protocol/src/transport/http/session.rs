@@ -392,13 +392,8 @@ impl Session {
         answer: Answer,
     ) -> Result<Option<TransportEvent>, Failure> {
         let bytes = Limited::new(body, self.spec.max_message_bytes).collect().await.map_err(|error| {
-            let message = format!("reading the answer from {} failed: {}", self.spec.url, error_chain(&*error));
-            // A 2026-07-28 request is lost with its answer.
-            if self.modern.load(Ordering::SeqCst) {
-                Failure::Broken(message)
-            } else {
-                Failure::Plain(message)
-            }
+            // The request is lost with its answer, in either era.
+            Failure::Broken(format!("reading the answer from {} failed: {}", self.spec.url, error_chain(&*error)))
         })?;
         let bytes = bytes.to_bytes();
         let text = std::str::from_utf8(&bytes)

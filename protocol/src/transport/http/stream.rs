@@ -85,14 +85,17 @@ impl Session {
                 StreamEnd::Failed(problem) => return Err(Failure::Plain(problem)),
                 StreamEnd::Early(ended) => ended,
             };
+            // A stream that cannot be resumed loses the request's answer
+            // (whether the server ran it is unknown): `Broken`, which the
+            // caller may repeat only if the tool is safe to repeat.
             if self.modern.load(std::sync::atomic::Ordering::SeqCst) {
-                // 2026-07-28 streams are not resumed: the request is lost.
+                // 2026-07-28 streams are not resumed.
                 return Err(Failure::Broken(ended));
             }
-            let Some(last_event_id) = position.last_event_id.clone() else { return Err(Failure::Plain(ended)) };
+            let Some(last_event_id) = position.last_event_id.clone() else { return Err(Failure::Broken(ended)) };
             let wait = position.retry.unwrap_or(DEFAULT_RETRY);
             if started.elapsed() + wait > self.spec.resume_limit {
-                return Err(Failure::Plain(format!(
+                return Err(Failure::Broken(format!(
                     "{ended}; gave up resuming it after {} s",
                     self.spec.resume_limit.as_secs_f64()
                 )));
@@ -100,7 +103,7 @@ impl Session {
             tokio::time::sleep(wait).await;
             tracing::debug!(server = %self.spec.server, "resuming an event stream");
             body = self.open_stream(Some(&last_event_id)).await.map_err(|no_stream| {
-                Failure::Plain(format!("{ended}, and resuming it failed: {}", no_stream.problem))
+                Failure::Broken(format!("{ended}, and resuming it failed: {}", no_stream.problem))
             })?;
         }
     }

@@ -231,13 +231,23 @@ impl Client {
     /// The next events, which must be a fault and an error response
     /// saying the same; what they say.
     async fn next_error(&mut self, id: i64) -> String {
+        self.next_error_coded(id, HTTP_TRANSPORT_ERROR).await
+    }
+
+    /// [`next_error`](Self::next_error) for a request whose answer was
+    /// lost with its stream ([`crate::STREAM_BROKEN`]).
+    async fn next_broken(&mut self, id: i64) -> String {
+        self.next_error_coded(id, crate::STREAM_BROKEN).await
+    }
+
+    async fn next_error_coded(&mut self, id: i64, expected: crate::ErrorCode) -> String {
         let TransportEvent::Fault { problem } = self.next().await else { panic!("a fault first") };
         match self.next().await {
             TransportEvent::Message(Message::Response(JsonRpcResponse {
                 id: Some(got),
                 outcome: Err(ErrorObject { code, message, .. }),
             })) => {
-                assert_eq!((got, code), (RequestId::Number(id), HTTP_TRANSPORT_ERROR));
+                assert_eq!((got, code), (RequestId::Number(id), expected));
                 assert_eq!(problem, message);
                 message
             }

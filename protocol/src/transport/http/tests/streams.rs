@@ -67,7 +67,8 @@ async fn a_stream_that_ends_without_an_id_fails_the_request() {
     let (url, _seen) = serve(|_: &Seen| event_stream(full("retry: 10\ndata: \n\n"))).await;
     let mut client = connect(&url, &[]).await.unwrap();
     client.request(3, "tools/call");
-    let message = client.next_error(3).await;
+    // The answer is lost (whether the call ran is unknown): a broken stream.
+    let message = client.next_broken(3).await;
     assert_eq!(message, format!("the event stream from {url} ended before the answer came"));
 }
 
@@ -119,7 +120,7 @@ async fn a_refused_resumption_fails_the_request_with_why() {
     let mut client = connect(&url, &[]).await.unwrap();
     client.request(3, "tools/call");
     assert_eq!(
-        client.next_error(3).await,
+        client.next_broken(3).await,
         format!(
             "the event stream from {url} ended before the answer came, and resuming it failed: HTTP 405 from {url}: (no body)"
         )
@@ -135,7 +136,7 @@ async fn resuming_gives_up_after_the_limit() {
     let mut client = connect_with(spec).await.unwrap();
     client.request(3, "tools/call");
     assert_eq!(
-        client.next_error(3).await,
+        client.next_broken(3).await,
         format!("the event stream from {url} ended before the answer came; gave up resuming it after 0.3 s")
     );
     // Each resumption waited the server's 50 ms: a handful, not a flood.
