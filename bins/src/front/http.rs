@@ -388,11 +388,12 @@ impl HttpFront {
             }
             Err(Refused::Full) => {
                 let max = self.sessions.max;
-                tracing::warn!("refused a front session: {max} are open (max_sessions)");
-                let problem =
-                    format!("the front already has {max} sessions (max_sessions); end one with DELETE, or retry later");
+                tracing::warn!("refused a front session: all {max} are in use (max_sessions)");
+                let problem = format!(
+                    "the front's {max} sessions (max_sessions) are all in use; retry in a few seconds (one unused for 10 s makes room)"
+                );
                 let mut answer = refuse(StatusCode::SERVICE_UNAVAILABLE, &problem);
-                answer.headers_mut().insert("retry-after", HeaderValue::from_static("30"));
+                answer.headers_mut().insert("retry-after", HeaderValue::from_static("10"));
                 answer
             }
             Err(Refused::NoId(error)) => {

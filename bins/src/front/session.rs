@@ -164,6 +164,11 @@ impl Session {
         format!("front: {}, {}", self.inner.owner, self.inner.view.who())
     }
 
+    /// Whether a request of its own is running now.
+    pub(crate) fn busy(&self) -> bool {
+        !self.state().running.is_empty()
+    }
+
     /// The protocol version agreed at `initialize`, once it was.
     pub(crate) fn version(&self) -> Option<String> {
         self.state().version.clone()

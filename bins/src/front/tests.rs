@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream, Lines};
 use warden_actors::{Warden, WardenConfig};
 
-use super::http::sessions::Sessions;
+use super::http::sessions::{Refused, Sessions};
 use super::session::Session;
 use super::view::View;
 use super::{lines, Front};
@@ -112,5 +112,32 @@ async fn an_unused_http_session_ends_after_its_idle_limit_and_a_used_one_does_no
     assert!(sessions.get(&used, &(Some(1), "/mcp".to_string())).is_none(), "another token's session was handed out");
     assert_eq!(sessions.count(), 1);
     sweeper.abort();
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_full_table_makes_room_by_ending_the_session_unused_longest_and_refuses_only_when_all_are_in_use() {
+    let warden = Warden::builder().start().await.unwrap();
+    let front = Front::new(warden.clone());
+    let sessions = Sessions::new(4, Duration::from_secs(1800), Box::new(|_| {}));
+    let owner = (Some(0), "/mcp".to_string());
+    let session = |front: &Arc<Front>| Session::new(Arc::clone(front), View::of(&warden, None, None, false).unwrap());
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        ids.push(sessions.create(session(&front), owner.clone(), Box::new(())).ok().unwrap().0);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    // All four used within the last 10 s: none may go.
+    assert!(matches!(sessions.create(session(&front), owner.clone(), Box::new(())), Err(Refused::Full)));
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    assert!(sessions.get(&ids[0], &owner).is_some(), "the oldest is used again");
+    // A thousand sessions opened and abandoned never keep a client out.
+    for _ in 0..1000 {
+        tokio::time::sleep(Duration::from_secs(11)).await;
+        assert!(sessions.get(&ids[0], &owner).is_some(), "a session in use was ended to make room");
+        sessions.create(session(&front), owner.clone(), Box::new(())).ok().expect("room is made");
+    }
+    assert_eq!(sessions.count(), 4);
+    assert!(sessions.get(&ids[1], &owner).is_none(), "the one unused longest went first");
     warden.shutdown().await;
 }

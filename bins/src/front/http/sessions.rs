@@ -6,10 +6,14 @@
 //! to the identity (bearer token) and endpoint that made it: the same id
 //! with another token or on another path is an unknown session (404), so
 //! one client cannot ride another's session. At most `max_sessions` live
-//! at once; more are refused with a message saying so. A session nobody
-//! used for `session_idle_secs` (no request, no open stream) is ended: its
-//! calls are cancelled upstream and its subscriptions withdrawn, and the
-//! client's next request gets 404 and re-initialises.
+//! at once. A session nobody used for `session_idle_secs` (no request
+//! running, no open stream) is ended: its calls are cancelled upstream and
+//! its subscriptions withdrawn, and the client's next request gets 404 and
+//! re-initialises. When the table is full, the session unused the longest
+//! is ended to make room, if it has been unused for [`EVICTABLE_AFTER`] —
+//! so clients that open sessions and abandon them (a thousand, say) cannot
+//! keep others out for the idle limit; only when every session is in use
+//! is a new one refused, with a message saying so.
 //!
 //! What a session is told unasked (its notifier's output) goes to its GET
 //! stream. Every event has an id; the last [`REPLAY_EVENTS`] are kept, so a
@@ -25,6 +29,10 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::front::session::Session;
+
+/// How long a session must have gone unused before a full table ends it
+/// to make room for a new one.
+pub(super) const EVICTABLE_AFTER: Duration = Duration::from_secs(10);
 
 /// How many server → client events each session keeps for resumption.
 pub(super) const REPLAY_EVENTS: usize = 256;
@@ -96,7 +104,16 @@ impl Sessions {
     ) -> Result<(String, Arc<HttpSession>), Refused> {
         let mut sessions = self.lock();
         if sessions.len() >= self.max {
-            return Err(Refused::Full);
+            let unused = sessions
+                .iter()
+                .map(|(id, http)| (id, http.idle_for()))
+                .filter(|(_, idle)| *idle >= EVICTABLE_AFTER)
+                .max_by_key(|(_, idle)| *idle)
+                .map(|(id, idle)| (id.clone(), idle));
+            let Some((oldest, idle)) = unused else { return Err(Refused::Full) };
+            let evicted = sessions.remove(&oldest).expect("found above");
+            tracing::info!(session = %evicted.session.who(), "front session ended to make room for a new one: unused for {:.0} s, and all {} places taken", idle.as_secs_f64(), self.max);
+            tokio::spawn(async move { evicted.end().await });
         }
         let id = crate::secret::random_hex(16).map_err(Refused::NoId)?;
         let (notices, mut received) = mpsc::channel::<Value>(STREAM_DEPTH);
@@ -180,10 +197,11 @@ impl Sessions {
 }
 
 impl HttpSession {
-    /// How long since it was last used; an open stream is use.
+    /// How long since it was last used; an open stream, or a request
+    /// running, is use.
     fn idle_for(&self) -> Duration {
         let streaming = self.stream.lock().expect("stream lock").live.as_ref().is_some_and(|live| !live.is_closed());
-        if streaming {
+        if streaming || self.session.busy() {
             return Duration::ZERO;
         }
         self.last_used.lock().expect("session lock").elapsed()
