@@ -196,9 +196,10 @@ pub enum CallError {
         policy: CrashRetry,
     },
     /// The stream that was to carry the server's answer broke before it
-    /// did (MCP 2026-07-28 over HTTP: the request is lost with it), and
-    /// the call was not sent again: the server's `retry_after_crash` does
-    /// not allow repeating it, or it broke three times.
+    /// did and could not be resumed (HTTP: the request is lost with it),
+    /// and the call was not sent again: the server's `retry_after_crash`
+    /// does not allow repeating it ([`CallError::StreamBrokenRepeatedly`]
+    /// when it did, and the stream broke every time).
     #[error(
         "the answer stream of server '{server}' broke while it ran '{name}' ({reason}); the call was not repeated \
          because {}, so it may or may not have taken effect{}",

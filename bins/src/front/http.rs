@@ -361,10 +361,8 @@ impl HttpFront {
             Ok(view) => view,
             Err(error) => return refuse(StatusCode::NOT_FOUND, &error.to_string()),
         };
-        static SESSIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let serial = SESSIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let owner = format!("{}, session {serial}", caller.identity(&self.config));
-        let session = Session::owned(Arc::clone(&self.front), view, owner);
+        let owner = format!("{}, session", caller.identity(&self.config));
+        let session = Session::numbered(Arc::clone(&self.front), view, &owner);
         let (outbox, _) = mpsc::channel(1);
         let Received::Answered(answer) = session.receive(message, outbox) else {
             return rpc_error(

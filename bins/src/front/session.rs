@@ -128,11 +128,17 @@ pub(crate) enum Received {
 }
 
 impl Session {
-    /// A session of its own connection.
+    /// A session of its own stdio connection.
     pub(crate) fn new(front: Arc<Front>, view: View) -> Session {
+        Session::numbered(front, view, "stdio connection")
+    }
+
+    /// A session whose owner is `what` and a number no other session in
+    /// this process has (`stdio connection 3`, `token 'ci' at /mcp, session 4`).
+    pub(crate) fn numbered(front: Arc<Front>, view: View, what: &str) -> Session {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let serial = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Session::owned(front, view, format!("stdio connection {serial}"))
+        Session::owned(front, view, format!("{what} {serial}"))
     }
 
     /// A session of `owner` (the HTTP face: a token at a path, the same for

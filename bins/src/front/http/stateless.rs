@@ -59,8 +59,9 @@ impl HttpFront {
         let request_id = message.get("id").cloned().unwrap_or(Value::Null);
         // A stream when something may come before the answer: progress, a
         // call's own log messages, a subscription's notifications.
-        let level = message.pointer("/params/_meta/io.modelcontextprotocol~1logLevel").and_then(Value::as_str);
-        let logs = method == "tools/call" && level.and_then(super::super::LogLevel::parse).is_some();
+        let level = message.pointer("/params/_meta").and_then(|meta| meta.get(warden_protocol::LOG_LEVEL_KEY));
+        let logs =
+            method == "tools/call" && level.and_then(Value::as_str).and_then(super::super::LogLevel::parse).is_some();
         let streams =
             message.pointer("/params/_meta/progressToken").is_some() || logs || method == "subscriptions/listen";
         let (outbox, answers) = mpsc::channel(64);

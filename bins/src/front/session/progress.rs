@@ -33,12 +33,15 @@ pub(super) async fn relay_logs(warden: Warden, tool: String, mut messages: mpsc:
     while let Some(mut params) = messages.recv().await {
         let Some(fields) = params.as_object_mut() else { continue };
         // Looked up now: the call may have waited for its server's start.
-        let server = warden.snapshot().tool(&tool).map(|entry| entry.server.to_string()).unwrap_or_default();
-        let logger = match fields.get("logger").and_then(Value::as_str) {
-            Some(logger) => format!("{server}/{logger}"),
-            None => server.clone(),
+        let server = warden.snapshot().tool(&tool).map(|entry| entry.server.to_string());
+        let logger = match (server, fields.get("logger").and_then(Value::as_str)) {
+            (Some(server), Some(logger)) => Some(format!("{server}/{logger}")),
+            (Some(server), None) => Some(server),
+            (None, _) => None,
         };
-        fields.insert("logger".into(), json!(logger));
+        if let Some(logger) = logger {
+            fields.insert("logger".into(), json!(logger));
+        }
         let notification = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": params});
         if reply.send(notification).await.is_err() {
             return;
