@@ -58,8 +58,8 @@ use serde_json::{json, Map, Value};
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::Instant;
 use warden_protocol::{
-    Connection, Connector, ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message, Notification,
-    RawResponse, Request, RequestId, Response, Tool, TransportEvent, LATEST_PROTOCOL_VERSION,
+    Backlog, Connection, Connector, ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message, Notification,
+    Queued, RawResponse, Request, RequestId, Response, Tool, TransportEvent, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
 };
 
@@ -166,7 +166,7 @@ pub enum ServerMsg {
         ticket: u64,
     },
     /// Something arrived on (or happened to) the transport.
-    Transport(TransportEvent),
+    Transport(TransportEvent, Queued),
     /// The earliest pending call's deadline has come.
     DeadlineReached,
     /// The startup timer ran out.
@@ -387,7 +387,7 @@ impl Actor for ServerActor {
         match message {
             ServerMsg::CallTool { call, reply } => state.start_call(&myself, call, reply),
             ServerMsg::CancelCall { ticket } => state.cancel_call(ticket),
-            ServerMsg::Transport(event) => state.transport_event(&myself, event),
+            ServerMsg::Transport(event, _handled) => state.transport_event(&myself, event),
             ServerMsg::DeadlineReached => state.deadline_reached(&myself),
             ServerMsg::StartupTimedOut => state.startup_timed_out(&myself),
             ServerMsg::AnswerServer(answer) => state.answer_server(answer),
@@ -433,11 +433,14 @@ impl ServerActorState {
             warden.tools = tracing::field::Empty,
         ));
         let actor = myself.clone();
+        let backlog = Backlog::new();
+        let queue = Arc::clone(&backlog);
         let sink = Arc::new(move |event| {
-            // A closed mailbox means this actor is gone; so is the interest.
-            let _ = actor.cast(ServerMsg::Transport(event));
+            // A closed mailbox means this actor is gone; so is the interest
+            // (the mark drops with the refused message, making room).
+            let _ = actor.cast(ServerMsg::Transport(event, queue.enter()));
         });
-        match self.connector.connect(sink).await {
+        match self.connector.connect_paced(sink, backlog).await {
             Ok(connection) => self.connection = Some(connection),
             // Starting it again would fail the same way.
             Err(error) => return self.fail(myself, error.to_string(), true),

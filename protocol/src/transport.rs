@@ -10,7 +10,11 @@
 //! server actor) receives events straight into its mailbox, with no pump
 //! task in between. [`Connection::send`] only queues: the write happens on
 //! the transport's own task, so an actor that sends never waits on a pipe.
+//! What arrives is paced the other way: [`Connector::connect_paced`] gives
+//! the reader a [`Backlog`] it waits on while its deliveries are unhandled
+//! (`backlog.rs`), so a flooding server fills its own pipe, not Warden.
 
+mod backlog;
 mod http;
 mod memory;
 mod stderr_budget;
@@ -28,6 +32,7 @@ use tokio::sync::mpsc;
 use crate::framing::Frame;
 use crate::jsonrpc::{Message, RawResponse};
 
+pub use backlog::{Backlog, Queued};
 pub(crate) use http::{error_chain, oauth_connector};
 pub use http::{
     http_client, AuthFailure, Authorizer, Challenge, HttpClient, HttpConnector, HttpSpec, HttpTransport, LoggedIn,
@@ -111,6 +116,16 @@ pub type Closer = Pin<Box<dyn Future<Output = ()> + Send>>;
 pub trait Connector: Send + Sync + 'static {
     /// Opens a new connection whose events go to `sink`.
     fn connect(&self, sink: EventSink) -> ConnectFuture;
+
+    /// Opens a new connection whose events go to `sink`, its reader
+    /// pausing while `backlog` is full: the sink marks each delivery with
+    /// [`Backlog::enter`] and drops the mark once it is handled. Transports
+    /// that read on their own (stdio, HTTP) honour it; the default
+    /// ignores it.
+    fn connect_paced(&self, sink: EventSink, backlog: Arc<Backlog>) -> ConnectFuture {
+        let _ = backlog;
+        self.connect(sink)
+    }
 
     /// Whether a connection may start with a `server/discover` probe to
     /// find out which MCP era the server speaks (every transport but the

@@ -83,7 +83,7 @@ use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-use super::{ConnectFuture, Connection, Connector, EventSink, StderrTail};
+use super::{Backlog, ConnectFuture, Connection, Connector, EventSink, StderrTail};
 use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::jsonrpc::ErrorCode;
 
@@ -265,9 +265,13 @@ impl HttpConnector {
 
 impl Connector for HttpConnector {
     fn connect(&self, sink: EventSink) -> ConnectFuture {
+        self.connect_paced(sink, Backlog::unlimited())
+    }
+
+    fn connect_paced(&self, sink: EventSink, backlog: Arc<Backlog>) -> ConnectFuture {
         let spec = self.spec.clone();
         Box::pin(async move {
-            let (session, closer) = session::open(&spec, sink)?;
+            let (session, closer) = session::open(&spec, sink, backlog)?;
             Ok(Connection::new(Box::new(outbound::HttpOutbound::new(session)), closer, StderrTail::default()))
         })
     }

@@ -27,7 +27,8 @@ use tokio::time::Instant;
 
 use super::stderr_budget::{StderrBudget, Verdict};
 use super::{
-    frame_to_event, ConnectFuture, Connection, Connector, EventSink, StderrTail, TransportError, TransportEvent,
+    frame_to_event, Backlog, ConnectFuture, Connection, Connector, EventSink, StderrTail, TransportError,
+    TransportEvent,
 };
 use crate::framing::{LineReader, DEFAULT_MAX_MESSAGE_BYTES};
 
@@ -89,8 +90,12 @@ impl StdioConnector {
 
 impl Connector for StdioConnector {
     fn connect(&self, sink: EventSink) -> ConnectFuture {
+        self.connect_paced(sink, Backlog::unlimited())
+    }
+
+    fn connect_paced(&self, sink: EventSink, backlog: Arc<Backlog>) -> ConnectFuture {
         let spec = self.spec.clone();
-        Box::pin(async move { spawn(&spec, sink) })
+        Box::pin(async move { spawn(&spec, sink, backlog) })
     }
 
     fn identity(&self) -> Option<String> {
@@ -99,7 +104,7 @@ impl Connector for StdioConnector {
     }
 }
 
-fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, TransportError> {
+fn spawn(spec: &Arc<StdioSpec>, sink: EventSink, backlog: Arc<Backlog>) -> Result<Connection, TransportError> {
     let mut command = Command::new(&spec.command);
     if !spec.inherit_env {
         command.env_clear();
@@ -140,7 +145,7 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
     let (close_tx, close_rx) = oneshot::channel::<()>();
 
     let (outbound, writer) = super::stdin_writer::spawn(stdin, stop_writer_rx);
-    let reader = tokio::spawn(read_messages(stdout, spec.max_message_bytes, sink.clone()));
+    let reader = tokio::spawn(read_messages(stdout, spec.max_message_bytes, sink.clone(), backlog));
     let tail = StderrTail::default();
     let stderr = tokio::spawn(drain_stderr(stderr, spec.server.clone(), tail.clone()));
     let keeper = tokio::spawn(keep(
@@ -162,11 +167,13 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink) -> Result<Connection, Transport
 const MAX_BATCH: usize = 64;
 
 /// Turns stdout lines into events. Lines that are already buffered when one
-/// is read go out together as one [`TransportEvent::Batch`].
-async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, sink: EventSink) {
+/// is read go out together as one [`TransportEvent::Batch`]. Nothing more
+/// is read while `backlog` is full.
+async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, sink: EventSink, backlog: Arc<Backlog>) {
     let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), max);
     let mut batch = Batch::new(&sink);
     loop {
+        backlog.room().await;
         let mut next = lines.next_frame().await;
         loop {
             match next {

@@ -157,7 +157,7 @@ impl Session {
         let mut endpoint = Some(endpoint);
         let mut parser = SseParser::with_max_event_bytes(self.spec.max_message_bytes);
         let reason = loop {
-            let chunk = match body.frame().await {
+            let chunk = match self.paced_frame(&mut body).await {
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(chunk) => chunk,
                     Err(_) => continue,

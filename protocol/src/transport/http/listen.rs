@@ -31,7 +31,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::HeaderValue;
 use hyper::StatusCode;
@@ -121,7 +120,7 @@ impl Session {
     async fn read_events(&self, mut body: Incoming, resume: &mut Resume) -> Outcome {
         let mut parser = SseParser::with_max_event_bytes(self.spec.max_message_bytes);
         let mut delivered = false;
-        while let Some(frame) = body.frame().await {
+        while let Some(frame) = self.paced_frame(&mut body).await {
             let chunk = match frame {
                 Ok(frame) => match frame.into_data() {
                     Ok(chunk) => chunk,

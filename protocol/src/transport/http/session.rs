@@ -24,7 +24,7 @@ use super::{
     VERSION_HEADER,
 };
 use crate::jsonrpc::{ErrorObject, Message, RawResponse, RequestId};
-use crate::transport::{excerpt, Closer, EventSink, TransportError, TransportEvent};
+use crate::transport::{excerpt, Backlog, Closer, EventSink, TransportError, TransportEvent};
 
 /// Everything the POST tasks of one connection share.
 pub(super) struct Session {
@@ -36,6 +36,9 @@ pub(super) struct Session {
     pub(super) headers: HeaderMap,
     pub(super) client: Client<tls::Connector, Full<Bytes>>,
     pub(super) sink: EventSink,
+    /// What the sink has not handled yet: streams are read no further
+    /// while it is full.
+    pub(super) backlog: Arc<Backlog>,
     /// `Mcp-Session-Id` from the initialize response.
     pub(super) session_id: Mutex<Option<HeaderValue>>,
     /// The negotiated protocol version, from the initialize result.
@@ -76,7 +79,11 @@ pub(super) struct Session {
     pub(super) modern: AtomicBool,
 }
 
-pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<(Arc<Session>, Closer), TransportError> {
+pub(super) fn open(
+    spec: &Arc<HttpSpec>,
+    sink: EventSink,
+    backlog: Arc<Backlog>,
+) -> Result<(Arc<Session>, Closer), TransportError> {
     let unusable = |problem: String| TransportError::Url { url: spec.url.clone(), problem };
     let uri: Uri = spec.url.parse().map_err(|error| unusable(format!("not a valid URL: {error}")))?;
     let https = match uri.scheme_str() {
@@ -102,6 +109,7 @@ pub(super) fn open(spec: &Arc<HttpSpec>, sink: EventSink) -> Result<(Arc<Session
         headers,
         client: Client::builder(TokioExecutor::new()).build(connector),
         sink,
+        backlog,
         session_id: Mutex::new(None),
         protocol_version: Mutex::new(None),
         acknowledged: Mutex::new(nothing_pending),
@@ -373,6 +381,16 @@ impl Session {
             }
             Err(_) => tracing::debug!(server = %self.spec.server, "the server did not answer the session's DELETE"),
         }
+    }
+
+    /// A streamed body's next frame, once the sink has room for what it
+    /// may carry.
+    pub(super) async fn paced_frame(
+        &self,
+        body: &mut hyper::body::Incoming,
+    ) -> Option<Result<hyper::body::Frame<Bytes>, hyper::Error>> {
+        self.backlog.room().await;
+        body.frame().await
     }
 
     pub(super) fn deliver(&self, event: TransportEvent) {

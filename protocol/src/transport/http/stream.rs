@@ -24,7 +24,6 @@
 
 use std::time::{Duration, Instant};
 
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::HeaderValue;
 use hyper::StatusCode;
@@ -120,7 +119,7 @@ impl Session {
         position: &mut Position,
     ) -> StreamEnd {
         let mut parser = SseParser::with_max_event_bytes(self.spec.max_message_bytes);
-        while let Some(frame) = body.frame().await {
+        while let Some(frame) = self.paced_frame(&mut body).await {
             let frame = match frame {
                 Ok(frame) => frame,
                 Err(error) => {

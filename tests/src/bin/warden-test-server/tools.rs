@@ -140,7 +140,12 @@ pub(crate) async fn tool_progress(server: &Server, args: &Args, meta: &Value) ->
             let message = format!("step {step} of {steps}");
             let params = json!({"progressToken": token, "progress": step, "total": steps, "message": message});
             server.notify("notifications/progress", Some(params));
-            tokio::time::sleep(Duration::from_millis(ms)).await;
+            // No pause at all for 0 ms (a timer rounds up to 1 ms): a flood.
+            if ms == 0 {
+                tokio::task::yield_now().await;
+            } else {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+            }
         }
     }
     Ok(text_result(&format!("{steps} steps")))
