@@ -2,10 +2,13 @@
 //! front's and `[metrics] listen`.
 //!
 //! Both need the same guards against a client that only connects: at most
-//! [`MAX_CONNECTIONS`] at once (the next is dropped), and request headers
-//! within [`HEADER_READ_TIMEOUT`] (slow-loris). Each listener gives its
-//! handler; the loop ends when `stop` resolves (connections already open
-//! finish on their own tasks).
+//! [`MAX_CONNECTIONS`] at once, the longest-idle one closed to make room
+//! for a newcomer (`connections.rs`: a flood of silent connections cannot
+//! lock clients out), and request headers within [`HEADER_READ_TIMEOUT`]
+//! (slow-loris; hyper also applies it to a kept-alive connection waiting
+//! for its next request). Each listener gives its handler; the loop ends
+//! when `stop` resolves (connections already open finish on their own
+//! tasks).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -18,7 +21,10 @@ use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+
+mod connections;
+
+use connections::{Connections, Held};
 
 /// The most connections one listener holds open.
 pub(crate) const MAX_CONNECTIONS: usize = 1024;
@@ -35,7 +41,7 @@ pub(crate) type Handler =
 /// Serves `listener` with `handler` until `stop` resolves; `what` names the
 /// listener in the logs.
 pub(crate) async fn serve(listener: TcpListener, stop: impl Future<Output = ()>, what: &'static str, handler: Handler) {
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let connections = Connections::new(MAX_CONNECTIONS);
     tokio::pin!(stop);
     loop {
         let accepted = tokio::select! {
@@ -46,17 +52,19 @@ pub(crate) async fn serve(listener: TcpListener, stop: impl Future<Output = ()>,
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
-        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-            tracing::warn!("{what} holds {MAX_CONNECTIONS} connections; refused one");
+        let Some(place) = connections.admit() else {
+            tracing::warn!("{what} holds {MAX_CONNECTIONS} connections, every one answering a request; refused one");
             continue;
         };
+        let place = Arc::new(place);
         let handler = Arc::clone(&handler);
-        tokio::spawn(async move {
-            let _slot = slot;
+        let serving = Arc::clone(&place);
+        let task = tokio::spawn(async move {
             let _ = stream.set_nodelay(true);
             let service = hyper::service::service_fn(move |request| {
+                let busy = serving.busy();
                 let answer = handler(request);
-                async move { Ok::<_, Infallible>(answer.await) }
+                async move { Ok::<_, Infallible>(answer.await.map(|body| Held::new(body, busy))) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
@@ -66,5 +74,6 @@ pub(crate) async fn serve(listener: TcpListener, stop: impl Future<Output = ()>,
                 tracing::debug!(%error, "a connection to {what} ended with an error");
             }
         });
+        place.serving(task.abort_handle());
     }
 }

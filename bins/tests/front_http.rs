@@ -7,141 +7,14 @@
 
 mod common;
 
-use std::collections::HashMap;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
+use std::io::Write as _;
 use std::process::Command;
 use std::time::Duration;
 
-use common::{stderr, Home};
+use common::front_client::{call, front_home, Http, CODER_TOKEN, TOKEN};
+use common::stderr;
 use serde_json::{json, Value};
-use warden_tests::{bins, real_servers};
-
-const TOKEN: &str = "front-token-0123456789abcdef";
-const CODER_TOKEN: &str = "coder-token-0123456789abcdef";
-
-/// A free loopback port (taken and released: the daemon binds it next).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A home whose daemon runs the test server (and, with `everything`,
-/// server-everything) behind an HTTP front; the daemon is started.
-fn front_home(label: &str, everything: bool, front_extra: &str) -> (Home, u16) {
-    let home = Home::new(label);
-    let port = free_port();
-    let mut text = format!(
-        "[security]\nauto_approve = true\n\n[servers.test]\ncommand = {:?}\n\
-         args = [\"--tools\", \"echo,sleep,notify,cancellations,crash\"]\nrestart_delay_secs = 0.2\n",
-        bins::test_server().display().to_string()
-    );
-    if everything {
-        let (node, args) = real_servers::EVERYTHING.command(&[]);
-        text += &format!("\n[servers.everything]\ncommand = {node:?}\nargs = {args:?}\n");
-    }
-    text += &format!(
-        "\n[[agents]]\nname = \"coder\"\nallowed_tools = [\"test__echo\"]\n\n[front]\nlisten = \"127.0.0.1:{port}\"\n\
-         tokens = [{{ token = \"{TOKEN}\" }}, {{ token = \"{CODER_TOKEN}\", agent = \"coder\" }}]\n{front_extra}"
-    );
-    std::fs::write(&home.config, text).unwrap();
-    let status = home.warden(&["status", "--json"]);
-    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
-    (home, port)
-}
-
-/// One answer: status, headers (lower-case names), body.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    headers: HashMap<String, String>,
-    body: String,
-}
-
-impl Reply {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-}
-
-/// A keep-alive HTTP/1.1 connection speaking just enough to test the front.
-struct Http {
-    reader: BufReader<TcpStream>,
-    port: u16,
-    /// The last answer said `Connection: close`: the next request reconnects.
-    closed: bool,
-}
-
-impl Http {
-    fn connect(port: u16) -> Http {
-        let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        Http { reader: BufReader::new(stream), port, closed: false }
-    }
-
-    fn send(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
-        if self.closed {
-            *self = Http::connect(self.port);
-        }
-        let mut request = format!("{method} {path} HTTP/1.1\r\nContent-Length: {}\r\n", body.len());
-        if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
-            request += &format!("Host: 127.0.0.1:{}\r\n", self.port);
-        }
-        for (name, value) in headers {
-            request += &format!("{name}: {value}\r\n");
-        }
-        request += "\r\n";
-        let stream = self.reader.get_mut();
-        stream.write_all(request.as_bytes()).unwrap();
-        // A refused body may be cut off by the server: its answer is read anyway.
-        if let Err(error) = stream.write_all(body.as_bytes()) {
-            eprintln!("writing the body of {method} {path} failed: {error}");
-        }
-        self.read_reply()
-    }
-
-    fn read_reply(&mut self) -> Reply {
-        let mut line = String::new();
-        self.reader.read_line(&mut line).unwrap();
-        let status = line.split(' ').nth(1).unwrap_or_else(|| panic!("no status line: {line:?}")).parse().unwrap();
-        let mut headers = HashMap::new();
-        loop {
-            line.clear();
-            self.reader.read_line(&mut line).unwrap();
-            let Some((name, value)) = line.trim_end().split_once(':') else { break };
-            headers.insert(name.to_ascii_lowercase(), value.trim().to_string());
-        }
-        let length: usize = headers.get("content-length").map_or(0, |length| length.parse().unwrap());
-        let mut body = vec![0; length];
-        self.reader.read_exact(&mut body).unwrap();
-        self.closed = headers.get("connection").is_some_and(|value| value == "close");
-        Reply { status, headers, body: String::from_utf8(body).unwrap() }
-    }
-
-    /// A POST of one JSON-RPC message with the bearer `token`.
-    fn post(&mut self, path: &str, token: &str, session: Option<&str>, message: &Value) -> Reply {
-        let bearer = format!("Bearer {token}");
-        let mut headers = vec![("Authorization", bearer.as_str()), ("Accept", "application/json, text/event-stream")];
-        if let Some(session) = session {
-            headers.push(("Mcp-Session-Id", session));
-        }
-        self.send("POST", path, &headers, &message.to_string())
-    }
-
-    /// `initialize` on `path`; the session id.
-    fn initialize(&mut self, path: &str, token: &str) -> Result<String, Reply> {
-        let message = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-        let reply = self.post(path, token, None, &message);
-        match reply.headers.get("mcp-session-id") {
-            Some(id) if reply.status == 200 => Ok(id.clone()),
-            _ => Err(reply),
-        }
-    }
-}
-
-fn call(id: u64, name: &str, arguments: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
-}
+use warden_tests::real_servers;
 
 fn run_client((program, mut args): (String, Vec<String>), port: u16) -> Value {
     args.extend(["http".to_string(), format!("http://127.0.0.1:{port}/mcp"), TOKEN.to_string()]);

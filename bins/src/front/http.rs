@@ -32,12 +32,14 @@
 //! progress (the progress, then the answer). A client that goes away
 //! before its answer cancels the request (upstream too).
 //!
-//! Connections: at most [`MAX_CONNECTIONS`]; request headers must arrive
-//! within [`HEADER_READ_TIMEOUT`] (slow-loris).
+//! Connections: at most [`MAX_CONNECTIONS`], the longest idle closed to
+//! make room (a flood of silent connections keeps nobody out); request
+//! headers must arrive within [`HEADER_READ_TIMEOUT`] (slow-loris). Nothing
+//! a client sends can take the daemon down or reach another session's
+//! calls.
 //!
 //! [`MAX_CONNECTIONS`]: crate::http_server::MAX_CONNECTIONS
-//! [`HEADER_READ_TIMEOUT`]: crate::http_server::HEADER_READ_TIMEOUT Nothing a client sends can
-//! take the daemon down or reach another session's calls.
+//! [`HEADER_READ_TIMEOUT`]: crate::http_server::HEADER_READ_TIMEOUT
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -57,6 +59,8 @@ use super::session::{code, Received, Session};
 use super::view::View;
 use super::{AbortOnDrop, Front};
 
+#[cfg(test)]
+mod properties;
 pub(crate) mod sessions;
 mod sse;
 mod stateless;

@@ -125,7 +125,7 @@ fn method() -> impl Strategy<Value = String> {
 
 /// A message as a client might send it: a request (with an id of any
 /// JSON kind), a notification, a response, or something else.
-fn message() -> impl Strategy<Value = Value> {
+pub(super) fn message() -> impl Strategy<Value = Value> {
     let id = prop_oneof![any::<i64>().prop_map(|n| json!(n)), "[ -~]{0,8}".prop_map(Value::String), json_value()];
     prop_oneof![
         4 => (id.clone(), method(), params()).prop_map(|(id, method, params)| {
