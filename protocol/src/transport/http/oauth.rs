@@ -28,7 +28,8 @@
 //! `registration.rs` (RFC 7591), `pkce.rs`, `callback.rs` (the loopback
 //! listener), `tokens.rs` (the token endpoint and client authentication),
 //! `jwt.rs` (`private_key_jwt`), `web.rs` (bounded JSON over HTTP, no
-//! redirects followed), `store.rs`, `authorizer.rs`, `login.rs`.
+//! redirects followed), `store.rs`, `authorizer.rs`, `login.rs`;
+//! `properties.rs` fuzzes what they read from servers.
 
 mod authorizer;
 mod callback;
@@ -37,6 +38,8 @@ mod discovery;
 mod jwt;
 mod login;
 mod pkce;
+#[cfg(test)]
+mod properties;
 mod registration;
 mod store;
 mod tokens;

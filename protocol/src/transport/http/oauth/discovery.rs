@@ -171,7 +171,7 @@ pub(crate) async fn authorization_server(web: &Web, issuer: &Url) -> Result<Opti
     Ok(None)
 }
 
-fn read_metadata(document: &Value, issuer: &Url, url: &Url) -> Result<AuthServer, String> {
+pub(super) fn read_metadata(document: &Value, issuer: &Url, url: &Url) -> Result<AuthServer, String> {
     let text = |name: &str| document.get(name).and_then(Value::as_str).map(str::to_string);
     let required =
         |name: &str| text(name).ok_or_else(|| format!("the authorization server metadata at {url} has no `{name}`"));

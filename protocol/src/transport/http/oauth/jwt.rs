@@ -76,13 +76,16 @@ impl SigningKey {
 }
 
 /// The first PEM block's label and bytes.
-fn pem_block(pem: &str) -> Option<(String, Vec<u8>)> {
+pub(super) fn pem_block(pem: &str) -> Option<(String, Vec<u8>)> {
     let begin = pem.find("-----BEGIN ")?;
     let rest = &pem[begin + "-----BEGIN ".len()..];
     let label_end = rest.find("-----")?;
     let label = rest[..label_end].to_string();
-    let body_start = label_end + 5;
-    let end = rest.find(&format!("-----END {label}-----"))?;
-    let body: String = rest[body_start..end].chars().filter(|c| !c.is_whitespace()).collect();
+    let body_and_end = &rest[label_end + "-----".len()..];
+    // The END line after the BEGIN line: `-----BEGIN X-----END X-----`
+    // found it inside the BEGIN line and sliced backwards (a panic, found
+    // by `oauth::properties`).
+    let end = body_and_end.find(&format!("-----END {label}-----"))?;
+    let body: String = body_and_end[..end].chars().filter(|c| !c.is_whitespace()).collect();
     Some((label, STANDARD.decode(body).ok()?))
 }

@@ -143,9 +143,21 @@ pub(crate) async fn request(
         .map_err(|error| TokenError::Broken(format!("the token endpoint is not a URL: {error}")))?;
     let basic = client.authenticate(&mut grant, &server.token_endpoint).map_err(TokenError::Broken)?;
     let answer = web.post(&endpoint, Body::Form(&grant), basic, "token endpoint").await.map_err(TokenError::Broken)?;
-    let field = |name: &str| answer.json.get(name).and_then(Value::as_str).map(str::to_string);
-    if !answer.status.is_success() {
-        let error = field("error").unwrap_or_else(|| format!("HTTP {}", answer.status.as_u16()));
+    read_answer(answer.status, &answer.json, &endpoint, previous_refresh, now_secs())
+}
+
+/// The token endpoint's answer (`status`, its JSON) read into [`Tokens`]
+/// at `now`: a refusal, a broken answer, or the tokens.
+pub(crate) fn read_answer(
+    status: hyper::StatusCode,
+    json: &Value,
+    endpoint: &Url,
+    previous_refresh: Option<&str>,
+    now: u64,
+) -> Result<Tokens, TokenError> {
+    let field = |name: &str| json.get(name).and_then(Value::as_str).map(str::to_string);
+    if !status.is_success() {
+        let error = field("error").unwrap_or_else(|| format!("HTTP {}", status.as_u16()));
         let description = field("error_description").map(|d| format!(" ({d})")).unwrap_or_default();
         return Err(TokenError::Refused(format!("the token endpoint {endpoint} refused: {error}{description}")));
     }
@@ -159,13 +171,15 @@ pub(crate) async fn request(
             )));
         }
     }
-    let expires_in = answer.json.get("expires_in").and_then(Value::as_u64);
-    let now = now_secs();
+    // Any number a server sends: saturating, never overflowing (an
+    // `expires_in` of 2^64 - 1 panicked here in a debug build).
+    let expires_in = json.get("expires_in").and_then(Value::as_u64);
+    let expires_at = expires_in.map(|secs| now.saturating_add(secs));
     Ok(Tokens {
         access_token,
         refresh_token: field("refresh_token").or_else(|| previous_refresh.map(str::to_string)),
-        expires_at: expires_in.map(|secs| now + secs),
-        refresh_at: expires_in.map(|secs| now + secs - (secs / 5).min(60)),
+        expires_at,
+        refresh_at: expires_in.zip(expires_at).map(|(secs, at)| at - (secs / 5).min(60)),
         scope: field("scope"),
     })
 }
