@@ -19,6 +19,7 @@
 
 pub mod bins;
 pub mod browser;
+pub mod fault_matrix;
 pub mod http_everything;
 pub mod oauth_server;
 pub mod python_http;

@@ -1,5 +1,8 @@
-//! The fault matrix's bookkeeping, shared by its suites (`fault_matrix`:
-//! stdio processes; `fault_matrix_http`: HTTP servers): a row per fault,
+//! The fault matrix (issue 19): its rows (`stdio.rs`: a real test-server
+//! process; `http.rs`: a scripted Streamable HTTP server), run by the
+//! `fault_matrix` and `fault_matrix_http` suites, which assert each row,
+//! and by the `faults` bench, which prints them as one table. Here, the
+//! bookkeeping: a row per fault,
 //! every call accounted for — answered ok, answered with an error, lost
 //! (no answer within its deadline + 1 s), duplicated (a call to a tool
 //! that is not safe to repeat, executed twice: counted on the server's
@@ -11,34 +14,47 @@ use std::time::Duration;
 use serde_json::Value;
 use warden_actors::{CallOptions, Warden};
 
+pub mod http;
+pub mod stdio;
+
 /// One row of the table.
 #[derive(Debug, Default)]
-pub(crate) struct Row {
-    pub(crate) fault: &'static str,
-    pub(crate) made: usize,
-    pub(crate) ok: usize,
-    pub(crate) errors: usize,
-    pub(crate) lost: usize,
-    pub(crate) duplicated: usize,
-    pub(crate) mixed: usize,
+pub struct Row {
+    /// What was done.
+    pub fault: &'static str,
+    /// Calls made.
+    pub made: usize,
+    /// Answered with their own result.
+    pub ok: usize,
+    /// Answered with an error.
+    pub errors: usize,
+    /// Not answered within their deadline + 1 s.
+    pub lost: usize,
+    /// Not safe to repeat, yet executed twice (counted by the server).
+    pub duplicated: usize,
+    /// Answered with another call's result.
+    pub mixed: usize,
     /// From the fault to the next successful call.
-    pub(crate) recovery: Option<Duration>,
+    pub recovery: Option<Duration>,
     /// What the errors said, each once (the call's own tool named `'…'`).
-    pub(crate) said: Vec<String>,
+    pub said: Vec<String>,
 }
 
 /// One call to make, and the text of its own answer.
-pub(crate) struct Planned {
+pub struct Planned {
     /// The namespaced tool.
-    pub(crate) tool: String,
-    pub(crate) arguments: Value,
-    pub(crate) expected: String,
-    pub(crate) options: CallOptions,
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Value,
+    /// The text of its own answer.
+    pub expected: String,
+    /// How it is called.
+    pub options: CallOptions,
 }
 
 /// Makes every call at once, each given `timeout` + 1 s to be answered,
 /// and counts what came back.
-pub(crate) async fn run(warden: &Warden, row: &mut Row, calls: Vec<Planned>, timeout: Duration) {
+pub async fn run(warden: &Warden, row: &mut Row, calls: Vec<Planned>, timeout: Duration) {
     row.made += calls.len();
     let tasks: Vec<_> = calls
         .into_iter()
@@ -85,7 +101,7 @@ pub(crate) async fn run(warden: &Warden, row: &mut Row, calls: Vec<Planned>, tim
 
 /// How many of `ids` appear more than once in `executed` (one id per
 /// execution, as the server logged them).
-pub(crate) fn executed_twice<'a>(executed: impl IntoIterator<Item = &'a str>, ids: &[String]) -> usize {
+pub fn executed_twice<'a>(executed: impl IntoIterator<Item = &'a str>, ids: &[String]) -> usize {
     let mut counts = std::collections::HashMap::new();
     for id in executed {
         *counts.entry(id).or_insert(0usize) += 1;
@@ -94,7 +110,7 @@ pub(crate) fn executed_twice<'a>(executed: impl IntoIterator<Item = &'a str>, id
 }
 
 /// Prints the table (`-- --nocapture` shows it).
-pub(crate) fn print(rows: &[Row]) {
+pub fn print(rows: &[Row]) {
     println!(
         "\n{:<40} {:>6} {:>6} {:>6} {:>5} {:>11} {:>6} {:>10}",
         "fault", "calls", "ok", "error", "lost", "duplicated", "mixed", "recovery"
@@ -113,7 +129,7 @@ pub(crate) fn print(rows: &[Row]) {
 
 /// Every row's promise: nothing lost, duplicated or mixed up, every call
 /// answered once.
-pub(crate) fn assert_nothing_lost(rows: &[Row]) {
+pub fn assert_nothing_lost(rows: &[Row]) {
     for row in rows {
         assert_eq!((row.lost, row.duplicated, row.mixed), (0, 0, 0), "{}: {row:?}", row.fault);
         assert_eq!(row.ok + row.errors, row.made, "{}: every call answered once", row.fault);
