@@ -11,7 +11,7 @@
 //! client so that framing is right and only the content is arbitrary.
 //! `PROPTEST_CASES` sets how many cases (default 1,000).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use bytes::Bytes;
