@@ -73,6 +73,7 @@ fn main() -> ExitCode {
         tracing::error!("{error:#}; traces are not exported");
     }
     drop(entered);
+    raise_open_files();
     let outcome = runtime.block_on(commands::run(cli, log));
     // A prompt still reading the terminal (a call cancelled with Ctrl-C
     // while it asked for approval) must not hold the process open.
@@ -83,6 +84,26 @@ fn main() -> ExitCode {
             eprintln!("error: {error:#}");
             ExitCode::from(commands::exit_code_for(&error))
         }
+    }
+}
+
+/// Lifts the open-file limit Warden itself runs under (its servers keep
+/// the user's): each stdio server takes about four descriptors. Says so
+/// when the system allows too few for many servers.
+fn raise_open_files() {
+    const FEW: u64 = 4_096;
+    let how = "raise the hard limit (`ulimit -Hn`, or `LimitNOFILE=` in a systemd unit) for more";
+    match warden_protocol::raise_open_file_limit() {
+        Ok(limit) if limit.now < FEW => tracing::warn!(
+            "the system allows Warden {} open files, enough for about {} stdio servers; {how}",
+            limit.now,
+            limit.now / 4
+        ),
+        Ok(limit) if limit.was < limit.now => {
+            tracing::debug!("open-file limit raised from {} to {}", limit.was, limit.now)
+        }
+        Ok(_) => {}
+        Err(error) => tracing::warn!("could not raise the open-file limit ({error}); {how}"),
     }
 }
 

@@ -15,6 +15,7 @@
 //! (`backlog.rs`), so a flooding server fills its own pipe, not Warden.
 
 mod backlog;
+mod fd_limit;
 mod http;
 mod memory;
 mod stderr_budget;
@@ -33,6 +34,7 @@ use crate::framing::Frame;
 use crate::jsonrpc::{Message, RawResponse};
 
 pub use backlog::{Backlog, Queued};
+pub use fd_limit::{raise_open_file_limit, OpenFileLimit};
 pub(crate) use http::{error_chain, oauth_connector};
 pub use http::{
     http_client, AuthFailure, Authorizer, Challenge, HttpClient, HttpConnector, HttpSpec, HttpTransport, LoggedIn,

@@ -126,10 +126,12 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink, backlog: Arc<Backlog>) -> Resul
         command.current_dir(cwd);
     }
     #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
+    // SAFETY: prctl and setrlimit are async-signal-safe and touch no memory
+    // of the parent.
     unsafe {
         command.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            super::fd_limit::restore_in_child();
             Ok(())
         });
     }
