@@ -157,7 +157,7 @@ impl Actor for Registry {
 
 impl RegistryState {
     fn entry(&mut self, server: &str) -> Option<&mut ServerEntry> {
-        let entry = self.snapshot.servers.get_mut(server);
+        let entry = self.snapshot.servers.get_mut(server).map(Arc::make_mut);
         if entry.is_none() {
             tracing::error!(server, "registry heard from a server that is not configured");
         }
@@ -225,14 +225,21 @@ impl RegistryState {
             };
             self.snapshot.tools.insert(
                 name.clone(),
-                ToolEntry { name, server: server.to_string(), tool, upstream_name, primitive_tool: wrapper, position },
+                Arc::new(ToolEntry {
+                    name,
+                    server: server.to_string(),
+                    tool,
+                    upstream_name,
+                    primitive_tool: wrapper,
+                    position,
+                }),
             );
             count += 1;
         }
         if self.tools_of(server) != before {
             self.snapshot.tools_version += 1;
         }
-        let entry = self.snapshot.servers.get_mut(server).expect("checked above");
+        let entry = Arc::make_mut(self.snapshot.servers.get_mut(server).expect("checked above"));
         entry.ran = true;
         if entry.status.state != ServerState::Running {
             entry.status.startup = entry.spawned_at.map(|at| at.elapsed());
@@ -251,7 +258,7 @@ impl RegistryState {
         }
     }
 
-    fn tools_of(&self, server: &str) -> Vec<ToolEntry> {
+    fn tools_of(&self, server: &str) -> Vec<Arc<ToolEntry>> {
         self.snapshot.tools.values().filter(|tool| tool.server == server).cloned().collect()
     }
 

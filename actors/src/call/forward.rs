@@ -116,7 +116,7 @@ impl CallPath {
         if request != ServerRequest::SetLogLevel {
             admit::check_allowed(&rules, caller, &name)?;
         }
-        let entry = entry.unwrap_or_else(|| stand_in(&name, server, covering));
+        let entry = entry.unwrap_or_else(|| std::sync::Arc::new(stand_in(&name, server, covering)));
         let slot = self.slots.borrow().get(server).cloned();
         let _in_flight = slot.as_ref().map(super::Slot::begin_call);
         let mut settings = slot.map(|slot| slot.settings).unwrap_or_default();

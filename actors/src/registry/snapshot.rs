@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use ractor::ActorRef;
 use warden_protocol::{Implementation, ServerCapabilities, Tool};
@@ -187,9 +188,13 @@ impl ServerOffers {
 /// Everything the Registry knows, frozen at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    pub(crate) servers: BTreeMap<String, ServerEntry>,
+    /// Entries are shared between snapshots (copied on write by the
+    /// Registry): every change publishes a whole snapshot, and copying
+    /// each entry deeply made a thousand servers' start quadratic (a
+    /// `tools/list` schema is a tree of JSON).
+    pub(crate) servers: BTreeMap<String, Arc<ServerEntry>>,
     /// Tools of running (and restarting) servers, by namespaced name.
-    pub(crate) tools: BTreeMap<String, ToolEntry>,
+    pub(crate) tools: BTreeMap<String, Arc<ToolEntry>>,
     /// Goes up by one whenever the tool table changes.
     pub(crate) tools_version: u64,
     /// Goes up by one whenever any server's status changes.
@@ -224,7 +229,13 @@ impl Snapshot {
                 };
                 (
                     name.clone(),
-                    ServerEntry { status, actor: None, ran: false, offers: ServerOffers::default(), spawned_at: None },
+                    Arc::new(ServerEntry {
+                        status,
+                        actor: None,
+                        ran: false,
+                        offers: ServerOffers::default(),
+                        spawned_at: None,
+                    }),
                 )
             })
             .collect();
@@ -245,12 +256,12 @@ impl Snapshot {
 
     /// The registered tool named `name` (namespaced), without copying it.
     pub fn tool(&self, name: &str) -> Option<&ToolEntry> {
-        self.tools.get(name)
+        self.tools.get(name).map(|entry| &**entry)
     }
 
     /// Every registered tool, by name.
     pub fn tools(&self) -> Vec<ToolEntry> {
-        self.tools.values().cloned().collect()
+        self.tools.values().map(|entry| (**entry).clone()).collect()
     }
 
     /// Goes up by one whenever the tool table changes: compare two
