@@ -70,9 +70,12 @@ const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
 const MESSAGE: &str = "hello from the bridge-latency bench";
 
 /// The goal the table checks.
-const GOAL_P50_OVERHEAD_US: f64 = 100.0;
+const GOAL_P50_OVERHEAD_US: f64 = 50.0;
 
 fn main() {
+    if std::env::var_os(ECHO_PROCESS).is_some() {
+        return runtime(None).block_on(echo_process());
+    }
     let settings = Settings::from_env();
     let warden_bin = build_warden();
     runtime(settings.knobs.workers).block_on(run(settings, &warden_bin));
@@ -129,6 +132,7 @@ async fn run(settings: Settings, warden_bin: &Path) {
     let overheads = p50s.iter().map(|p50| p50[1] - p50[0]).collect();
     let cli = cli_wall_times(warden_bin, &config, &home, settings.cli_runs).await;
     print_table(&settings, &totals, overheads, &cli);
+    print_breakdown(&daemon, knobs.calls_per_round()).await;
 
     drop(bridge_many);
     let [embedded, bridge] = clients;
@@ -202,6 +206,86 @@ fn print_table(settings: &Settings, totals: &[Totals; 2], overheads: Vec<f64>, c
     }
 }
 
+/// Set: this bench runs as the breakdown's echo process.
+const ECHO_PROCESS: &str = "WARDEN_BENCH_ECHO_PROCESS";
+
+/// The breakdown's floor: a tokio process (runtime as the daemon's) that
+/// echoes every line on loopback TCP; prints its address, ends with its
+/// stdin.
+async fn echo_process() {
+    let echo = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    println!("{}", echo.local_addr().expect("bound"));
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = echo.accept().await {
+            let _ = stream.set_nodelay(true);
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut lines = BufReader::new(read);
+                let mut line = String::new();
+                while lines.read_line(&mut line).await.is_ok_and(|n| n > 0) {
+                    if write.write_all(line.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    line.clear();
+                }
+            });
+        }
+    });
+    let _ = tokio::task::spawn_blocking(|| std::io::stdin().read_line(&mut String::new())).await;
+}
+
+/// Where a bridge call's time goes, for one sequential caller with the
+/// same pipelining client: a loopback round trip to another process that
+/// only echoes lines (this bench, run as one), the daemon's `ping` (that,
+/// plus the daemon reading, checking and answering a line), and a whole
+/// call; the difference of each from the one before.
+async fn print_breakdown(daemon: &Daemon, calls: usize) {
+    let mut echo = tokio::process::Command::new(std::env::current_exe().expect("this bench's path"))
+        .env(ECHO_PROCESS, "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the echo process starts");
+    let mut said = BufReader::new(echo.stdout.take().expect("piped"));
+    let mut echo_address = String::new();
+    said.read_line(&mut echo_address).await.expect("the echo process names its address");
+    let echo_address = echo_address.trim().to_string();
+    let address = daemon.lockfile["address"].as_str().expect("an address");
+    let token = daemon.lockfile["token"].as_str().expect("a token");
+    let call = call_line(token);
+    let ping = json!({"op": "ping", "token": token});
+    let connections = [
+        ("loopback round trip to an echo process", BridgeConnection::with_line(&echo_address, &call).await),
+        ("bridge `ping` (hop + daemon line handling)", BridgeConnection::with_line(address, &ping).await),
+        ("bridge `call_tool` echo", BridgeConnection::with_line(address, &call).await),
+    ];
+    println!("\nwhere a bridge call's time goes (one caller, {calls} sequential requests each, p50):");
+    let mut before = 0.0;
+    for (label, connection) in connections {
+        let connection = Arc::new(connection);
+        let timed = Arc::clone(&connection);
+        let latencies = tokio::spawn(async move {
+            for _ in 0..300 {
+                timed.echo().await;
+            }
+            let mut latencies = Vec::with_capacity(calls);
+            for _ in 0..calls {
+                let started = Instant::now();
+                timed.echo().await;
+                latencies.push(started.elapsed());
+            }
+            latencies
+        })
+        .await
+        .expect("the breakdown caller ran");
+        let p50 = percentile_of(latencies, 50.0).as_secs_f64() * 1e6;
+        println!("  {label:<44} {p50:>7.1} µs   ({:+.1} µs)", p50 - before);
+        before = p50;
+    }
+    let _ = echo.start_kill();
+}
+
 // ---------------------------------------------------------------------------
 // The two clients
 // ---------------------------------------------------------------------------
@@ -273,6 +357,11 @@ impl Daemon {
     }
 }
 
+/// The request of every bridge call.
+fn call_line(token: &str) -> Value {
+    json!({"op": "call_tool", "server": "bench", "tool": "echo", "args": {"message": MESSAGE}, "token": token})
+}
+
 /// A pipelining bridge client on one connection.
 struct BridgeConnection {
     writer: tokio::sync::Mutex<OwnedWriteHalf>,
@@ -285,15 +374,17 @@ struct BridgeConnection {
 
 impl BridgeConnection {
     async fn connect(address: &str, token: &str) -> BridgeConnection {
+        BridgeConnection::with_line(address, &call_line(token)).await
+    }
+
+    /// A connection that sends `request` every time.
+    async fn with_line(address: &str, request: &Value) -> BridgeConnection {
         let stream = TcpStream::connect(address).await.expect("the daemon accepts");
         stream.set_nodelay(true).expect("TCP_NODELAY");
         let (read, writer) = stream.into_split();
         let waiting: Arc<Mutex<VecDeque<oneshot::Sender<String>>>> = Arc::default();
         let reader = tokio::spawn(read_answers(BufReader::new(read), Arc::clone(&waiting)));
-        let mut request =
-            json!({"op": "call_tool", "server": "bench", "tool": "echo", "args": {"message": MESSAGE}, "token": token})
-                .to_string()
-                .into_bytes();
+        let mut request = request.to_string().into_bytes();
         request.push(b'\n');
         BridgeConnection { writer: tokio::sync::Mutex::new(writer), waiting, request, reader }
     }

@@ -10,4 +10,4 @@ mod find;
 mod spawn;
 
 pub(crate) use connection::{Client, ClientError};
-pub(crate) use find::{connect, running};
+pub(crate) use find::{adopt, connect, running};

@@ -56,7 +56,17 @@ fn main() -> ExitCode {
         _ => None,
     };
     commands::inputs::ask_before_start(&cli);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // The daemon and `warden mcp` serve many callers at once; every other
+    // command is one errand, for which worker threads are only a cost of
+    // starting (of the 2.7 ms a `warden call` took against a warm daemon,
+    // starting two workers and stopping them was about 0.3 ms).
+    let one_errand = !matches!(cli.command, cli::Command::Serve { .. } | cli::Command::Mcp { .. });
+    let mut builder = if one_errand {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the async runtime: {error}");

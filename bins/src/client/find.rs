@@ -85,6 +85,23 @@ pub(crate) async fn running(state: &StateDir) -> Option<Client> {
     }
 }
 
+/// `client`, a running daemon's connection, for `config`: its config
+/// checked against the one asked for, and said with `verbose` (`started`:
+/// this command started it).
+pub(crate) fn adopt(client: Client, config: Option<&Path>, verbose: bool, started: bool) -> anyhow::Result<Client> {
+    check_config(&client, config)?;
+    if verbose {
+        let how = if started { "started" } else { "using" };
+        eprintln!(
+            "[warden: {how} daemon pid {} on {} for {}]",
+            client.lockfile.pid,
+            client.lockfile.address,
+            client.lockfile.config.display()
+        );
+    }
+    Ok(client)
+}
+
 /// The running daemon, started first (for `config`, absolute) if none runs.
 /// With `config` `None`, only a running daemon will do.
 pub(crate) async fn connect(state: &StateDir, config: Option<&Path>, verbose: bool) -> anyhow::Result<Client> {
@@ -95,19 +112,7 @@ pub(crate) async fn connect(state: &StateDir, config: Option<&Path>, verbose: bo
     loop {
         let mut unresponsive = None;
         match probe(state).await {
-            Probe::Ready(client) => {
-                check_config(&client, config)?;
-                if verbose {
-                    let how = if child.is_some() { "started" } else { "using" };
-                    eprintln!(
-                        "[warden: {how} daemon pid {} on {} for {}]",
-                        client.lockfile.pid,
-                        client.lockfile.address,
-                        client.lockfile.config.display()
-                    );
-                }
-                return Ok(client);
-            }
+            Probe::Ready(client) => return adopt(client, config, verbose, child.is_some()),
             Probe::Stale => remove_stale(state),
             Probe::Busy(lockfile) => unresponsive = lockfile,
             Probe::Nothing => {}

@@ -50,8 +50,13 @@ pub(super) async fn connect(common: &Common, verbose: bool) -> anyhow::Result<Cl
     // A daemon that serves this config already loaded it (with the
     // variables it was started with): it is not loaded again here.
     let wanted = common.config.as_deref().map(warden_config::config_path);
-    let serving = client::running(&state).await.map(|client| client.lockfile.config);
+    let running = client::running(&state).await;
+    let serving = running.as_ref().map(|client| client.lockfile.config.clone());
     let config = if serving.is_some() && (wanted.is_none() || wanted == serving) {
+        // The connection the probe made serves: a second costs a round trip.
+        if let Some(client) = running {
+            return client::adopt(client, wanted.as_deref(), verbose, false);
+        }
         wanted
     } else {
         match WardenConfig::discover(common.config.as_deref())? {
