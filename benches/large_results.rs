@@ -1,0 +1,237 @@
+//! Large results (issue 20): a 1 MB and a 10 MB tool result (the test
+//! server's `huge`) through the three faces — embedded, the bridge, the
+//! HTTP front — timed, with the peak memory of the process that carries
+//! it (the bench's own for embedded, the daemon's for the others) over
+//! its memory before (the peak reset through `/proc/PID/clear_refs`), in copies of the result. The goal: no more than two
+//! copies at once.
+//!
+//! Each face runs in a fresh process (this bench runs itself again with
+//! `WARDEN_LARGE_ONE`), each twice (both figures printed). The peak is
+//! the kernel's high-water mark (`VmHWM`) less the resident memory once
+//! settled; the time is the median of 5 calls.
+//!
+//! Run with `cargo bench -p warden-tests --bench large_results`.
+
+mod bench_support;
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bench_support::{build_warden, runtime, toml_string};
+use serde_json::{json, Value};
+use warden_actors::{CallOptions, Warden, WardenConfig};
+
+const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
+const TOKEN: &str = "large-results-bench-token-0123456789";
+const CALLS: usize = 5;
+
+fn config_text(front_port: Option<u16>) -> String {
+    let mut text = format!(
+        "output_limit_bytes = 33554432\nmax_message_bytes = 33554432\n[daemon]\nidle_timeout_minutes = 60\n\
+         [security]\nauto_approve = true\n[servers.big]\ncommand = {}\nargs = [\"--tools\", \"huge\"]\n",
+        toml_string(TEST_SERVER)
+    );
+    if let Some(port) = front_port {
+        text += &format!("[front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n");
+    }
+    text
+}
+
+/// `VmRSS` or `VmHWM` of `pid` (`self` for this process), in KiB.
+fn memory(pid: &str, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|value| value.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Sets `VmHWM` of `pid` back to its resident memory (Linux ≥ 4.0).
+fn reset_peak(pid: &str) {
+    let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
+}
+
+/// Embedded, in this fresh process: (median time, peak KiB over before).
+fn embedded(bytes: usize) -> (Duration, u64) {
+    runtime(None).block_on(async {
+        let config = WardenConfig::from_toml(&config_text(None), "large").unwrap();
+        let warden = Warden::start(&config).await.unwrap();
+        warden.settled().await;
+        let first = warden.call("big__huge", json!({"bytes": bytes}), CallOptions::default()).await.unwrap();
+        assert_eq!(first.text().len(), bytes, "the whole result");
+        drop(first);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let before = memory("self", "VmRSS");
+        reset_peak("self");
+        let mut times = Vec::new();
+        for _ in 0..CALLS {
+            let started = Instant::now();
+            // Held as the host gets it (no copy of its text made here).
+            let result = warden.call("big__huge", json!({"bytes": bytes}), CallOptions::default()).await.unwrap();
+            times.push(started.elapsed());
+            assert!(!result.is_error());
+        }
+        let peak = memory("self", "VmHWM").saturating_sub(before);
+        warden.shutdown().await;
+        (median(times), peak)
+    })
+}
+
+/// A daemon for the bridge or the front: its pid, lockfile and port.
+struct Daemon {
+    child: std::process::Child,
+    lockfile: Value,
+    port: u16,
+}
+
+impl Daemon {
+    fn start(warden: &std::path::Path) -> Daemon {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let home = warden_tests::scratch_dir("large-results");
+        let config = home.join("warden.toml");
+        std::fs::write(&config, config_text(Some(port))).unwrap();
+        let child = Command::new(warden)
+            .args(["serve", "--config"])
+            .arg(&config)
+            .env("WARDEN_HOME", home.join("state"))
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let lockfile = loop {
+            let path = home.join("state").join("daemon.json");
+            if let Some(found) = std::fs::read_to_string(path).ok().and_then(|text| serde_json::from_str(&text).ok()) {
+                break found;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "no daemon");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        std::thread::sleep(Duration::from_millis(500));
+        Daemon { child, lockfile, port }
+    }
+
+    fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn bridge(daemon: &Daemon, bytes: usize) -> (Duration, u64) {
+    let stream = std::net::TcpStream::connect(daemon.lockfile["address"].as_str().unwrap()).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    let token = daemon.lockfile["token"].as_str().unwrap();
+    let request = json!({"op": "call_tool", "name": "big__huge", "args": {"bytes": bytes}, "token": token});
+    let mut ask = || {
+        writer.write_all(format!("{request}\n").as_bytes()).unwrap();
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        line
+    };
+    ask();
+    std::thread::sleep(Duration::from_millis(200));
+    let before = memory(&daemon.pid(), "VmRSS");
+    reset_peak(&daemon.pid());
+    let mut times = Vec::new();
+    for _ in 0..CALLS {
+        let started = Instant::now();
+        let line = ask();
+        times.push(started.elapsed());
+        assert!(line.len() > bytes, "the whole result: {} bytes", line.len());
+    }
+    (median(times), memory(&daemon.pid(), "VmHWM").saturating_sub(before))
+}
+
+fn front(daemon: &Daemon, bytes: usize) -> (Duration, u64) {
+    let post = |body: &Value, session: Option<&str>| -> (String, Vec<u8>) {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", daemon.port)).unwrap();
+        let body = body.to_string();
+        let session = session.map(|id| format!("Mcp-Session-Id: {id}\r\n")).unwrap_or_default();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Bearer {TOKEN}\r\nAccept: application/json, \
+             text/event-stream\r\nContent-Type: application/json\r\nConnection: close\r\n{session}Content-Length: {}\r\n\r\n{body}",
+            daemon.port,
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).unwrap();
+        let text = String::from_utf8_lossy(&answer[..answer.len().min(2048)]).to_string();
+        (text, answer)
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+    let (head, _) = post(&initialize, None);
+    let session = head
+        .lines()
+        .find_map(|line| line.strip_prefix("mcp-session-id: ").or_else(|| line.strip_prefix("Mcp-Session-Id: ")))
+        .expect("a session id")
+        .trim()
+        .to_string();
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "big__huge", "arguments": {"bytes": bytes}}});
+    post(&call, Some(&session));
+    std::thread::sleep(Duration::from_millis(200));
+    let before = memory(&daemon.pid(), "VmRSS");
+    reset_peak(&daemon.pid());
+    let mut times = Vec::new();
+    for _ in 0..CALLS {
+        let started = Instant::now();
+        let (_, answer) = post(&call, Some(&session));
+        times.push(started.elapsed());
+        assert!(answer.len() > bytes, "the whole result: {} bytes", answer.len());
+    }
+    (median(times), memory(&daemon.pid(), "VmHWM").saturating_sub(before))
+}
+
+fn main() {
+    if let Ok(what) = std::env::var("WARDEN_LARGE_ONE") {
+        let bytes: usize = what.parse().unwrap();
+        let (time, peak) = embedded(bytes);
+        println!("{}", json!({"ms": time.as_secs_f64() * 1e3, "peak_kib": peak}));
+        return;
+    }
+    let warden = build_warden();
+    println!("\nlarge tool results (median of {CALLS} calls; peak = high-water mark over resident before, in copies of the result; two runs: first / second)\n");
+    println!("{:<10} {:>10} {:>21} {:>21}   goal", "face", "result", "time (ms)", "peak (copies)");
+    for bytes in [1 << 20, 10 << 20] {
+        let label = format!("{} MB", bytes >> 20);
+        let copies = |kib: u64| kib as f64 * 1024.0 / bytes as f64;
+        let mut rows: Vec<(&str, [(Duration, u64); 2])> = Vec::new();
+        let embedded_run = || {
+            let output = Command::new(std::env::current_exe().unwrap())
+                .env("WARDEN_LARGE_ONE", bytes.to_string())
+                .output()
+                .unwrap();
+            let measured: Value = serde_json::from_slice(&output.stdout).expect("the embedded run's figures");
+            (Duration::from_secs_f64(measured["ms"].as_f64().unwrap() / 1e3), measured["peak_kib"].as_u64().unwrap())
+        };
+        rows.push(("embedded", [embedded_run(), embedded_run()]));
+        rows.push(("bridge", [bridge(&Daemon::start(&warden), bytes), bridge(&Daemon::start(&warden), bytes)]));
+        rows.push(("front", [front(&Daemon::start(&warden), bytes), front(&Daemon::start(&warden), bytes)]));
+        for (face, [first, second]) in rows {
+            let worst = copies(first.1).max(copies(second.1));
+            println!(
+                "{face:<10} {label:>10} {:>9.1} / {:>9.1} {:>9.2} / {:>9.2}   ≤ 2 copies: {}",
+                first.0.as_secs_f64() * 1e3,
+                second.0.as_secs_f64() * 1e3,
+                copies(first.1),
+                copies(second.1),
+                if worst <= 2.0 { "met" } else { "MISSED" },
+            );
+        }
+    }
+}
