@@ -260,25 +260,37 @@ async fn print_breakdown(daemon: &Daemon, calls: usize) {
         ("bridge `ping` (hop + daemon line handling)", BridgeConnection::with_line(address, &ping).await),
         ("bridge `call_tool` echo", BridgeConnection::with_line(address, &call).await),
     ];
-    println!("\nwhere a bridge call's time goes (one caller, {calls} sequential requests each, p50):");
+    let per_round = calls.max(1_000);
+    println!(
+        "\nwhere a bridge call's time goes (one caller; 4 rounds of {per_round} sequential requests per row, \
+         the order rotating; p50 of the pooled samples):"
+    );
+    let connections: Vec<(&str, Arc<BridgeConnection>)> =
+        connections.into_iter().map(|(label, connection)| (label, Arc::new(connection))).collect();
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); connections.len()];
+    for round in 0..4 {
+        for turn in 0..connections.len() {
+            let row = (turn + round) % connections.len();
+            let timed = Arc::clone(&connections[row].1);
+            let latencies = tokio::spawn(async move {
+                for _ in 0..100 {
+                    timed.echo().await;
+                }
+                let mut latencies = Vec::with_capacity(per_round);
+                for _ in 0..per_round {
+                    let started = Instant::now();
+                    timed.echo().await;
+                    latencies.push(started.elapsed());
+                }
+                latencies
+            })
+            .await
+            .expect("the breakdown caller ran");
+            samples[row].extend(latencies);
+        }
+    }
     let mut before = 0.0;
-    for (label, connection) in connections {
-        let connection = Arc::new(connection);
-        let timed = Arc::clone(&connection);
-        let latencies = tokio::spawn(async move {
-            for _ in 0..300 {
-                timed.echo().await;
-            }
-            let mut latencies = Vec::with_capacity(calls);
-            for _ in 0..calls {
-                let started = Instant::now();
-                timed.echo().await;
-                latencies.push(started.elapsed());
-            }
-            latencies
-        })
-        .await
-        .expect("the breakdown caller ran");
+    for ((label, _), latencies) in connections.iter().zip(samples) {
         let p50 = percentile_of(latencies, 50.0).as_secs_f64() * 1e6;
         println!("  {label:<44} {p50:>7.1} µs   ({:+.1} µs)", p50 - before);
         before = p50;
