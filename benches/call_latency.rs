@@ -82,8 +82,8 @@ const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
 const MESSAGE: &str = "hello from the call-latency bench";
 
 /// The goals the table checks.
-const GOAL_P50_OVERHEAD_US: f64 = 25.0;
-const GOAL_CONCURRENT_RATIO: f64 = 0.8;
+const GOAL_P50_OVERHEAD_US: f64 = 10.0;
+const GOAL_CONCURRENT_RATIO: f64 = 0.95;
 
 fn main() {
     let settings = Settings::from_env();
