@@ -468,3 +468,15 @@ pub(crate) async fn embedded_echo(warden: &Warden, tool: &str, message: &str) {
         .unwrap_or_else(|error| panic!("embedded: echo failed: {error}"));
     assert_eq!(result.text(), message, "embedded: echo answered something else");
 }
+
+/// A field of `/proc/PID/status` (`VmRSS`, `VmHWM` in KiB, `Threads`) of
+/// process `pid` (`"self"` for this one); 0 when it cannot be read.
+#[allow(dead_code)] // Each bench uses some of this file.
+pub(crate) fn proc_status(pid: &str, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|value| value.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}

@@ -18,7 +18,7 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_support::{build_warden, runtime, toml_string};
+use bench_support::{build_warden, proc_status, runtime, toml_string};
 use serde_json::{json, Value};
 use warden_actors::{CallOptions, Warden, WardenConfig};
 
@@ -36,16 +36,6 @@ fn config_text(front_port: Option<u16>) -> String {
         text += &format!("[front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n");
     }
     text
-}
-
-/// `VmRSS` or `VmHWM` of `pid` (`self` for this process), in KiB.
-fn memory(pid: &str, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|value| value.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Sets `VmHWM` of `pid` back to its resident memory (Linux ≥ 4.0).
@@ -68,7 +58,7 @@ fn embedded(bytes: usize) -> (Duration, u64) {
         assert_eq!(first.text().len(), bytes, "the whole result");
         drop(first);
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let before = memory("self", "VmRSS");
+        let before = proc_status("self", "VmRSS");
         reset_peak("self");
         let mut times = Vec::new();
         for _ in 0..CALLS {
@@ -78,7 +68,7 @@ fn embedded(bytes: usize) -> (Duration, u64) {
             times.push(started.elapsed());
             assert!(!result.is_error());
         }
-        let peak = memory("self", "VmHWM").saturating_sub(before);
+        let peak = proc_status("self", "VmHWM").saturating_sub(before);
         warden.shutdown().await;
         (median(times), peak)
     })
@@ -130,6 +120,21 @@ impl Drop for Daemon {
     }
 }
 
+/// `CALLS` calls made by `call` (the answer's length), timed, and the
+/// daemon's peak memory over its resident memory before them.
+fn peak_while(daemon: &Daemon, bytes: usize, mut call: impl FnMut() -> usize) -> (Duration, u64) {
+    let before = proc_status(&daemon.pid(), "VmRSS");
+    reset_peak(&daemon.pid());
+    let mut times = Vec::new();
+    for _ in 0..CALLS {
+        let started = Instant::now();
+        let answered = call();
+        times.push(started.elapsed());
+        assert!(answered > bytes, "the whole result: {answered} bytes");
+    }
+    (median(times), proc_status(&daemon.pid(), "VmHWM").saturating_sub(before))
+}
+
 fn bridge(daemon: &Daemon, bytes: usize) -> (Duration, u64) {
     let stream = std::net::TcpStream::connect(daemon.lockfile["address"].as_str().unwrap()).unwrap();
     let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -144,16 +149,7 @@ fn bridge(daemon: &Daemon, bytes: usize) -> (Duration, u64) {
     };
     ask();
     std::thread::sleep(Duration::from_millis(200));
-    let before = memory(&daemon.pid(), "VmRSS");
-    reset_peak(&daemon.pid());
-    let mut times = Vec::new();
-    for _ in 0..CALLS {
-        let started = Instant::now();
-        let line = ask();
-        times.push(started.elapsed());
-        assert!(line.len() > bytes, "the whole result: {} bytes", line.len());
-    }
-    (median(times), memory(&daemon.pid(), "VmHWM").saturating_sub(before))
+    peak_while(daemon, bytes, || ask().len())
 }
 
 fn front(daemon: &Daemon, bytes: usize) -> (Duration, u64) {
@@ -185,16 +181,7 @@ fn front(daemon: &Daemon, bytes: usize) -> (Duration, u64) {
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "big__huge", "arguments": {"bytes": bytes}}});
     post(&call, Some(&session));
     std::thread::sleep(Duration::from_millis(200));
-    let before = memory(&daemon.pid(), "VmRSS");
-    reset_peak(&daemon.pid());
-    let mut times = Vec::new();
-    for _ in 0..CALLS {
-        let started = Instant::now();
-        let (_, answer) = post(&call, Some(&session));
-        times.push(started.elapsed());
-        assert!(answer.len() > bytes, "the whole result: {} bytes", answer.len());
-    }
-    (median(times), memory(&daemon.pid(), "VmHWM").saturating_sub(before))
+    peak_while(daemon, bytes, || post(&call, Some(&session)).1.len())
 }
 
 fn main() {

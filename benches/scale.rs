@@ -28,7 +28,7 @@ use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_support::{build_warden, env_usize, runtime, toml_string};
+use bench_support::{build_warden, env_usize, proc_status, runtime, toml_string};
 use serde_json::{json, Value};
 use warden_actors::{CallOptions, Warden, WardenConfig};
 
@@ -40,16 +40,6 @@ fn config_text(servers: usize) -> String {
         text += &format!("[servers.s{n}]\ncommand = {}\nargs = [\"--tools\", \"echo\"]\n", toml_string(TEST_SERVER));
     }
     text
-}
-
-/// A field of `/proc/self/status` (`VmRSS`, `VmHWM`, `Threads`).
-fn status_field(name: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
-        .and_then(|value| value.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 fn fds() -> usize {
@@ -91,8 +81,8 @@ async fn servers(n: usize) -> Value {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let measured = json!({
         "settled_ms": settled.as_secs_f64() * 1e3,
-        "rss_kib": status_field("VmRSS"),
-        "threads": status_field("Threads"),
+        "rss_kib": proc_status("self", "VmRSS"),
+        "threads": proc_status("self", "Threads"),
         "fds": fds(),
     });
     warden.shutdown().await;
@@ -123,11 +113,11 @@ async fn calls_growth(n: usize, calls: usize) -> Value {
         }
     };
     call_all(1_000).await;
-    let warm = status_field("VmRSS");
+    let warm = proc_status("self", "VmRSS");
     let started = Instant::now();
     call_all(calls).await;
     let took = started.elapsed();
-    let after = status_field("VmRSS");
+    let after = proc_status("self", "VmRSS");
     warden.shutdown().await;
     json!({"warm_kib": warm, "after_kib": after, "calls": calls, "secs": took.as_secs_f64()})
 }

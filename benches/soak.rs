@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench_support::{env_usize, runtime, start_warden, toml_string};
+use bench_support::{env_usize, proc_status, runtime, start_warden, toml_string};
 use serde_json::json;
 use tokio::task::JoinHandle;
 use warden_actors::{Warden, WardenConfig};
@@ -55,16 +55,6 @@ fn config(servers: usize) -> WardenConfig {
     WardenConfig::from_toml(&text, "soak").expect("the soak config is valid")
 }
 
-/// A field of `/proc/self/status` (`VmRSS`, `Threads`), as a number.
-fn status_field(name: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
-        .and_then(|value| value.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
 /// The live test-server processes: children of this process, or (after
 /// shutdown) any left running with no parent but init.
 fn test_servers(children_only: bool) -> usize {
@@ -89,9 +79,9 @@ fn test_servers(children_only: bool) -> usize {
 fn sample(started: Instant, counts: &Counts) -> Sample {
     Sample {
         at: started.elapsed(),
-        rss_kib: status_field("VmRSS"),
+        rss_kib: proc_status("self", "VmRSS"),
         fds: std::fs::read_dir("/proc/self/fd").map(|entries| entries.count()).unwrap_or(0),
-        threads: status_field("Threads"),
+        threads: proc_status("self", "Threads"),
         tasks: tokio::runtime::Handle::current().metrics().num_alive_tasks(),
         servers: test_servers(true),
         ok: counts.ok.load(Ordering::Relaxed),
