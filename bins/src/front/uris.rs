@@ -48,6 +48,23 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { failure_persistence: None, ..Default::default() })]
+
+        /// Property (issue 19): any server name Warden allows and any URI
+        /// at all come back as they went; any text reads without a panic.
+        #[test]
+        fn every_uri_of_every_server_comes_back_unchanged(server in "[A-Za-z0-9_-]{1,24}", uri in "\\PC{0,64}") {
+            let shown = to_client(&server, &uri);
+            proptest::prop_assert_eq!(from_client(&shown), Some((server.as_str(), uri.as_str())));
+        }
+
+        #[test]
+        fn any_text_from_a_client_reads_without_a_panic(text in "\\PC{0,64}") {
+            let _ = from_client(&text);
+        }
+    }
+
     #[test]
     fn a_uri_that_is_not_mapped_is_refused() {
         assert_eq!(from_client("file:///etc/hosts"), None);
