@@ -17,7 +17,7 @@ mod messages;
 mod sse;
 
 /// The cases per property: `PROPTEST_CASES`, else 2,000.
-fn config() -> Config {
+pub(crate) fn config() -> Config {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(2_000);
     Config { cases, failure_persistence: None, ..Config::default() }
 }

@@ -34,7 +34,7 @@ use crate::framing::Frame;
 use crate::jsonrpc::{Message, RawResponse};
 
 pub use backlog::{Backlog, Queued};
-pub use fd_limit::{raise_open_file_limit, OpenFileLimit};
+pub use fd_limit::{raise_open_file_limit, restore_open_file_limit, OpenFileLimit};
 pub(crate) use http::{error_chain, oauth_connector};
 pub use http::{
     http_client, AuthFailure, Authorizer, Challenge, HttpClient, HttpConnector, HttpSpec, HttpTransport, LoggedIn,

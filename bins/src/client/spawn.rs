@@ -37,12 +37,16 @@ pub(crate) fn daemon(state: &StateDir, config: &Path) -> std::io::Result<Child> 
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);
-    // SAFETY: setsid is async-signal-safe, as pre_exec requires.
+    // SAFETY: setsid and setrlimit are async-signal-safe, as pre_exec
+    // requires.
     unsafe {
         command.pre_exec(|| {
             if libc::setsid() == -1 {
                 return Err(std::io::Error::last_os_error());
             }
+            // The user's open-file limit, not the one this command raised:
+            // the daemon remembers it for its servers.
+            warden_protocol::restore_open_file_limit();
             Ok(())
         });
     }

@@ -23,7 +23,13 @@ use super::view::View;
 use super::Front;
 
 fn config() -> Config {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(2_000);
+    config_of(2_000)
+}
+
+/// The front's property tests' settings: `PROPTEST_CASES` cases, else
+/// `cases`; failures are reported, not saved to files.
+pub(super) fn config_of(cases: u32) -> Config {
+    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(cases);
     Config { cases, failure_persistence: None, ..Config::default() }
 }
 

@@ -49,7 +49,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::test_runner::Config { failure_persistence: None, ..Default::default() })]
+        #![proptest_config(super::super::properties::config_of(2_000))]
 
         /// Property (issue 19): any server name Warden allows and any URI
         /// at all come back as they went; any text reads without a panic.

@@ -72,8 +72,13 @@ impl Backlog {
 
 impl Drop for Queued {
     fn drop(&mut self) {
-        self.0.queued.fetch_sub(1, Ordering::SeqCst);
-        self.0.drained.notify_waiters();
+        // The reader waits only while the count is at the limit or above;
+        // counts fall one at a time, so it can go on exactly when one
+        // falls from the limit. Any other drop (every answer, on the hot
+        // path) wakes nobody.
+        if self.0.queued.fetch_sub(1, Ordering::SeqCst) == self.0.limit {
+            self.0.drained.notify_waiters();
+        }
     }
 }
 

@@ -43,9 +43,12 @@ pub fn raise_open_file_limit() -> std::io::Result<OpenFileLimit> {
     Ok(OpenFileLimit { was, now: limit.rlim_max })
 }
 
-/// In a server's process, between fork and exec: the soft limit Warden
-/// found, if it raised it. Only async-signal-safe calls.
-pub(crate) fn restore_in_child() {
+/// In a process Warden starts (a server; the daemon a command starts),
+/// between fork and exec: the soft limit Warden found, if it raised it, so
+/// that the child starts from its user's limit (a daemon then raises its
+/// own and remembers the user's for its servers). Only async-signal-safe
+/// calls.
+pub fn restore_open_file_limit() {
     let original = ORIGINAL_SOFT.load(Ordering::Relaxed);
     if original == u64::MAX {
         return;
@@ -90,7 +93,7 @@ mod tests {
         // SAFETY: restore_in_child makes only async-signal-safe calls.
         unsafe {
             command.pre_exec(|| {
-                restore_in_child();
+                restore_open_file_limit();
                 Ok(())
             });
         }

@@ -131,7 +131,7 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink, backlog: Arc<Backlog>) -> Resul
     unsafe {
         command.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            super::fd_limit::restore_in_child();
+            super::fd_limit::restore_open_file_limit();
             Ok(())
         });
     }

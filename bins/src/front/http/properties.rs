@@ -33,9 +33,9 @@ const TOKEN: &str = "fuzz-token-0123456789abcdef";
 /// Every status the module's list documents (and 503 for a full table).
 const DOCUMENTED: [u16; 13] = [200, 202, 204, 400, 401, 403, 404, 405, 406, 408, 413, 421, 503];
 
+/// Each case is a real connection: fewer than the session's 2,000.
 fn config() -> Config {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(1_000);
-    Config { cases, failure_persistence: None, ..Config::default() }
+    super::super::properties::config_of(1_000)
 }
 
 /// One runtime, and the port of one front served on it.

@@ -14,7 +14,6 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use hyper::StatusCode;
 use proptest::prelude::*;
-use proptest::test_runner::Config;
 use serde_json::{json, Map, Value};
 use url::Url;
 
@@ -22,11 +21,7 @@ use super::challenge::Challenge;
 use super::discovery::read_metadata;
 use super::jwt::pem_block;
 use super::tokens::read_answer;
-
-fn config() -> Config {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(2_000);
-    Config { cases, failure_persistence: None, ..Config::default() }
-}
+use crate::properties::config;
 
 /// Any JSON a server might put in a field, numbers at their extremes.
 fn value() -> impl Strategy<Value = Value> + Clone {
