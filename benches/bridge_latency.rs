@@ -20,11 +20,13 @@
 //! concurrent callers (for the bridge: that many connections, one caller
 //! each). As in `call_latency`, the run is cut into rounds after a warm-up,
 //! the order alternates from round to round, and the table pools the
-//! samples. Goal: bridge p50 within 100 µs of embedded.
+//! samples. Goal: bridge p50 within 50 µs of embedded.
 //!
-//! Last, the wall time of whole `warden call` processes against the warm
+//! Then the wall time of whole `warden call` processes against the warm
 //! daemon (process start, lockfile, connect, one call, print): what a shell
-//! script pays per call.
+//! script pays per call. Last, where a call's time goes, against floors
+//! measured in the same run ([`bridge_breakdown`]): what any extra process
+//! on the path costs on this machine, and what the daemon itself adds.
 //!
 //! Knobs (environment variables, all optional):
 //!
@@ -58,6 +60,7 @@ use tokio::sync::oneshot;
 use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
+mod bridge_breakdown;
 use bench_support::{
     both, build_warden, embedded_echo, env_usize, percentile_of, run_rounds, runtime, sequential, start_warden,
     toml_string, verdict, Caller, ComparisonTable, Knobs, Spread, Totals,
@@ -73,8 +76,8 @@ const MESSAGE: &str = "hello from the bridge-latency bench";
 const GOAL_P50_OVERHEAD_US: f64 = 50.0;
 
 fn main() {
-    if std::env::var_os(ECHO_PROCESS).is_some() {
-        return runtime(None).block_on(echo_process());
+    if let Some(floor) = bridge_breakdown::floor_process() {
+        return runtime(None).block_on(floor);
     }
     let settings = Settings::from_env();
     let warden_bin = build_warden();
@@ -132,7 +135,7 @@ async fn run(settings: Settings, warden_bin: &Path) {
     let overheads = p50s.iter().map(|p50| p50[1] - p50[0]).collect();
     let cli = cli_wall_times(warden_bin, &config, &home, settings.cli_runs).await;
     print_table(&settings, &totals, overheads, &cli);
-    print_breakdown(&daemon, knobs.calls_per_round()).await;
+    bridge_breakdown::print(&daemon.lockfile, Arc::clone(&clients[0]), knobs.calls_per_round()).await;
 
     drop(bridge_many);
     let [embedded, bridge] = clients;
@@ -204,98 +207,6 @@ fn print_table(settings: &Settings, totals: &[Totals; 2], overheads: Vec<f64>, c
             ms(sorted[sorted.len() - 1]),
         );
     }
-}
-
-/// Set: this bench runs as the breakdown's echo process.
-const ECHO_PROCESS: &str = "WARDEN_BENCH_ECHO_PROCESS";
-
-/// The breakdown's floor: a tokio process (runtime as the daemon's) that
-/// echoes every line on loopback TCP; prints its address, ends with its
-/// stdin.
-async fn echo_process() {
-    let echo = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
-    println!("{}", echo.local_addr().expect("bound"));
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = echo.accept().await {
-            let _ = stream.set_nodelay(true);
-            tokio::spawn(async move {
-                let (read, mut write) = stream.into_split();
-                let mut lines = BufReader::new(read);
-                let mut line = String::new();
-                while lines.read_line(&mut line).await.is_ok_and(|n| n > 0) {
-                    if write.write_all(line.as_bytes()).await.is_err() {
-                        return;
-                    }
-                    line.clear();
-                }
-            });
-        }
-    });
-    let _ = tokio::task::spawn_blocking(|| std::io::stdin().read_line(&mut String::new())).await;
-}
-
-/// Where a bridge call's time goes, for one sequential caller with the
-/// same pipelining client: a loopback round trip to another process that
-/// only echoes lines (this bench, run as one), the daemon's `ping` (that,
-/// plus the daemon reading, checking and answering a line), and a whole
-/// call; the difference of each from the one before.
-async fn print_breakdown(daemon: &Daemon, calls: usize) {
-    let mut echo = tokio::process::Command::new(std::env::current_exe().expect("this bench's path"))
-        .env(ECHO_PROCESS, "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the echo process starts");
-    let mut said = BufReader::new(echo.stdout.take().expect("piped"));
-    let mut echo_address = String::new();
-    said.read_line(&mut echo_address).await.expect("the echo process names its address");
-    let echo_address = echo_address.trim().to_string();
-    let address = daemon.lockfile["address"].as_str().expect("an address");
-    let token = daemon.lockfile["token"].as_str().expect("a token");
-    let call = call_line(token);
-    let ping = json!({"op": "ping", "token": token});
-    let connections = [
-        ("loopback round trip to an echo process", BridgeConnection::with_line(&echo_address, &call).await),
-        ("bridge `ping` (hop + daemon line handling)", BridgeConnection::with_line(address, &ping).await),
-        ("bridge `call_tool` echo", BridgeConnection::with_line(address, &call).await),
-    ];
-    let per_round = calls.max(1_000);
-    println!(
-        "\nwhere a bridge call's time goes (one caller; 4 rounds of {per_round} sequential requests per row, \
-         the order rotating; p50 of the pooled samples):"
-    );
-    let connections: Vec<(&str, Arc<BridgeConnection>)> =
-        connections.into_iter().map(|(label, connection)| (label, Arc::new(connection))).collect();
-    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); connections.len()];
-    for round in 0..4 {
-        for turn in 0..connections.len() {
-            let row = (turn + round) % connections.len();
-            let timed = Arc::clone(&connections[row].1);
-            let latencies = tokio::spawn(async move {
-                for _ in 0..100 {
-                    timed.echo().await;
-                }
-                let mut latencies = Vec::with_capacity(per_round);
-                for _ in 0..per_round {
-                    let started = Instant::now();
-                    timed.echo().await;
-                    latencies.push(started.elapsed());
-                }
-                latencies
-            })
-            .await
-            .expect("the breakdown caller ran");
-            samples[row].extend(latencies);
-        }
-    }
-    let mut before = 0.0;
-    for ((label, _), latencies) in connections.iter().zip(samples) {
-        let p50 = percentile_of(latencies, 50.0).as_secs_f64() * 1e6;
-        println!("  {label:<44} {p50:>7.1} µs   ({:+.1} µs)", p50 - before);
-        before = p50;
-    }
-    let _ = echo.start_kill();
 }
 
 // ---------------------------------------------------------------------------

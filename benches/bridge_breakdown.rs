@@ -1,0 +1,246 @@
+//! Where a bridge call's time goes, against floors measured in the same run.
+//!
+//! The bridge's overhead over embedded has two parts: a process hop that any
+//! out-of-process Warden pays (a loopback round trip, and one more process
+//! to wake on each call), and the daemon's own work. On this kind of
+//! machine the first part is not small — a wake-up of an idle vCPU costs
+//! tens of microseconds — so the bench measures it rather than assuming it:
+//!
+//! - an **echo process** that only echoes lines on loopback TCP (the hop);
+//! - the **test server over stdio** from this process, with no Warden (the
+//!   embedded path's floor);
+//! - a **relay process** that forwards each line to its own test server
+//!   and back, doing nothing else (the bridge's floor: hop, one more
+//!   process, and the server);
+//!
+//! beside the daemon's `ping`, the embedded call and the bridge call, one
+//! sequential caller each, in rotating order. The floor processes are this
+//! bench's own binary, started with [`FLOOR_PROCESS`] set.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::Mutex;
+
+use super::bench_support::{percentile_of, Caller as _};
+use super::{call_line, BridgeConnection, Client, MESSAGE, TEST_SERVER};
+
+/// Set (to `echo` or `relay`): this bench runs as one of the floor processes.
+const FLOOR_PROCESS: &str = "WARDEN_BENCH_FLOOR_PROCESS";
+
+/// The floor process this run is, if it is one.
+pub(crate) fn floor_process() -> Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>> {
+    match std::env::var(FLOOR_PROCESS).ok()?.as_str() {
+        "echo" => Some(Box::pin(serve_floor(false))),
+        "relay" => Some(Box::pin(serve_floor(true))),
+        other => panic!("{FLOOR_PROCESS}={other}: expected `echo` or `relay`"),
+    }
+}
+
+/// Prints the breakdown table.
+pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, calls: usize) {
+    let address = lockfile["address"].as_str().expect("an address");
+    let token = lockfile["token"].as_str().expect("a token");
+    let (mut echo, echo_address) = start_floor("echo").await;
+    let (mut relay, relay_address) = start_floor("relay").await;
+    let server = Arc::new(Mutex::new(TestServer::start().await));
+    let tool_call = tool_call_line();
+    let probes: Vec<(&str, Probe)> = vec![
+        (
+            "loopback round trip to an echo process",
+            Probe::Tcp(BridgeConnection::with_line(&echo_address, &call_line(token)).await),
+        ),
+        (
+            "bridge `ping` (hop + daemon line handling)",
+            Probe::Tcp(BridgeConnection::with_line(address, &json!({"op": "ping", "token": token})).await),
+        ),
+        ("test server over stdio, no Warden", Probe::Stdio(Arc::clone(&server))),
+        ("embedded Warden call", Probe::Embedded(embedded)),
+        (
+            "relay process forwarding to a test server",
+            Probe::Tcp(BridgeConnection::with_line(&relay_address, &tool_call).await),
+        ),
+        ("bridge `call_tool` echo", Probe::Tcp(BridgeConnection::with_line(address, &call_line(token)).await)),
+    ];
+    let per_round = calls.max(1_000);
+    println!(
+        "\nwhere a bridge call's time goes (one caller; 4 rounds of {per_round} sequential requests per row, \
+         the order rotating; p50 of the pooled samples):"
+    );
+    let probes: Vec<(&str, Arc<Probe>)> = probes.into_iter().map(|(label, probe)| (label, Arc::new(probe))).collect();
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); probes.len()];
+    for round in 0..4 {
+        for turn in 0..probes.len() {
+            let row = (turn + round) % probes.len();
+            let probe = Arc::clone(&probes[row].1);
+            let latencies = tokio::spawn(async move {
+                for _ in 0..100 {
+                    probe.once().await;
+                }
+                let mut latencies = Vec::with_capacity(per_round);
+                for _ in 0..per_round {
+                    let started = Instant::now();
+                    probe.once().await;
+                    latencies.push(started.elapsed());
+                }
+                latencies
+            })
+            .await
+            .expect("the breakdown caller ran");
+            samples[row].extend(latencies);
+        }
+    }
+    let p50: Vec<f64> =
+        samples.into_iter().map(|latencies| percentile_of(latencies, 50.0).as_secs_f64() * 1e6).collect();
+    for ((label, _), p50) in probes.iter().zip(&p50) {
+        println!("  {label:<44} {p50:>7.1} µs");
+    }
+    let [echo_p50, ping, direct, embedded, relayed, bridge] = p50[..] else { unreachable!("six rows") };
+    println!("  so:");
+    println!("    the daemon's line handling (ping − echo)            {:+7.1} µs", ping - echo_p50);
+    println!("    Warden in process (embedded − stdio)                {:+7.1} µs", embedded - direct);
+    println!("    any extra process on the path (relay − stdio)       {:+7.1} µs", relayed - direct);
+    println!("    the daemon's own work on a call (bridge − relay)    {:+7.1} µs", bridge - relayed);
+    println!("    the bridge over embedded (bridge − embedded)        {:+7.1} µs", bridge - embedded);
+    server.lock().await.stop().await;
+    let _ = echo.start_kill();
+    let _ = relay.start_kill();
+}
+
+/// One row's request.
+enum Probe {
+    /// A line over TCP, answered by one line.
+    Tcp(BridgeConnection),
+    /// `tools/call` to a test server this process started.
+    Stdio(Arc<Mutex<TestServer>>),
+    /// A call through the embedded Warden.
+    Embedded(Arc<Client>),
+}
+
+impl Probe {
+    async fn once(&self) {
+        match self {
+            Probe::Tcp(connection) => {
+                connection.echo().await;
+            }
+            Probe::Stdio(server) => server.lock().await.call().await,
+            Probe::Embedded(client) => client.call(0).await,
+        }
+    }
+}
+
+/// The `tools/call` the stdio and relay rows send (the bridge's call, as
+/// JSON-RPC).
+fn tool_call_line() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": MESSAGE}}})
+}
+
+/// A `warden-test-server` child spoken to line by line, initialized.
+struct TestServer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    request: Vec<u8>,
+    answer: String,
+}
+
+impl TestServer {
+    async fn start() -> TestServer {
+        let mut child = tokio::process::Command::new(TEST_SERVER)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the test server starts");
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let request = line_of(&tool_call_line());
+        let mut server = TestServer { child, stdin, stdout, request, answer: String::new() };
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+        server.exchange(&line_of(&initialize)).await;
+        let initialized = line_of(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server.stdin.write_all(&initialized).await.expect("the test server reads");
+        server
+    }
+
+    async fn call(&mut self) {
+        let request = std::mem::take(&mut self.request);
+        self.exchange(&request).await;
+        self.request = request;
+    }
+
+    /// Writes `line`, reads one answer line.
+    async fn exchange(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).await.expect("the test server reads");
+        self.answer.clear();
+        let read = self.stdout.read_line(&mut self.answer).await.expect("the test server answers");
+        assert!(read > 0 && self.answer.contains("\"result\""), "the test server answered: {}", self.answer);
+    }
+
+    async fn stop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+fn line_of(value: &Value) -> Vec<u8> {
+    let mut line = value.to_string().into_bytes();
+    line.push(b'\n');
+    line
+}
+
+/// Starts a floor process of this bench; returns it and its address.
+async fn start_floor(kind: &str) -> (Child, String) {
+    let mut child = tokio::process::Command::new(std::env::current_exe().expect("this bench's path"))
+        .env(FLOOR_PROCESS, kind)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the floor process starts");
+    let mut said = BufReader::new(child.stdout.take().expect("piped"));
+    let mut address = String::new();
+    said.read_line(&mut address).await.expect("the floor process names its address");
+    (child, address.trim().to_string())
+}
+
+/// A floor process: a tokio runtime as the daemon's, listening on loopback
+/// TCP; each line is echoed, or (`relay`) forwarded to this process's own
+/// test server and its answer line sent back. Prints its address; ends with
+/// its stdin.
+async fn serve_floor(relay: bool) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    println!("{}", listener.local_addr().expect("bound"));
+    let server = if relay { Some(Arc::new(Mutex::new(TestServer::start().await))) } else { None };
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let _ = stream.set_nodelay(true);
+            let server = server.clone();
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut lines = BufReader::new(read);
+                let mut line = String::new();
+                while lines.read_line(&mut line).await.is_ok_and(|n| n > 0) {
+                    let answer = match &server {
+                        Some(server) => {
+                            let mut server = server.lock().await;
+                            server.exchange(line.as_bytes()).await;
+                            server.answer.clone()
+                        }
+                        None => line.clone(),
+                    };
+                    if write.write_all(answer.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    line.clear();
+                }
+            });
+        }
+    });
+    let _ = tokio::task::spawn_blocking(|| std::io::stdin().read_line(&mut String::new())).await;
+}
