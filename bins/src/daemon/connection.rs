@@ -27,12 +27,9 @@
 //!   (`cancel`, naming the request's `id`); it reaches only requests of
 //!   its own connection.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::stream::{FuturesOrdered, StreamExt as _};
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::tcp::OwnedWriteHalf;
@@ -43,8 +40,10 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
 mod cancel;
+mod in_flight;
 
 use cancel::{Cancellable, Running};
+use in_flight::InFlight;
 
 use super::admission::{Arrival, Busy, MAX_CONNECTIONS, MAX_UNPROVEN_LINE_BYTES, PROVE_WITHIN};
 use super::ops::Ops;
@@ -117,7 +116,7 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
     let mut reader = BufReader::new(read);
     // The line being read survives a `select!` that picks an answer instead.
     let mut partial = Vec::new();
-    let mut in_flight: FuturesOrdered<Pin<Box<dyn Future<Output = Answer> + Send>>> = FuturesOrdered::new();
+    let mut in_flight: InFlight<Answer> = InFlight::default();
     let mut standing = Standing::Unproven { arrival, by: Instant::now() + PROVE_WITHIN };
     // When the last whole line came or answer went: an idle connection
     // (nothing in flight) must send its next line within the idle limit.
@@ -183,7 +182,7 @@ pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
             }
             line = read_line(&mut reader, &mut partial, limit), if reading && in_flight.len() < PIPELINE_DEPTH => {
                 last_progress = Instant::now();
-                let answer: Pin<Box<dyn Future<Output = Answer> + Send>> = match line {
+                let answer: in_flight::Pending<Answer> = match line {
                     Ok(Line::Text(line)) => match prepare(&ops, &line, &mut standing) {
                         Prepared::Answer(answer) => {
                             reading = !answer.close;

@@ -9,12 +9,12 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::pin::Pin;
 
 use futures_util::future::{AbortHandle, Abortable};
 use serde_json::Value;
 use warden_protocol::{BridgeError, BridgeErrorCode as Code};
 
+use super::in_flight::Pending;
 use super::Answer;
 
 /// A request with an `id`, which `cancel` can reach while it runs: its
@@ -40,7 +40,7 @@ impl Cancellable {
         &mut self,
         id: Option<Value>,
         run: impl Future<Output = Answer> + Send + 'static,
-    ) -> Pin<Box<dyn Future<Output = Answer> + Send>> {
+    ) -> Pending<Answer> {
         let Some(key) = id.as_ref().map(Value::to_string) else { return Box::pin(run) };
         self.serial += 1;
         let (handle, registration) = AbortHandle::new_pair();
