@@ -426,6 +426,18 @@ pub(crate) fn runtime(workers: Option<usize>) -> tokio::runtime::Runtime {
     builder.enable_all().build().expect("a tokio runtime")
 }
 
+/// A stdio server process spoken to over its pipes (stderr dropped), killed
+/// when dropped.
+pub(crate) fn spawn_piped(command: &str) -> tokio::process::Child {
+    tokio::process::Command::new(command)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap_or_else(|error| panic!("{command} starts: {error}"))
+}
+
 /// `text` as a TOML basic string, quotes included.
 pub(crate) fn toml_string(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))

@@ -26,7 +26,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
-use super::bench_support::{percentile_of, Caller as _};
+use super::bench_support::{percentile_of, spawn_piped, Caller as _};
 use super::{call_line, BridgeConnection, Client, MESSAGE, TEST_SERVER};
 
 /// Set (to `echo` or `relay`): this bench runs as one of the floor processes.
@@ -150,13 +150,7 @@ struct TestServer {
 
 impl TestServer {
     async fn start() -> TestServer {
-        let mut child = tokio::process::Command::new(TEST_SERVER)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the test server starts");
+        let mut child = spawn_piped(TEST_SERVER);
         let stdin = child.stdin.take().expect("piped");
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
         let request = line_of(&tool_call_line());

@@ -56,7 +56,6 @@
 //! Run with `cargo bench -p warden-tests --bench call_latency`.
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -64,7 +63,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use warden_actors::{Warden, WardenConfig};
@@ -334,13 +333,7 @@ struct EchoBlock {
 
 impl Direct {
     async fn start(command: &str, mode: WriterMode) -> Direct {
-        let mut child = Command::new(command)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("the test server starts");
+        let mut child = bench_support::spawn_piped(command);
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let pending: Arc<PendingMap> = Arc::default();
