@@ -245,7 +245,8 @@ impl Daemon {
             .args(["serve", "--config"])
             .arg(config)
             .env("WARDEN_HOME", home)
-            .env("RUST_LOG", "warn")
+            // Logging as a user's daemon logs (info, to daemon.log).
+            .env_remove("RUST_LOG")
             .stdin(Stdio::null())
             .kill_on_drop(true)
             .spawn()

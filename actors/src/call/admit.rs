@@ -102,12 +102,13 @@ pub(crate) async fn admit(
             tracing::debug!(tool = %name, agent = ?agent, "runs without approval (approval = never)");
             return Ok(Decision::NotNeeded);
         }
+        // Per call, so debug: the audit log has every call's decision.
         ApprovalNeed::AutoApproved(why) => {
-            tracing::info!(tool = %name, agent = ?agent, "auto-approved: {why}");
+            tracing::debug!(tool = %name, agent = ?agent, "auto-approved: {why}");
             return Ok(Decision::Auto { why: why.to_string() });
         }
         ApprovalNeed::Granted { grant } => {
-            tracing::info!(tool = %name, agent = ?agent, grant, "approved by grant {grant}");
+            tracing::debug!(tool = %name, agent = ?agent, grant, "approved by grant {grant}");
             return Ok(Decision::Grant { grant });
         }
         ApprovalNeed::Ask { reason } => reason,
