@@ -143,7 +143,7 @@ impl AuditDraft {
     /// A call of `tool` with `arguments`: digested, and kept redacted when
     /// `keep` says so.
     pub(crate) fn new(tool: &str, arguments: &Value, keep: Option<&LeakScanner>) -> AuditDraft {
-        let sha = crate::sha256::sha256_hex(&serde_json::to_vec(arguments).unwrap_or_default());
+        let sha = crate::sha256::sha256_json_hex(arguments);
         let arguments = keep.map(|scanner| {
             let mut shown = arguments.clone();
             scanner.redact_json(&mut shown);
