@@ -25,6 +25,7 @@ mod commands;
 mod daemon;
 mod front;
 mod http_server;
+mod logging;
 mod observe;
 mod render;
 mod secret;
@@ -78,7 +79,7 @@ fn main() -> ExitCode {
     let entered = runtime.enter();
     let (traces, traces_error) = telemetry::for_command(&cli.command);
     let json = matches!(cli.command, cli::Command::Serve { log_format: cli::LogFormat::Json, .. });
-    init_logging(cli.verbose + u8::from(serving), log.clone(), json, traces);
+    logging::init(cli.verbose + u8::from(serving), log.clone(), json, traces);
     if let Some(error) = traces_error {
         tracing::error!("{error:#}; traces are not exported");
     }
@@ -115,43 +116,4 @@ fn raise_open_files() {
         Ok(_) => {}
         Err(error) => tracing::warn!("could not raise the open-file limit ({error}); {how}"),
     }
-}
-
-/// Logs go to stderr; stdout is for results. `RUST_LOG` wins over `-v`.
-/// Quiet by default: the commands report failed servers themselves. Traces
-/// are a layer of their own, for `warden serve` with a collector
-/// ([`telemetry`]).
-fn init_logging(verbose: u8, log: Option<daemon::RotatingLog>, json: bool, traces: Option<telemetry::OtelLayer>) {
-    use std::io::IsTerminal as _;
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-    use tracing_subscriber::Layer as _;
-    let default = match verbose {
-        0 => "error",
-        1 => "info",
-        _ => "debug",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    // Spans give a log line its context (`tools/call{gen_ai.tool.name=..}:`),
-    // but the log formats every span's fields when the span opens, whether
-    // or not anything inside logs: at the daemon's default (info) that was
-    // 24-38 µs of CPU per call, for lines that rarely come. So spans reach
-    // the log only when it is at debug; traces (`[telemetry]`) keep them.
-    let spans_too = filter.max_level_hint().is_none_or(|level| level >= tracing_subscriber::filter::LevelFilter::DEBUG);
-    let filter = tracing_subscriber::filter::FilterExt::and(
-        filter,
-        tracing_subscriber::filter::filter_fn(move |meta| spans_too || meta.is_event()),
-    );
-    type Base = tracing_subscriber::layer::Layered<Option<telemetry::OtelLayer>, tracing_subscriber::Registry>;
-    let logging = tracing_subscriber::fmt::layer().with_target(false);
-    let logging: Box<dyn tracing_subscriber::Layer<Base> + Send + Sync> = match (json, log) {
-        (true, Some(log)) => logging.json().with_writer(log).with_filter(filter).boxed(),
-        (true, None) => logging.json().with_writer(std::io::stderr).with_filter(filter).boxed(),
-        (false, Some(log)) => logging.with_writer(log).with_ansi(false).with_filter(filter).boxed(),
-        (false, None) => {
-            logging.with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal()).with_filter(filter).boxed()
-        }
-    };
-    tracing_subscriber::registry().with(traces).with(logging).init();
 }
