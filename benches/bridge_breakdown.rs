@@ -106,7 +106,6 @@ pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, calls: usize)
     println!("    any extra process on the path (relay − stdio)       {:+7.1} µs", relayed - direct);
     println!("    the daemon's own work on a call (bridge − relay)    {:+7.1} µs", bridge - relayed);
     println!("    the bridge over embedded (bridge − embedded)        {:+7.1} µs", bridge - embedded);
-    server.lock().await.stop().await;
     let _ = echo.start_kill();
     let _ = relay.start_kill();
 }
@@ -141,7 +140,8 @@ fn tool_call_line() -> Value {
 
 /// A `warden-test-server` child spoken to line by line, initialized.
 struct TestServer {
-    child: Child,
+    /// Held so the server lives as long as this; killed when dropped.
+    _child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     request: Vec<u8>,
@@ -154,7 +154,7 @@ impl TestServer {
         let stdin = child.stdin.take().expect("piped");
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
         let request = line_of(&tool_call_line());
-        let mut server = TestServer { child, stdin, stdout, request, answer: String::new() };
+        let mut server = TestServer { _child: child, stdin, stdout, request, answer: String::new() };
         let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
         server.exchange(&line_of(&initialize)).await;
@@ -175,10 +175,6 @@ impl TestServer {
         self.answer.clear();
         let read = self.stdout.read_line(&mut self.answer).await.expect("the test server answers");
         assert!(read > 0 && self.answer.contains("\"result\""), "the test server answered: {}", self.answer);
-    }
-
-    async fn stop(&mut self) {
-        let _ = self.child.start_kill();
     }
 }
 

@@ -1,13 +1,11 @@
 //! SHA-256 as lowercase hex: the summary cache's key, and the audit
 //! record's digest of a call's arguments. `ring` is already built for TLS.
 
-use ring::digest::{Context, Digest, SHA256};
+use ring::digest::{digest, Context, Digest, SHA256};
 
 /// The SHA-256 of `bytes`, 64 hex digits.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    let mut context = Context::new(&SHA256);
-    context.update(bytes);
-    hex(&context.finish())
+    hex(&digest(&SHA256, bytes))
 }
 
 /// The SHA-256 of `value`'s JSON text (as `serde_json::to_vec` writes it),

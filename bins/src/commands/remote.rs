@@ -50,27 +50,23 @@ pub(super) async fn connect(common: &Common, verbose: bool) -> anyhow::Result<Cl
     // A daemon that serves this config already loaded it (with the
     // variables it was started with): it is not loaded again here.
     let wanted = common.config.as_deref().map(warden_config::config_path);
-    let running = client::running(&state).await;
-    let serving = running.as_ref().map(|client| client.lockfile.config.clone());
-    let config = if serving.is_some() && (wanted.is_none() || wanted == serving) {
-        // The connection the probe made serves: a second costs a round trip.
-        if let Some(client) = running {
+    if let Some(client) = client::running(&state).await {
+        if wanted.as_ref().is_none_or(|wanted| *wanted == client.lockfile.config) {
+            // The connection the probe made serves: a second costs a round trip.
             return client::adopt(client, wanted.as_deref(), verbose, false);
         }
-        wanted
-    } else {
-        match WardenConfig::discover(common.config.as_deref())? {
-            Discovered::Loaded { path, config } if config.servers.is_empty() => {
-                return Err(UsageError(format!(
-                    "no servers configured in {}; add a [servers.NAME] table with `command` (a local server) or \
-                     `url` (a remote one) — examples/warden.toml is a start",
-                    path.display()
-                ))
-                .into());
-            }
-            Discovered::Loaded { path, .. } => Some(path),
-            nothing => return Err(UsageError(nothing.notice().unwrap_or_default()).into()),
+    }
+    let config = match WardenConfig::discover(common.config.as_deref())? {
+        Discovered::Loaded { path, config } if config.servers.is_empty() => {
+            return Err(UsageError(format!(
+                "no servers configured in {}; add a [servers.NAME] table with `command` (a local server) or \
+                 `url` (a remote one) — examples/warden.toml is a start",
+                path.display()
+            ))
+            .into());
         }
+        Discovered::Loaded { path, .. } => Some(path),
+        nothing => return Err(UsageError(nothing.notice().unwrap_or_default()).into()),
     };
     client::connect(&state, config.as_deref(), verbose).await
 }

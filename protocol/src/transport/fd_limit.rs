@@ -90,7 +90,7 @@ mod tests {
         assert_eq!(soft().0, hard);
         let mut command = std::process::Command::new("sh");
         command.args(["-c", "ulimit -n"]);
-        // SAFETY: restore_in_child makes only async-signal-safe calls.
+        // SAFETY: restore_open_file_limit makes only async-signal-safe calls.
         unsafe {
             command.pre_exec(|| {
                 restore_open_file_limit();
