@@ -26,6 +26,10 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// response (`{"jsonrpc":"2.0","id":…`) before its `result`.
 pub const HEAD_BYTES: usize = 128;
 
+/// How much unused room a finished line may keep. Lines that arrive in
+/// one read are allocated at their size; a long one grows by doubling.
+const SLACK_BYTES: usize = 4096;
+
 /// One unit read off the stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame {
@@ -145,6 +149,12 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         }
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return None;
+        }
+        if bytes.capacity() - bytes.len() > SLACK_BYTES {
+            // A line read in many pieces grew by doubling: up to twice its
+            // size. It lives on as the message (and beside its decoded
+            // copy), so the unused half is given back now, in place.
+            bytes.shrink_to_fit();
         }
         Some(match String::from_utf8(bytes) {
             Ok(line) => Frame::Line(line),

@@ -82,3 +82,14 @@ async fn takes_only_the_lines_already_there_without_waiting() {
     assert_eq!(reader.next_frame().await.unwrap(), Some(Frame::Line("three".into())));
     assert_eq!(reader.ready_frame().unwrap().unwrap(), None, "the end of the stream is ready too");
 }
+
+#[tokio::test]
+async fn a_long_line_keeps_no_room_it_grew_but_did_not_use() {
+    // 3 MB read 64 KiB at a time: the buffer doubled up to 4 MiB.
+    let mut input = vec![b'z'; 3_000_000];
+    input.push(b'\n');
+    let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, &input[..]), usize::MAX);
+    let Some(Frame::Line(line)) = reader.next_frame().await.unwrap() else { panic!("a line") };
+    assert_eq!(line.len(), 3_000_000);
+    assert!(line.capacity() <= line.len() + SLACK_BYTES, "capacity {} for {} bytes", line.capacity(), line.len());
+}
