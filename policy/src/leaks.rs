@@ -319,10 +319,15 @@ impl LeakScanner {
                 hits.push(Hit { span: found.range(), kind, known: true });
             }
         }
-        for captures in self.shapes.captures_iter(text) {
-            let whole = captures.get(0).expect("group 0 is the whole match");
+        // Found first, named after: most text holds no secret, and a plain
+        // search neither allocates capture slots nor needs the slower
+        // engines that report groups. The captures search from a match's
+        // start finds that same match (leftmost-first, the text before it
+        // still seen for `\b`), now with the group that names its kind.
+        for found in self.shapes.find_iter(text) {
+            let captures = self.shapes.captures_at(text, found.start()).expect("the match just found");
             let kind = SHAPES.iter().find(|(name, _)| captures.name(name).is_some()).map_or("secret", |(name, _)| name);
-            hits.push(Hit { span: whole.range(), kind: kind.to_string(), known: false });
+            hits.push(Hit { span: found.range(), kind: kind.to_string(), known: false });
         }
         merge(hits)
     }
