@@ -187,6 +187,13 @@ pub trait Outbound: Send + Sync + 'static {
     /// line of JSON, no newline): the hot path, which lets callers build a
     /// request's text without building its JSON tree.
     fn send_json(&self, json: Vec<u8>) -> Result<(), TransportError>;
+
+    /// [`Outbound::send_json`] for a message sent while others are under
+    /// way: it may wait a moment to go out together with those sent right
+    /// after it. By default it goes at once.
+    fn send_json_in_company(&self, json: Vec<u8>) -> Result<(), TransportError> {
+        self.send_json(json)
+    }
 }
 
 impl Outbound for mpsc::UnboundedSender<Message> {
@@ -235,6 +242,12 @@ impl Connection {
     /// Queues a message already serialised as one line of JSON (no newline).
     pub fn send_json(&self, json: Vec<u8>) -> Result<(), TransportError> {
         self.outbound.send_json(json)
+    }
+
+    /// [`Connection::send_json`] for a message sent while others are under
+    /// way (see [`Outbound::send_json_in_company`]).
+    pub fn send_json_in_company(&self, json: Vec<u8>) -> Result<(), TransportError> {
+        self.outbound.send_json_in_company(json)
     }
 
     /// The server's last stderr lines (empty for transports without one).

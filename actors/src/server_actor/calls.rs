@@ -192,7 +192,12 @@ impl ServerActorState {
             let params = as_task.as_deref().unwrap_or(&call.call.params);
             if let Some(connection) = &self.connection {
                 // A failed send shows up as `Closed` from the transport.
-                let _ = connection.send_json(call_line(&self.spoken, id, call.call.method, params));
+                let line = call_line(&self.spoken, id, call.call.method, params);
+                let _ = if self.calls_in_flight > 1 {
+                    connection.send_json_in_company(line)
+                } else {
+                    connection.send_json(line)
+                };
             }
         }
     }
