@@ -16,7 +16,7 @@
 //! own, so later large blocks come from its heaps, which keep freed memory
 //! resident for reuse and fragment — the mark then counts copies Warden
 //! already dropped. **Held** runs the same process again with
-//! `MALLOC_MMAP_THRESHOLD_` fixed at 512 KiB: every large block is mapped
+//! `MALLOC_MMAP_THRESHOLD_` fixed at 128 KiB: every large block is mapped
 //! on its own and unmapped when freed, so the mark counts only the copies
 //! alive at once, which is what the goal is about. (The variable reaches
 //! the test server too, which makes those runs slower; their times are
@@ -40,8 +40,8 @@ const CALLS: usize = 5;
 /// The goal, in copies of the result, with room for what is not the
 /// result: the JSON envelope around it, the request, pages not filled.
 const GOAL_COPIES: f64 = 2.05;
-/// Makes glibc map every block of 512 KiB or more on its own (see above).
-const HELD: (&str, &str) = ("MALLOC_MMAP_THRESHOLD_", "524288");
+/// Makes glibc map every block of 128 KiB or more on its own (see above).
+const HELD: (&str, &str) = ("MALLOC_MMAP_THRESHOLD_", "131072");
 
 fn config_text(front_port: Option<u16>) -> String {
     let mut text = format!(
