@@ -72,13 +72,35 @@ impl Outbound for StdinOutbound {
     }
 
     fn send_json(&self, json: Vec<u8>) -> Result<(), TransportError> {
+        self.send_line(json, Send::AtOnce)
+    }
+
+    /// Always queued: the writer task takes everything queued by the time
+    /// it runs, so a burst of calls reaches the server in a few writes
+    /// rather than one each, and the server reads it in a few reads.
+    fn send_json_in_company(&self, json: Vec<u8>) -> Result<(), TransportError> {
+        self.send_line(json, Send::Queued)
+    }
+}
+
+/// How a line goes to the pipe.
+#[derive(PartialEq)]
+enum Send {
+    /// Written now when nothing is queued before it.
+    AtOnce,
+    /// Handed to the writer task.
+    Queued,
+}
+
+impl StdinOutbound {
+    fn send_line(&self, json: Vec<u8>, how: Send) -> Result<(), TransportError> {
         let mut line = json;
         line.push(b'\n');
         let mut state = lock(&self.state);
         if !state.open {
             return Err(TransportError::Closed);
         }
-        if state.queued == 0 {
+        if how == Send::AtOnce && state.queued == 0 {
             let written = write_now(self.fd, &line);
             if written == line.len() {
                 return Ok(());
@@ -86,20 +108,6 @@ impl Outbound for StdinOutbound {
             line.drain(..written);
         }
         // Pushed under the lock, so queued lines keep the order of `send`s.
-        state.queued += 1;
-        self.queue.send(line).map_err(|_| TransportError::Closed)
-    }
-
-    /// Always queued: the writer task takes everything queued by the time
-    /// it runs, so a burst of calls reaches the server in a few writes
-    /// rather than one each, and the server reads it in a few reads.
-    fn send_json_in_company(&self, json: Vec<u8>) -> Result<(), TransportError> {
-        let mut line = json;
-        line.push(b'\n');
-        let mut state = lock(&self.state);
-        if !state.open {
-            return Err(TransportError::Closed);
-        }
         state.queued += 1;
         self.queue.send(line).map_err(|_| TransportError::Closed)
     }
