@@ -72,20 +72,20 @@ impl Outbound for StdinOutbound {
     }
 
     fn send_json(&self, json: Vec<u8>) -> Result<(), TransportError> {
-        self.send_line(json, Send::AtOnce)
+        self.send_line(json, Delivery::AtOnce)
     }
 
     /// Always queued: the writer task takes everything queued by the time
     /// it runs, so a burst of calls reaches the server in a few writes
     /// rather than one each, and the server reads it in a few reads.
     fn send_json_in_company(&self, json: Vec<u8>) -> Result<(), TransportError> {
-        self.send_line(json, Send::Queued)
+        self.send_line(json, Delivery::Queued)
     }
 }
 
 /// How a line goes to the pipe.
 #[derive(PartialEq)]
-enum Send {
+enum Delivery {
     /// Written now when nothing is queued before it.
     AtOnce,
     /// Handed to the writer task.
@@ -93,14 +93,14 @@ enum Send {
 }
 
 impl StdinOutbound {
-    fn send_line(&self, json: Vec<u8>, how: Send) -> Result<(), TransportError> {
+    fn send_line(&self, json: Vec<u8>, how: Delivery) -> Result<(), TransportError> {
         let mut line = json;
         line.push(b'\n');
         let mut state = lock(&self.state);
         if !state.open {
             return Err(TransportError::Closed);
         }
-        if how == Send::AtOnce && state.queued == 0 {
+        if how == Delivery::AtOnce && state.queued == 0 {
             let written = write_now(self.fd, &line);
             if written == line.len() {
                 return Ok(());
