@@ -63,3 +63,39 @@ async fn a_task_whose_caller_gives_up_is_cancelled_as_a_task() {
     assert_silent(&mut peer).await; // no tasks/get, no notifications/cancelled
     warden.shutdown().await;
 }
+
+/// A daemon spawned by `warden tasks` asks about a left task while the
+/// task's server is still on its first start: the question waits for the
+/// start, then reaches the server, rather than failing with "still
+/// starting; retry in a moment".
+#[tokio::test(start_paused = true)]
+async fn a_left_task_asked_about_during_its_servers_first_start_waits_for_it() {
+    let dir = std::env::temp_dir().join(format!("warden-left-task-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let journal = dir.join("tasks.json");
+    let left = json!({"left": {"1-1": {"server": "srv", "tool": "srv__research", "task_id": "t-9", "extension": true, "started": 0}}});
+    std::fs::write(&journal, left.to_string()).unwrap();
+    let (connector, mut peers) = warden_protocol::MemoryConnector::new();
+    let spec =
+        warden_actors::ServerSpec { name: SRV.into(), connector: std::sync::Arc::new(connector), settings: settings() };
+    let warden = warden_actors::Warden::builder()
+        .servers(vec![spec])
+        .task_journal(journal)
+        .start()
+        .await
+        .expect("Warden starts");
+    let mut peer = within("Warden connects to 'srv'", peers.recv()).await.expect("the connector is alive");
+    let asking = warden.clone();
+    let peek = tokio::spawn(async move { asking.peek_left_task("1-1").await });
+    quiescent().await;
+    assert!(!peek.is_finished(), "the question waits for the server's start");
+
+    handshake(&mut peer, "2025-11-25", json!({"tools": {}, "tasks": {}}), json!([])).await;
+    let get = next_request(&mut peer, "tasks/get").await;
+    assert_eq!(get.params, Some(json!({"taskId": "t-9"})));
+    reply(&peer, &get, json!({"taskId": "t-9", "status": "working", "statusMessage": "a third done"}));
+    let told = within("the answer", peek).await.unwrap().unwrap();
+    assert_eq!(told, json!({"status": "working", "statusMessage": "a third done"}));
+    warden.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

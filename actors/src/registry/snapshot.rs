@@ -249,6 +249,12 @@ impl Snapshot {
         self.servers.values().all(|entry| entry.status.state.is_settled() || entry.ran)
     }
 
+    /// [`Snapshot::is_settled`] for the one server `server` (true for a
+    /// server there is none of: nothing is on its way).
+    pub fn is_server_settled(&self, server: &str) -> bool {
+        self.servers.get(server).is_none_or(|entry| entry.status.state.is_settled() || entry.ran)
+    }
+
     /// Every server's status, by name.
     pub fn statuses(&self) -> Vec<ServerStatus> {
         self.servers.values().map(|entry| entry.status.clone()).collect()

@@ -3,7 +3,8 @@
 //!
 //! Asked as the host (no agent's allowlist applies: the daemon's bridge
 //! token is the user's), through the same path as a front's resource
-//! reads — waiting for the server's start, policed for secrets.
+//! reads, policed for secrets — after waiting for the server's first
+//! start, which a freshly spawned daemon is still in.
 
 use serde_json::{json, Value};
 
@@ -61,6 +62,12 @@ impl Warden {
     async fn ask_left_task(&self, key: &str) -> Result<(LeftTask, Value, Value), CallError> {
         let found = self.left_tasks().into_iter().find(|(left, _)| left == key);
         let Some((_, task)) = found else { return Err(CallError::UnknownTask { key: key.to_string() }) };
+        // A daemon that has just started (the one `warden tasks` spawned)
+        // asks a server still on its first start: wait for it, within the
+        // server's call timeout, rather than answer "retry in a moment".
+        let slot = self.core.path.slots.borrow().get(&task.server).cloned();
+        let wait = slot.map_or(warden_config::DEFAULT_CALL_TIMEOUT, |slot| slot.settings.call_timeout);
+        let _ = tokio::time::timeout(wait, self.wait_for(|now| now.is_server_settled(&task.server))).await;
         let asked = json!({"taskId": task.task_id});
         let state = self.core.path.forward(None, &task.server, ServerRequest::TaskStatus, asked, None).await?;
         let status = state.get("status").and_then(Value::as_str).unwrap_or("unknown");
