@@ -83,9 +83,12 @@ impl Ops {
                     let noticing = questions::Noticing { queue: self.approvals.clone(), notices };
                     options = options.elicitor(Arc::new(noticing));
                 }
-                self.call_request(name, server, tool, args, format, agent.as_deref(), options).await
+                // Boxed, as is every other op: a call's future holds the
+                // whole pipeline's (kilobytes), and a request's would be as
+                // big and copied whole at each move on its way to a poll.
+                Box::pin(self.call_request(name, server, tool, args, format, agent.as_deref(), options)).await
             }
-            other => self.dispatch(other).await.map(|value| raw(&value)),
+            other => Box::pin(self.dispatch(other)).await.map(|value| raw(&value)),
         };
         Outcome { result, then_shutdown }
     }

@@ -166,7 +166,9 @@ impl HttpFront {
             Method::DELETE => match session_id(&request) {
                 None => refuse(StatusCode::BAD_REQUEST, "DELETE needs the `Mcp-Session-Id` header"),
                 Some(id) if self.sessions.get(&id, &(caller.token, caller.path.clone())).is_some() => {
-                    self.sessions.remove(&id).await;
+                    // Boxed: closing withdraws subscriptions upstream, a
+                    // future every request's would otherwise carry.
+                    Box::pin(self.sessions.remove(&id)).await;
                     respond(StatusCode::NO_CONTENT, sse::empty())
                 }
                 Some(_) => unknown_session(),

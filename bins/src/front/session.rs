@@ -354,9 +354,13 @@ impl Session {
         if matches!(method, "tools/list" | "resources/list" | "resources/templates/list" | "prompts/list") {
             self.first_list_wait().await;
         }
+        // The call and the primitives are boxed: their futures are kilobytes
+        // (a call's holds the whole pipeline's), and every request's future
+        // would otherwise be as big, and copied whole each time it is moved
+        // on its way to being polled.
         match method {
             "tools/list" => self.list_tools(&params).await,
-            "tools/call" => self.call_tool(&params, reply, asks_client, log_level).await,
+            "tools/call" => Box::pin(self.call_tool(&params, reply, asks_client, log_level)).await,
             "resources/list"
             | "resources/templates/list"
             | "resources/read"
@@ -365,7 +369,7 @@ impl Session {
             | "prompts/list"
             | "prompts/get"
             | "completion/complete"
-            | "logging/setLevel" => self.primitive(method, params).await,
+            | "logging/setLevel" => Box::pin(self.primitive(method, params)).await,
             _ => Err((code::METHOD_NOT_FOUND, format!("Warden's front does not serve `{method}`"))),
         }
     }
