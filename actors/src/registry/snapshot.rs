@@ -148,6 +148,13 @@ pub(crate) struct ServerEntry {
     pub(crate) spawned_at: Option<std::time::Instant>,
 }
 
+impl ServerEntry {
+    /// Past its way up: running, failed, or restarting after it ran.
+    fn is_settled(&self) -> bool {
+        self.status.state.is_settled() || self.ran
+    }
+}
+
 /// What a server's `initialize` answer claims besides tools: its
 /// resources and prompts get primitive tools, and the MCP front serves
 /// them (and forwards subscriptions, log levels and completions) natively.
@@ -246,13 +253,13 @@ impl Snapshot {
     /// failed, or restarting after it ran (its tools are listed and calls
     /// wait for it). A server whose first start crashed is still on its way.
     pub fn is_settled(&self) -> bool {
-        self.servers.values().all(|entry| entry.status.state.is_settled() || entry.ran)
+        self.servers.values().all(|entry| entry.is_settled())
     }
 
     /// [`Snapshot::is_settled`] for the one server `server` (true for a
     /// server there is none of: nothing is on its way).
     pub fn is_server_settled(&self, server: &str) -> bool {
-        self.servers.get(server).is_none_or(|entry| entry.status.state.is_settled() || entry.ran)
+        self.servers.get(server).is_none_or(|entry| entry.is_settled())
     }
 
     /// Every server's status, by name.

@@ -65,8 +65,8 @@ impl Warden {
         // A daemon that has just started (the one `warden tasks` spawned)
         // asks a server still on its first start: wait for it, within the
         // server's call timeout, rather than answer "retry in a moment".
-        let slot = self.core.path.slots.borrow().get(&task.server).cloned();
-        let wait = slot.map_or(warden_config::DEFAULT_CALL_TIMEOUT, |slot| slot.settings.call_timeout);
+        let timeout = self.core.path.slots.borrow().get(&task.server).map(|slot| slot.settings.call_timeout);
+        let wait = timeout.unwrap_or(warden_config::DEFAULT_CALL_TIMEOUT);
         let _ = tokio::time::timeout(wait, self.wait_for(|now| now.is_server_settled(&task.server))).await;
         let asked = json!({"taskId": task.task_id});
         let state = self.core.path.forward(None, &task.server, ServerRequest::TaskStatus, asked, None).await?;
