@@ -461,7 +461,13 @@ pub(crate) async fn start_warden(config: &WardenConfig, tools: &[&str]) -> Warde
 }
 
 /// Builds the `warden` binary with this bench's profile; its path.
+///
+/// `WARDEN_BENCH_BINARY` names a `warden` binary to use instead, unbuilt:
+/// for comparing two builds with the same bench.
 pub(crate) fn build_warden() -> std::path::PathBuf {
+    if let Some(binary) = std::env::var_os("WARDEN_BENCH_BINARY") {
+        return binary.into();
+    }
     let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
     let status = std::process::Command::new(env!("CARGO"))
         .args(["build", "--release", "--quiet", "-p", "warden", "--manifest-path"])

@@ -16,8 +16,12 @@
 //! Table 1 is embedded vs front (p50, p99, calls/s with 1 and
 //! `WARDEN_BENCH_CALLERS` callers), rounds in alternating order, samples
 //! pooled. Goals: front p50 within +100 µs of embedded, throughput with 32
-//! callers at least 0.7× embedded. Tables 2 and 3 put the front next to
-//! each gateway the same way, with fewer calls (they are slow). Goal:
+//! callers at least 0.7× embedded. Tables 2 and 3 hold those goals against
+//! the **HTTP relay floor** ([`front_floor`]), the cheapest HTTP front
+//! there can be, measured the same way: embedded vs the floor says whether
+//! any HTTP front can reach the goals on this machine, the floor vs the
+//! front what Warden's own work costs. Tables 4 and 5 put the front next
+//! to each gateway the same way, with fewer calls (they are slow). Goal:
 //! Warden ≥ 10× each one's 32-caller throughput, and front p50 ≤ 1 ms.
 //! The gateways are installed under `target/bench-gateways/` on the first
 //! run (npm and pip, network needed); when that fails the bench says why
@@ -38,6 +42,7 @@ use std::time::Duration;
 use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
+mod front_floor;
 mod mcp_http;
 use bench_support::{
     both, build_warden, embedded_echo, run_rounds, runtime, sequential, start_warden, toml_string, Caller,
@@ -55,6 +60,9 @@ const SUPERGATEWAY: &str = "4.0.0";
 const MCP_PROXY: &str = "0.13.0";
 
 fn main() {
+    if let Some(floor) = front_floor::floor_process() {
+        return runtime(None).block_on(floor);
+    }
     let knobs = Knobs::from_env(Knobs {
         calls: 3_000,
         warmup: 300,
@@ -100,6 +108,20 @@ async fn run(knobs: Knobs, warden_bin: &Path) {
     let pair = [&embedded, &front];
     run_rounds(pair, pair, Some(["embedded", "front"]), true, &knobs, &mut totals).await;
     print_table("embedded", "front", &knobs, &totals, Goals::Embedded);
+
+    let (floor_process, floor_port) = front_floor::start().await;
+    let floor = Arc::new(Client::http("http relay floor", floor_port, None, "echo").await);
+    sequential(&floor, knobs.warmup, 0).await;
+    for (pair, names, goals) in [
+        ([&embedded, &floor], ["embedded", "floor"], Goals::Reachable),
+        ([&floor, &front], ["floor", "front"], Goals::OverFloor),
+    ] {
+        let mut totals = [Totals::default(), Totals::default()];
+        run_rounds(pair, pair, Some(names), true, &knobs, &mut totals).await;
+        print_table(names[0], names[1], &knobs, &totals, goals);
+    }
+    drop(floor);
+    drop(floor_process);
 
     let gateway_knobs = Knobs {
         calls: knobs.calls / 5,
@@ -196,7 +218,13 @@ fn install(command: &mut std::process::Command) -> Result<(), String> {
 /// Which goals a table checks.
 #[derive(Clone, Copy, PartialEq)]
 enum Goals {
+    /// The front's own goals, against embedded.
     Embedded,
+    /// The same goals held by the HTTP relay floor: can any HTTP front
+    /// reach them here?
+    Reachable,
+    /// The front against the floor: Warden's own share.
+    OverFloor,
     Gateway,
 }
 
@@ -228,6 +256,33 @@ fn print_table(first: &str, second: &str, knobs: &Knobs, totals: &[Totals; 2], g
             let ratio = rate[1] / rate[0];
             let label = format!("calls/s, {} callers", knobs.callers);
             table.goal_row(&label, rate, 0, &format!("front ≥ 0.7× ({ratio:.2}×)"), ratio >= 0.7);
+        }
+        Goals::Reachable => {
+            let overhead = p50[1] - p50[0];
+            let reachable = |met: bool| if met { "reachable" } else { "out of reach of any HTTP front here" };
+            table.row("p50 latency (µs)", p50, 1);
+            table.row("p99 latency (µs)", both(totals, |t| t.latency_us(99.0)), 1);
+            table.row("calls/s, 1 caller", both(totals, Totals::sequential_rate), 0);
+            table.row(&format!("calls/s, {} callers", knobs.callers), rate, 0);
+            let ratio = rate[1] / rate[0];
+            println!(
+                "the floor over embedded: p50 {overhead:+.1} µs (goal +100 µs: {}), {} callers {ratio:.2}× (goal 0.7×: {})",
+                reachable(overhead <= 100.0),
+                knobs.callers,
+                reachable(ratio >= 0.7),
+            );
+        }
+        Goals::OverFloor => {
+            table.row("p50 latency (µs)", p50, 1);
+            table.row("p99 latency (µs)", both(totals, |t| t.latency_us(99.0)), 1);
+            table.row("calls/s, 1 caller", both(totals, Totals::sequential_rate), 0);
+            table.row(&format!("calls/s, {} callers", knobs.callers), rate, 0);
+            println!(
+                "Warden's own work over the floor: p50 {:+.1} µs, {} callers {:.2}× the floor's throughput",
+                p50[1] - p50[0],
+                knobs.callers,
+                rate[1] / rate[0],
+            );
         }
         Goals::Gateway => {
             table.goal_row(
