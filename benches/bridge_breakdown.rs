@@ -17,7 +17,6 @@
 //! sequential caller each, in rotating order. The floor processes are this
 //! bench's own binary, started with [`FLOOR_PROCESS`] set.
 
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,13 +25,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
-use super::bench_support::{percentile_of, spawn_piped, Caller as _};
+use super::bench_support::{percentile_of, spawn_piped, start_floor_process, Caller as _, FLOOR_PROCESS};
 use super::{call_line, BridgeConnection, Client, MESSAGE, TEST_SERVER};
 
-/// Set (to `echo` or `relay`): this bench runs as one of the floor processes.
-const FLOOR_PROCESS: &str = "WARDEN_BENCH_FLOOR_PROCESS";
-
-/// The floor process this run is, if it is one.
+/// The floor process this run is, if it is one ([`FLOOR_PROCESS`] is `echo` or `relay`).
 pub(crate) fn floor_process() -> Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>> {
     match std::env::var(FLOOR_PROCESS).ok()?.as_str() {
         "echo" => Some(Box::pin(serve_floor(false))),
@@ -45,8 +41,8 @@ pub(crate) fn floor_process() -> Option<std::pin::Pin<Box<dyn std::future::Futur
 pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, calls: usize) {
     let address = lockfile["address"].as_str().expect("an address");
     let token = lockfile["token"].as_str().expect("a token");
-    let (mut echo, echo_address) = start_floor("echo").await;
-    let (mut relay, relay_address) = start_floor("relay").await;
+    let (mut echo, echo_address) = start_floor_process("echo").await;
+    let (mut relay, relay_address) = start_floor_process("relay").await;
     let server = Arc::new(Mutex::new(TestServer::start().await));
     let tool_call = tool_call_line();
     let probes: Vec<(&str, Probe)> = vec![
@@ -182,21 +178,6 @@ fn line_of(value: &Value) -> Vec<u8> {
     let mut line = value.to_string().into_bytes();
     line.push(b'\n');
     line
-}
-
-/// Starts a floor process of this bench; returns it and its address.
-async fn start_floor(kind: &str) -> (Child, String) {
-    let mut child = tokio::process::Command::new(std::env::current_exe().expect("this bench's path"))
-        .env(FLOOR_PROCESS, kind)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the floor process starts");
-    let mut said = BufReader::new(child.stdout.take().expect("piped"));
-    let mut address = String::new();
-    said.read_line(&mut address).await.expect("the floor process names its address");
-    (child, address.trim().to_string())
 }
 
 /// A floor process: a tokio runtime as the daemon's, listening on loopback

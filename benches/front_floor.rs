@@ -20,7 +20,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -35,13 +34,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::oneshot;
 
-use super::bench_support::spawn_piped;
+use super::bench_support::{spawn_piped, start_floor_process, FLOOR_PROCESS};
 use super::TEST_SERVER;
 
-/// Set to `http-relay`: this bench runs as the floor process.
-const FLOOR_PROCESS: &str = "WARDEN_BENCH_FLOOR_PROCESS";
-
-/// The floor process this run is, if it is one.
+/// The floor process this run is, if it is one ([`FLOOR_PROCESS`] is `http-relay`).
 pub(crate) fn floor_process() -> Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>> {
     match std::env::var(FLOOR_PROCESS).ok()?.as_str() {
         "http-relay" => Some(Box::pin(serve())),
@@ -51,17 +47,8 @@ pub(crate) fn floor_process() -> Option<std::pin::Pin<Box<dyn std::future::Futur
 
 /// Starts the floor process; returns it (killed when dropped) and its port.
 pub(crate) async fn start() -> (Child, u16) {
-    let mut child = tokio::process::Command::new(std::env::current_exe().expect("this bench's path"))
-        .env(FLOOR_PROCESS, "http-relay")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the floor process starts");
-    let mut said = BufReader::new(child.stdout.take().expect("piped"));
-    let mut port = String::new();
-    said.read_line(&mut port).await.expect("the floor process names its port");
-    (child, port.trim().parse().expect("the floor process prints its port"))
+    let (child, port) = start_floor_process("http-relay").await;
+    (child, port.parse().expect("the floor process prints its port"))
 }
 
 /// The parts of a JSON-RPC message the relay looks at.
