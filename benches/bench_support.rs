@@ -438,27 +438,6 @@ pub(crate) fn spawn_piped(command: &str) -> tokio::process::Child {
         .unwrap_or_else(|error| panic!("{command} starts: {error}"))
 }
 
-/// Set (to a kind the bench knows): this bench's binary runs as one of its
-/// floor processes instead of as the bench.
-pub(crate) const FLOOR_PROCESS: &str = "WARDEN_BENCH_FLOOR_PROCESS";
-
-/// Starts this bench's binary as the floor process `kind` (killed when
-/// dropped); returns it and the line it printed first (where it listens).
-pub(crate) async fn start_floor_process(kind: &str) -> (tokio::process::Child, String) {
-    use tokio::io::AsyncBufReadExt as _;
-    let mut child = tokio::process::Command::new(std::env::current_exe().expect("this bench's path"))
-        .env(FLOOR_PROCESS, kind)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the floor process starts");
-    let mut said = tokio::io::BufReader::new(child.stdout.take().expect("piped"));
-    let mut address = String::new();
-    said.read_line(&mut address).await.expect("the floor process names its address");
-    (child, address.trim().to_string())
-}
-
 /// `text` as a TOML basic string, quotes included.
 pub(crate) fn toml_string(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))

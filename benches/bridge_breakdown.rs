@@ -25,7 +25,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
-use super::bench_support::{percentile_of, spawn_piped, start_floor_process, Caller as _, FLOOR_PROCESS};
+use super::bench_support::{percentile_of, spawn_piped, Caller as _};
+use super::floor_process::{start_floor_process, FLOOR_PROCESS};
 use super::{call_line, BridgeConnection, Client, MESSAGE, TEST_SERVER};
 
 /// The floor process this run is, if it is one ([`FLOOR_PROCESS`] is `echo` or `relay`).

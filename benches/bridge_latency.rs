@@ -63,6 +63,7 @@ use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
 mod bridge_breakdown;
+mod floor_process;
 use bench_support::{
     both, build_warden, embedded_echo, env_usize, percentile_of, run_rounds, runtime, sequential, start_warden,
     toml_string, verdict, Caller, ComparisonTable, Knobs, Spread, Totals,

@@ -34,7 +34,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::oneshot;
 
-use super::bench_support::{spawn_piped, start_floor_process, FLOOR_PROCESS};
+use super::bench_support::spawn_piped;
+use super::floor_process::{start_floor_process, FLOOR_PROCESS};
 use super::TEST_SERVER;
 
 /// The floor process this run is, if it is one ([`FLOOR_PROCESS`] is `http-relay`).

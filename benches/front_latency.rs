@@ -42,6 +42,7 @@ use std::time::Duration;
 use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
+mod floor_process;
 mod front_floor;
 mod mcp_http;
 use bench_support::{
