@@ -25,6 +25,9 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 use warden_actors::{ServerState, Warden, WardenConfig};
 
+mod usage;
+pub(crate) use usage::Usage;
+
 // ---------------------------------------------------------------------------
 // Knobs
 // ---------------------------------------------------------------------------
@@ -230,41 +233,6 @@ pub(crate) async fn run_rounds<C: Caller>(
         );
     }
     p50s
-}
-
-/// CPU time and context switches of this process (all its threads, not a
-/// server's), from `getrusage`, taken outside the timed calls. Only one
-/// client runs at a time, so the difference over a phase is that client's
-/// cost.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Usage {
-    pub(crate) cpu: Duration,
-    pub(crate) voluntary_switches: i64,
-}
-
-impl Usage {
-    pub(crate) fn now() -> Usage {
-        // SAFETY: getrusage only writes the struct it is given.
-        let usage = unsafe {
-            let mut usage = std::mem::zeroed::<libc::rusage>();
-            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-            usage
-        };
-        let time = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
-        Usage { cpu: time(usage.ru_utime) + time(usage.ru_stime), voluntary_switches: usage.ru_nvcsw }
-    }
-
-    pub(crate) fn since(self, start: Usage) -> Usage {
-        Usage {
-            cpu: self.cpu.saturating_sub(start.cpu),
-            voluntary_switches: self.voluntary_switches - start.voluntary_switches,
-        }
-    }
-
-    pub(crate) fn add(&mut self, other: Usage) {
-        self.cpu += other.cpu;
-        self.voluntary_switches += other.voluntary_switches;
-    }
 }
 
 /// One client's numbers, pooled over the rounds.

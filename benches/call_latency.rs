@@ -29,7 +29,9 @@
 //! voluntary context switches per call (from `getrusage`; the server's own
 //! are not counted, and are the same for both clients). They are much less
 //! noisy than latency on a busy machine, and a context switch per call more
-//! than the floor is one more thread hand-off on every call's path.
+//! than the floor is one more thread hand-off on every call's path. The
+//! heap allocations per call (counted by the benches' allocator) are not
+//! noisy at all: one allocation fewer on the call path shows as 1.0 less.
 //!
 //! Machine noise (this is meant to run on small, shared machines) is spread
 //! over both clients: after a warm-up, the run is cut into rounds, each
@@ -159,23 +161,25 @@ async fn run_one(only: &str, settings: Settings) {
     let (mut latencies, wall, usage) = sequential(&client, 0, settings.calls).await;
     latencies.sort_unstable();
     println!(
-        "{only} alone, {} sequential calls: p50 {:.1} µs, p99 {:.1} µs, {:.0} calls/s, {:.2} CPU µs/call, {:.2} context switches/call",
+        "{only} alone, {} sequential calls: p50 {:.1} µs, p99 {:.1} µs, {:.0} calls/s, {:.2} CPU µs/call, {:.2} context switches/call, {:.1} allocations/call",
         settings.calls,
         micros(percentile_of(latencies.clone(), 50.0)),
         micros(percentile_of(latencies, 99.0)),
         settings.calls as f64 / wall.as_secs_f64(),
         micros(usage.cpu) / settings.calls as f64,
         usage.voluntary_switches as f64 / settings.calls as f64,
+        usage.allocations as f64 / settings.calls as f64,
     );
     let per_caller = (settings.concurrent_calls / settings.callers).max(1);
     let calls = per_caller * settings.callers;
     let (wall, usage) = concurrent(&client, settings.callers, per_caller).await;
     println!(
-        "{only} alone, {calls} calls by {} callers: {:.0} calls/s, {:.2} CPU µs/call, {:.2} context switches/call",
+        "{only} alone, {calls} calls by {} callers: {:.0} calls/s, {:.2} CPU µs/call, {:.2} context switches/call, {:.1} allocations/call",
         settings.callers,
         calls as f64 / wall.as_secs_f64(),
         micros(usage.cpu) / calls as f64,
         usage.voluntary_switches as f64 / calls as f64,
+        usage.allocations as f64 / calls as f64,
     );
     match Arc::into_inner(client) {
         Some(Client::Direct(direct)) => direct.shutdown().await,
@@ -217,6 +221,7 @@ fn print_table(settings: &Settings, totals: &[Totals; 2], overheads: Vec<f64>) {
     table.goal_row(&label, concurrent, 0, &goal, concurrent_ratio >= GOAL_CONCURRENT_RATIO);
     let cpu = |usage: Usage, calls: usize| micros(usage.cpu) / calls as f64;
     let switches = |usage: Usage, calls: usize| usage.voluntary_switches as f64 / calls as f64;
+    let allocations = |usage: Usage, calls: usize| usage.allocations as f64 / calls as f64;
     let rows = [
         ("client CPU µs/call, 1".to_string(), both(totals, |t| cpu(t.sequential_usage, t.sequential_calls))),
         (
@@ -227,6 +232,11 @@ fn print_table(settings: &Settings, totals: &[Totals; 2], overheads: Vec<f64>) {
         (
             format!("client ctx sw/call, {}", knobs.callers),
             both(totals, |t| switches(t.concurrent_usage, t.concurrent_calls)),
+        ),
+        ("client allocs/call, 1".to_string(), both(totals, |t| allocations(t.sequential_usage, t.sequential_calls))),
+        (
+            format!("client allocs/call, {}", knobs.callers),
+            both(totals, |t| allocations(t.concurrent_usage, t.concurrent_calls)),
         ),
     ];
     for (label, values) in rows {
