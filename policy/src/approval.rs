@@ -13,6 +13,7 @@
 //! The answer says why, because every decision is logged and a person
 //! looking at an approval prompt deserves to know what triggered it.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::time::Instant;
 
@@ -61,13 +62,22 @@ pub enum AutoApproval {
     Session,
 }
 
+impl AutoApproval {
+    /// What let the call through, in words; written out only for an agent
+    /// (it names the agent), so a call let through by the config or the
+    /// session allocates nothing to say so.
+    pub fn describe(&self) -> Cow<'static, str> {
+        match self {
+            AutoApproval::Config => Cow::Borrowed("auto-approval is on in the config (security.auto_approve)"),
+            AutoApproval::Agent(agent) => Cow::Owned(format!("auto-approval is on for agent '{agent}'")),
+            AutoApproval::Session => Cow::Borrowed("auto-approval was switched on for this session"),
+        }
+    }
+}
+
 impl fmt::Display for AutoApproval {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AutoApproval::Config => f.write_str("auto-approval is on in the config (security.auto_approve)"),
-            AutoApproval::Agent(agent) => write!(f, "auto-approval is on for agent '{agent}'"),
-            AutoApproval::Session => f.write_str("auto-approval was switched on for this session"),
-        }
+        f.write_str(&self.describe())
     }
 }
 

@@ -46,7 +46,6 @@
 //! JSON string that is scanned as raw text (scan the parsed JSON instead:
 //! its strings are unescaped).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
@@ -94,6 +93,9 @@ pub struct LeakScanner {
     labels: HashMap<String, String>,
     /// Every shape, one named group each.
     shapes: Regex,
+    /// The fewest bytes any secret can take: shorter text (most object
+    /// keys, short values) holds none and is not searched.
+    shortest: usize,
 }
 
 impl fmt::Debug for LeakScanner {
@@ -161,7 +163,9 @@ impl LeakScanner {
             .collect::<Vec<_>>()
             .join("|");
         let shapes = Regex::new(&pattern).expect("the built-in shapes compile");
-        LeakScanner { known, labels, shapes }
+        let known_shortest = labels.keys().map(String::len).min().unwrap_or(usize::MAX);
+        let shortest = known_shortest.min(minimum_len(&pattern));
+        LeakScanner { known, labels, shapes, shortest }
     }
 
     /// No known secrets were given (or all were too short); shapes are
@@ -204,7 +208,7 @@ impl LeakScanner {
     /// Every secret in the strings and object keys of `value`.
     pub fn find_in_json(&self, value: &Value) -> Vec<Leak> {
         let mut leaks = Vec::new();
-        self.find_json_at(value, &mut String::new(), &mut leaks);
+        self.find_json_at(value, Place::Root, &mut leaks);
         leaks
     }
 
@@ -212,65 +216,57 @@ impl LeakScanner {
     /// booleans and nulls are left alone. Returns what was found.
     pub fn redact_json(&self, value: &mut Value) -> Vec<Leak> {
         let mut leaks = Vec::new();
-        self.redact_json_at(value, &mut String::new(), &mut leaks);
+        self.redact_json_at(value, Place::Root, &mut leaks);
         leaks
     }
 
-    fn find_json_at(&self, value: &Value, path: &mut String, leaks: &mut Vec<Leak>) {
+    fn find_json_at(&self, value: &Value, place: Place<'_>, leaks: &mut Vec<Leak>) {
         match value {
-            Value::String(text) => self.note(text, path, leaks),
+            Value::String(text) => self.note(text, place, leaks),
             Value::Array(items) => {
                 for (index, item) in items.iter().enumerate() {
-                    let len = path.len();
-                    path.push('/');
-                    path.push_str(&index.to_string());
-                    self.find_json_at(item, path, leaks);
-                    path.truncate(len);
+                    self.find_json_at(item, Place::Index(&place, index), leaks);
                 }
             }
             Value::Object(map) => {
-                // Keys first, then values, in the order `redact_json` finds them.
-                let mut shown_keys = Vec::with_capacity(map.len());
-                for key in map.keys() {
-                    shown_keys.push(match self.redact_text(key) {
-                        Some((redacted, found)) => {
-                            for leak in found {
-                                push_once(leaks, leak.kind, &format!("{path}/{}", escape_pointer(&redacted)));
-                            }
-                            Cow::Owned(redacted)
+                // Keys first, then values, in the order `redact_json` finds
+                // them. A key holding a secret is named redacted in paths;
+                // those (rare) are kept by position.
+                let mut renamed: Vec<(usize, String)> = Vec::new();
+                for (index, key) in map.keys().enumerate() {
+                    if let Some((redacted, found)) = self.redact_text(key) {
+                        let pointer = Place::Key(&place, &redacted).pointer();
+                        for leak in found {
+                            push_once(leaks, leak.kind, &pointer);
                         }
-                        None => Cow::Borrowed(key.as_str()),
-                    });
+                        renamed.push((index, redacted));
+                    }
                 }
-                for (shown, item) in shown_keys.iter().zip(map.values()) {
-                    let len = path.len();
-                    path.push('/');
-                    path.push_str(&escape_pointer(shown));
-                    self.find_json_at(item, path, leaks);
-                    path.truncate(len);
+                let mut renamed = renamed.iter().peekable();
+                for (index, (key, item)) in map.iter().enumerate() {
+                    let shown =
+                        renamed.next_if(|(at, _)| *at == index).map_or(key.as_str(), |(_, shown)| shown.as_str());
+                    self.find_json_at(item, Place::Key(&place, shown), leaks);
                 }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
 
-    fn redact_json_at(&self, value: &mut Value, path: &mut String, leaks: &mut Vec<Leak>) {
+    fn redact_json_at(&self, value: &mut Value, place: Place<'_>, leaks: &mut Vec<Leak>) {
         match value {
             Value::String(text) => {
                 if let Some((redacted, found)) = self.redact_text(text) {
                     *text = redacted;
+                    let pointer = place.pointer();
                     for leak in found {
-                        push_once(leaks, leak.kind, path);
+                        push_once(leaks, leak.kind, &pointer);
                     }
                 }
             }
             Value::Array(items) => {
                 for (index, item) in items.iter_mut().enumerate() {
-                    let len = path.len();
-                    path.push('/');
-                    path.push_str(&index.to_string());
-                    self.redact_json_at(item, path, leaks);
-                    path.truncate(len);
+                    self.redact_json_at(item, Place::Index(&place, index), leaks);
                 }
             }
             Value::Object(map) => {
@@ -281,8 +277,9 @@ impl LeakScanner {
                         let key = match self.redact_text(&key) {
                             Some((redacted, found)) => {
                                 let redacted = unique_key(map, redacted);
+                                let pointer = Place::Key(&place, &redacted).pointer();
                                 for leak in found {
-                                    push_once(leaks, leak.kind, &format!("{path}/{}", escape_pointer(&redacted)));
+                                    push_once(leaks, leak.kind, &pointer);
                                 }
                                 redacted
                             }
@@ -292,27 +289,31 @@ impl LeakScanner {
                     }
                 }
                 for (key, item) in map.iter_mut() {
-                    let len = path.len();
-                    path.push('/');
-                    path.push_str(&escape_pointer(key));
-                    self.redact_json_at(item, path, leaks);
-                    path.truncate(len);
+                    self.redact_json_at(item, Place::Key(&place, key), leaks);
                 }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
 
-    /// Records the leaks of one string at `path`.
-    fn note(&self, text: &str, path: &str, leaks: &mut Vec<Leak>) {
-        for hit in self.hits(text) {
-            push_once(leaks, hit.kind, path);
+    /// Records the leaks of one string at `place`.
+    fn note(&self, text: &str, place: Place<'_>, leaks: &mut Vec<Leak>) {
+        let hits = self.hits(text);
+        if hits.is_empty() {
+            return;
+        }
+        let pointer = place.pointer();
+        for hit in hits {
+            push_once(leaks, hit.kind, &pointer);
         }
     }
 
     /// Every match in `text`, merged, in order.
     fn hits(&self, text: &str) -> Vec<Hit> {
         let mut hits = Vec::new();
+        if text.len() < self.shortest {
+            return hits;
+        }
         if let Some(known) = &self.known {
             for found in known.find_iter(text) {
                 let kind = self.labels.get(found.as_str()).cloned().unwrap_or_default();
@@ -331,6 +332,11 @@ impl LeakScanner {
         }
         merge(hits)
     }
+}
+
+/// The fewest bytes a match of `pattern` can take (0 when unknown).
+fn minimum_len(pattern: &str) -> usize {
+    regex_syntax::parse(pattern).ok().and_then(|hir| hir.properties().minimum_len()).unwrap_or(0)
 }
 
 /// Sorts hits and merges overlapping ones: a known secret names the merged
@@ -363,9 +369,45 @@ fn push_once(leaks: &mut Vec<Leak>, kind: String, path: &str) {
     }
 }
 
-/// A key segment of a JSON pointer (RFC 6901): `~` and `/` escaped.
-fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+/// Where a string sits in a JSON tree: a chain of its parents, on the
+/// walk's stack. Its JSON pointer is written only when a leak is found
+/// there; the walk over a tree holding no secret allocates nothing.
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    Root,
+    Key(&'a Place<'a>, &'a str),
+    Index(&'a Place<'a>, usize),
+}
+
+impl Place<'_> {
+    /// The JSON pointer (RFC 6901) of this place: `~` and `/` in keys escaped.
+    fn pointer(&self) -> String {
+        let mut pointer = String::new();
+        self.write_pointer(&mut pointer);
+        pointer
+    }
+
+    fn write_pointer(&self, pointer: &mut String) {
+        match *self {
+            Place::Root => {}
+            Place::Key(parent, key) => {
+                parent.write_pointer(pointer);
+                pointer.push('/');
+                for c in key.chars() {
+                    match c {
+                        '~' => pointer.push_str("~0"),
+                        '/' => pointer.push_str("~1"),
+                        c => pointer.push(c),
+                    }
+                }
+            }
+            Place::Index(parent, index) => {
+                parent.write_pointer(pointer);
+                pointer.push('/');
+                pointer.push_str(&index.to_string());
+            }
+        }
+    }
 }
 
 /// `key`, or `key~2`, `key~3`… when two redacted keys would collide, so no

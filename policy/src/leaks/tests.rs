@@ -276,3 +276,16 @@ fn a_large_text_is_scanned_whole() {
     assert_eq!(leaks, vec![leak("github_token", "")]);
     assert_eq!(redacted.len(), text.len() - token.len() + "[REDACTED:github_token]".len());
 }
+
+#[test]
+fn text_as_short_as_the_shortest_secret_is_still_searched() {
+    // `xoxb-` and ten characters: the shortest shape (15 bytes).
+    let scanner = scanner();
+    assert_eq!(scanner.shortest, 15);
+    let token = format!("{}-1234567890", ["xo", "xb"].concat());
+    assert_eq!(scanner.find_in_text(&token), vec![leak("slack_token", "")]);
+    // A known secret may be shorter: the scanner's shortest follows it.
+    let with_pin = LeakScanner::new(vec![known("PIN", "12345678")]);
+    assert_eq!(with_pin.shortest, 8);
+    assert_eq!(with_pin.find_in_json(&json!({"pin": "12345678"})), vec![leak("PIN", "/pin")]);
+}
