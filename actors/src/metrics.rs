@@ -3,8 +3,9 @@
 //! One [`Metrics`] per `Warden` handle, shared by its clones: every series
 //! Warden exports is declared here, in one registry, so the list of what
 //! an operator can graph is this file. Counting costs the call path a few
-//! atomic adds and one short lock (the set of tools seen per server, so a
-//! removed server's series can be dropped): far below a call's cost.
+//! atomic adds and one short lock (the tools seen per server, which hold
+//! each tool's series, so a removed server's series can be dropped): far
+//! below a call's cost.
 //!
 //! Labels are bounded. `server` and `tool` come from configured servers and
 //! the tools they list; a call to a name no server has is counted with
@@ -15,7 +16,7 @@
 //! the metrics are encoded, so they are exactly what `warden status` says;
 //! a server removed by a reload stops reporting, one kept keeps its series.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
@@ -33,6 +34,7 @@ mod call;
 mod outcome;
 
 pub(crate) use call::CallRecord;
+use call::{ServerSeries, ToolSeries};
 pub use outcome::Outcome;
 
 /// The MCP methods a front is asked, as `warden_front_requests` labels them.
@@ -119,13 +121,14 @@ pub struct Metrics {
     /// Calls by server, every outcome: what `warden status` shows (not
     /// exported; the histogram's `_count` says the same to Prometheus).
     server_calls: Family<ServerLabel, Counter>,
-    /// Per server: the tools it was called under, and the restarts counted.
-    seen: Mutex<HashMap<String, Seen>>,
+    /// Per server: the tools it was called under, with their series, and
+    /// the restarts counted.
+    seen: Mutex<HashMap<String, Seen, foldhash::fast::RandomState>>,
 }
 
 #[derive(Default)]
 struct Seen {
-    tools: HashSet<String>,
+    tools: HashMap<String, Arc<ToolSeries>, foldhash::fast::RandomState>,
     restarts: u32,
     tool_lists: u64,
 }
@@ -224,7 +227,7 @@ impl Default for Metrics {
             oauth_refreshes,
             leaks,
             server_calls: Family::default(),
-            seen: Mutex::new(HashMap::new()),
+            seen: Mutex::default(),
         }
     }
 }
@@ -313,6 +316,24 @@ impl Metrics {
         self.front_requests.get_or_create(&KindLabel { kind }).inc();
     }
 
+    /// The series a call to `server`'s `tool` counts into; made on the
+    /// tool's first call.
+    fn tool_series(&self, server: &str, tool: &str) -> Arc<ToolSeries> {
+        let mut seen = self.seen.lock().expect("metrics lock");
+        if let Some(series) = seen.get(server).and_then(|known| known.tools.get(tool)) {
+            return Arc::clone(series);
+        }
+        let known = seen.entry(server.to_string()).or_default();
+        // The server's series are the same for all its tools.
+        let server_series = match known.tools.values().next() {
+            Some(other) => other.server_series(),
+            None => ServerSeries::of(self, server),
+        };
+        let series = Arc::new(ToolSeries::new(server, tool, server_series));
+        known.tools.insert(tool.to_string(), Arc::clone(&series));
+        series
+    }
+
     /// The exposition text (OpenMetrics, which Prometheus scrapes), with
     /// server states and restarts as `servers` says they are now.
     pub fn encode(&self, servers: &[ServerStatus]) -> String {
@@ -349,12 +370,12 @@ impl Metrics {
             seen.keys().filter(|name| !servers.iter().any(|server| &server.name == *name)).cloned().collect();
         for name in gone {
             let tools = seen.remove(&name).map(|seen| seen.tools).unwrap_or_default();
-            self.forget(&name, tools);
+            self.forget(&name, tools.into_keys());
         }
     }
 
     /// Drops every series of a server that is gone.
-    fn forget(&self, server: &str, tools: HashSet<String>) {
+    fn forget(&self, server: &str, tools: impl Iterator<Item = String>) {
         let label = ServerLabel { server: server.to_string() };
         self.call_seconds.remove(&label);
         self.server_calls.remove(&label);

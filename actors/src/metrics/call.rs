@@ -1,28 +1,81 @@
 //! One call's record: in flight while it runs, then counted with its
 //! outcome and duration, and written to the audit sink — also when its
 //! caller drops it midway (as `cancelled`).
+//!
+//! A call counts into series fetched once per tool ([`ToolSeries`]), not
+//! looked up in their families on every call: each family lookup hashes
+//! its labels under a lock, and a call touched four of them, with two
+//! label strings copied to do it.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
 
 use super::{CallLabels, Metrics, Outcome, ServerLabel};
 use crate::audit::{AuditDraft, AuditSink};
 
-/// Where a resolved call runs: its server's label, its tool, and the
-/// server's in-flight gauge (held, so the end needs no second lookup).
-struct Resolved {
-    server: ServerLabel,
-    tool: String,
+/// A server's call series, shared by the [`ToolSeries`] of its tools.
+#[derive(Clone)]
+pub(super) struct ServerSeries {
     in_flight: Gauge,
+    durations: Histogram,
+    calls: Counter,
+}
+
+impl ServerSeries {
+    /// `server`'s series, made in their families if they are not there.
+    pub(super) fn of(metrics: &Metrics, server: &str) -> ServerSeries {
+        let label = ServerLabel { server: server.to_string() };
+        ServerSeries {
+            in_flight: metrics.in_flight.get_or_create_owned(&label),
+            durations: metrics.call_seconds.get_or_create_owned(&label),
+            calls: metrics.server_calls.get_or_create_owned(&label),
+        }
+    }
+}
+
+/// What a call to one tool counts into: its server's series and a call
+/// counter per outcome, each made on its first use, so a series appears
+/// only once it has something to count (as with a family lookup).
+pub(crate) struct ToolSeries {
+    server_name: String,
+    tool: String,
+    server: ServerSeries,
+    outcomes: [OnceLock<Counter>; Outcome::ALL.len()],
+}
+
+impl ToolSeries {
+    pub(super) fn new(server_name: &str, tool: &str, server: ServerSeries) -> ToolSeries {
+        let (server_name, tool) = (server_name.to_string(), tool.to_string());
+        ToolSeries { server_name, tool, server, outcomes: Default::default() }
+    }
+
+    /// The series of this tool's server.
+    pub(super) fn server_series(&self) -> ServerSeries {
+        self.server.clone()
+    }
+
+    /// The counter of calls to this tool that ended so.
+    fn calls(&self, outcome: Outcome, family: &Family<CallLabels, Counter>) -> &Counter {
+        let index = Outcome::ALL.iter().position(|known| *known == outcome).expect("every outcome is in ALL");
+        self.outcomes[index].get_or_init(|| {
+            let labels =
+                CallLabels { server: self.server_name.clone(), tool: self.tool.clone(), outcome: outcome.label() };
+            family.get_or_create_owned(&labels)
+        })
+    }
 }
 
 /// Held by a call from its start to its end.
 pub(crate) struct CallRecord<'a> {
     metrics: &'a Metrics,
     started: Instant,
-    /// The server and tool, once the name resolved to one.
-    resolved: Option<Resolved>,
+    /// The tool's series, once the name resolved to a server's tool.
+    resolved: Option<Arc<ToolSeries>>,
     /// What the audit record will say, when there is a sink.
     audit: Option<(&'a dyn AuditSink, AuditDraft)>,
     ended: bool,
@@ -48,16 +101,9 @@ impl<'a> CallRecord<'a> {
     /// The call's name resolved to `server`'s tool `tool` (Warden's name
     /// for it): from now on it is in flight there.
     pub(crate) fn resolved(&mut self, server: &str, tool: &str) {
-        let label = ServerLabel { server: server.to_string() };
-        let in_flight = self.metrics.in_flight.get_or_create_owned(&label);
-        in_flight.inc();
-        // A tool already seen (every call after its first) costs a lookup.
-        let mut seen = self.metrics.seen.lock().expect("metrics lock");
-        if !seen.get(server).is_some_and(|known| known.tools.contains(tool)) {
-            seen.entry(server.to_string()).or_default().tools.insert(tool.to_string());
-        }
-        drop(seen);
-        self.resolved = Some(Resolved { server: label, tool: tool.to_string(), in_flight });
+        let series = self.metrics.tool_series(server, tool);
+        series.server.in_flight.inc();
+        self.resolved = Some(series);
     }
 
     /// The call ended so (`error`: why, when it got no result).
@@ -69,17 +115,23 @@ impl<'a> CallRecord<'a> {
         self.ended = true;
         let elapsed = self.started.elapsed();
         let resolved = self.resolved.take();
-        if let Some(Resolved { server, in_flight, .. }) = &resolved {
-            in_flight.dec();
-            self.metrics.call_seconds.get_or_create(server).observe(elapsed.as_secs_f64());
-            self.metrics.server_calls.get_or_create(server).inc();
+        if let Some(series) = &resolved {
+            series.server.in_flight.dec();
+            series.server.durations.observe(elapsed.as_secs_f64());
+            series.server.calls.inc();
         }
         if let Some((sink, draft)) = self.audit.take() {
-            let server = resolved.as_ref().map(|resolved| resolved.server.server.clone());
+            let server = resolved.as_ref().map(|series| series.server_name.clone());
             sink.record(&draft.finish(server, elapsed.as_secs_f64() * 1000.0, outcome.label(), error));
         }
-        let (server, tool) = resolved.map(|resolved| (resolved.server.server, resolved.tool)).unwrap_or_default();
-        self.metrics.calls.get_or_create(&CallLabels { server, tool, outcome: outcome.label() }).inc();
+        match resolved {
+            Some(series) => series.calls(outcome, &self.metrics.calls).inc(),
+            // A name no server has: counted with empty labels.
+            None => {
+                let labels = CallLabels { server: String::new(), tool: String::new(), outcome: outcome.label() };
+                self.metrics.calls.get_or_create(&labels).inc()
+            }
+        };
     }
 }
 

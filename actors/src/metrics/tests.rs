@@ -1,5 +1,6 @@
 use super::*;
 use crate::registry::ServerState;
+use std::collections::HashSet;
 
 fn server(name: &str, state: ServerState, restarts: u32) -> ServerStatus {
     ServerStatus {
