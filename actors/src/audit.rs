@@ -14,6 +14,7 @@
 //! them redacted — by default only their SHA-256 digest, which proves what
 //! was sent without keeping it.
 
+use std::borrow::Cow;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -81,7 +82,7 @@ pub enum Decision {
     /// Auto-approval let it through.
     Auto {
         /// Which: the agent's, the config's, the session's.
-        why: String,
+        why: Cow<'static, str>,
     },
     /// A grant covered it.
     Grant {

@@ -294,8 +294,8 @@ impl CallPath {
         if let Some(draft) = record.draft() {
             draft.policy = Some(policy);
         }
-        let mut settings = slot.map(|slot| slot.settings).unwrap_or_default();
-        settings.call_timeout = options.timeout.unwrap_or(policy.timeout.value);
+        let settings = slot.map(|slot| slot.settings).unwrap_or_default();
+        let timeout = options.timeout.unwrap_or(policy.timeout.value);
 
         // 2. Admit.
         let view = self.gate_view.borrow().clone();
@@ -317,15 +317,12 @@ impl CallPath {
         // 3. Attempt; a server that needs a URL opened first (-32042) has
         // the person asked, and the call made again once.
         let asks = options.ask_context(caller);
-        let attempt = attempt::Attempt { name, server: &server, settings: &settings, options: &options, asks };
+        let attempt = attempt::Attempt { name, server: &server, settings: &settings, timeout, options: &options, asks };
         let result = match attempt::run(&self.snapshot, &attempt, &arguments).await {
-            Err(CallError::UrlElicitationRequired { server, name, message, elicitations }) => {
-                tracing::info!(server = %server, tool = %name, "the server needs a URL opened first: {message}");
-                let during = During { tool: name.clone(), ticket: fresh_ticket(), context: attempt.asks.clone() };
-                if let Err(outcome) = self.client.open_urls(&server, during, &elicitations).await {
-                    return Err(CallError::UrlElicitationNotDone { server, name, outcome });
-                }
-                attempt::run(&self.snapshot, &attempt, &arguments).await?
+            // Boxed: rare, and its futures would otherwise make every
+            // call's future larger (it is moved on every call).
+            Err(error @ CallError::UrlElicitationRequired { .. }) => {
+                Box::pin(self.after_urls_opened(error, &attempt, &arguments)).await?
             }
             other => other?,
         };
@@ -339,6 +336,25 @@ impl CallPath {
         };
         self.noted(record, &mut leaks);
         Ok(result)
+    }
+
+    /// A server that needs URLs opened first (-32042): the person is asked
+    /// to open them, then the call is made again, once.
+    async fn after_urls_opened(
+        &self,
+        error: CallError,
+        attempt: &attempt::Attempt<'_>,
+        arguments: &Map<String, Value>,
+    ) -> Result<CallToolResult, CallError> {
+        let CallError::UrlElicitationRequired { server, name, message, elicitations } = error else {
+            return Err(error);
+        };
+        tracing::info!(server = %server, tool = %name, "the server needs a URL opened first: {message}");
+        let during = During { tool: name.clone(), ticket: fresh_ticket(), context: attempt.asks.clone() };
+        if let Err(outcome) = self.client.open_urls(&server, during, &elicitations).await {
+            return Err(CallError::UrlElicitationNotDone { server, name, outcome });
+        }
+        attempt::run(&self.snapshot, attempt, arguments).await
     }
 
     /// Counts what leak policing did, and adds it to the audit record.

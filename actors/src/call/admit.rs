@@ -71,7 +71,7 @@ pub(crate) async fn admit(
     policy: &ResolvedPolicy,
     leaks_found: &mut Vec<LeakNote>,
 ) -> Result<Decision, CallError> {
-    let Called { name, server, agent, .. } = *called;
+    let Called { name, agent, .. } = *called;
     if policy.leaks.value != LeakAction::Off {
         let mut leaks = rules.scanner.find_in_json(arguments);
         if let (true, Some(tokens)) = (leaks.is_empty(), tokens) {
@@ -105,7 +105,7 @@ pub(crate) async fn admit(
         // Per call, so debug: the audit log has every call's decision.
         ApprovalNeed::AutoApproved(why) => {
             tracing::debug!(tool = %name, agent = ?agent, "auto-approved: {why}");
-            return Ok(Decision::Auto { why: why.to_string() });
+            return Ok(Decision::Auto { why: why.describe() });
         }
         ApprovalNeed::Granted { grant } => {
             tracing::debug!(tool = %name, agent = ?agent, grant, "approved by grant {grant}");
@@ -113,6 +113,22 @@ pub(crate) async fn admit(
         }
         ApprovalNeed::Ask { reason } => reason,
     };
+    // Boxed: waiting for a person is rare next to the calls that need
+    // none, and its future would make every call's future larger.
+    Box::pin(ask_person(rules, gate, called, arguments, policy, reason)).await
+}
+
+/// Asks the PolicyGate, which asks a person (or the call's approver), and
+/// waits for the answer. Dropped while waiting, the request is withdrawn.
+async fn ask_person(
+    rules: &PolicyRules,
+    gate: &ActorRef<GateMsg>,
+    called: &Called<'_>,
+    arguments: &Value,
+    policy: &ResolvedPolicy,
+    reason: String,
+) -> Result<Decision, CallError> {
+    let Called { name, server, agent, .. } = *called;
     let mut shown = arguments.clone();
     rules.scanner.redact_json(&mut shown);
     let call = ApprovalRequest {

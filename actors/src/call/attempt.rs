@@ -23,6 +23,7 @@
 //! the server, the slot freed, a late answer ignored).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ractor::rpc::CallResult;
 use ractor::{ActorId, ActorRef, RpcReplyPort};
@@ -74,8 +75,10 @@ pub(super) struct Attempt<'a> {
     pub(super) name: &'a str,
     /// Its server, as resolved in step 1.
     pub(super) server: &'a str,
-    /// The server's settings, with the call's own timeout.
+    /// The server's settings.
     pub(super) settings: &'a ServerSettings,
+    /// The call's own timeout (the tool's policy, or the caller's).
+    pub(super) timeout: Duration,
     pub(super) options: &'a CallOptions,
     /// Who the call is for and who answers its server's questions.
     pub(super) asks: Option<Arc<AskContext>>,
@@ -87,24 +90,24 @@ pub(super) async fn run(
     attempt: &Attempt<'_>,
     arguments: &Map<String, Value>,
 ) -> Result<CallToolResult, CallError> {
-    let Attempt { name, server, settings, options, ref asks } = *attempt;
-    let deadline = Instant::now() + settings.call_timeout;
+    let Attempt { name, server, settings, timeout, options, ref asks } = *attempt;
+    let deadline = Instant::now() + timeout;
     let mut failed_actor: Option<ActorId> = None;
     let mut number = 0u32;
     let mut broken = 0u32;
     loop {
         number += 1;
-        let wait = Wait { name, server, failed_actor, deadline, settings, tool: true };
+        let wait = Wait { name, server, failed_actor, deadline, timeout, settings, tool: true };
         let target = wait_for_route(snapshots.clone(), wait).await?;
         let outcome = match target.primitive_tool {
             Some(wrapper) => {
                 let caller = asks.as_ref().and_then(|asks| asks.agent.as_deref()).map(Arc::<str>::from);
                 let request = |method, params: Value| {
-                    let call = ToolCall::request(name, method, &params, deadline, settings.call_timeout);
+                    let call = ToolCall::request(name, method, &params, deadline, timeout);
                     let call = ToolCall { asks: asks.clone(), caller: caller.clone(), ..call };
                     let actor = &target.actor;
                     async move {
-                        let result = send(actor, server, call).await?;
+                        let result = send(actor, server, name, call).await?;
                         // Wrappers work on JSON trees; their requests are
                         // not the hot path.
                         serde_json::from_str::<Value>(result.get()).map_err(|error| CallError::BadResult {
@@ -114,7 +117,9 @@ pub(super) async fn run(
                         })
                     }
                 };
-                primitive_tools::run(wrapper, arguments, settings.output_limit, request).await
+                // Boxed: a wrapper's future is large, and a tool call's
+                // future (moved on every call) would carry its size.
+                Box::pin(primitive_tools::run(wrapper, arguments, settings.output_limit, request)).await
             }
             None => {
                 // One span per attempt; the server is sent its context.
@@ -125,11 +130,11 @@ pub(super) async fn run(
                     warden.attempt = number,
                 );
                 let meta = crate::trace_context::for_server(&span, &options.meta);
-                let call = tool_call(name, &target.tool, arguments, options, meta, deadline, settings.call_timeout);
+                let call = tool_call(name, &target.tool, arguments, options, meta, deadline, timeout);
                 let call = ToolCall { asks: asks.clone(), as_task: target.as_task, ..call };
                 // Decoded here, in the caller's task, not in the actor that
                 // every call to this server passes through.
-                send(&target.actor, server, call).instrument(span).await.and_then(|result| {
+                send(&target.actor, server, name, call).instrument(span).await.and_then(|result| {
                     decode_result(&result).map_err(|error| CallError::BadResult {
                         server: server.to_string(),
                         name: name.to_string(),
@@ -178,7 +183,7 @@ fn tool_call(
     options: &CallOptions,
     traced: Option<Map<String, Value>>,
     deadline: Instant,
-    timeout: std::time::Duration,
+    timeout: Duration,
 ) -> ToolCall {
     if options.progress.is_none() && options.logs.is_none() {
         let meta = traced.as_ref().unwrap_or(&options.meta);
@@ -197,11 +202,15 @@ fn tool_call(
     ToolCall { ticket, progress: options.progress.clone(), logs: options.logs.clone(), ..call }
 }
 
-/// Sends one request to the actor and waits for its answer. An actor that
-/// stops before it answers never took the request: that is "gone, not
-/// delivered", and the caller may repeat it.
-async fn send(actor: &ActorRef<ServerMsg>, server: &str, call: ToolCall) -> Result<Box<RawValue>, CallError> {
-    let name = call.name.clone();
+/// Sends one request for tool `name` to the actor and waits for its
+/// answer. An actor that stops before it answers never took the request:
+/// that is "gone, not delivered", and the caller may repeat it.
+async fn send(
+    actor: &ActorRef<ServerMsg>,
+    server: &str,
+    name: &str,
+    call: ToolCall,
+) -> Result<Box<RawValue>, CallError> {
     // Dropped with the caller's future, it tells the server the caller left.
     let cancel = CastOnDrop::new(actor, ServerMsg::CancelCall { ticket: call.ticket });
     let outcome =
@@ -212,7 +221,7 @@ async fn send(actor: &ActorRef<ServerMsg>, server: &str, call: ToolCall) -> Resu
         Ok(CallResult::Success(result)) => result,
         _ => {
             let reason = "its actor stopped before taking the call".to_string();
-            Err(CallError::ServerGone { server: server.to_string(), name, reason, delivered: false })
+            Err(CallError::ServerGone { server: server.to_string(), name: name.to_string(), reason, delivered: false })
         }
     }
 }
@@ -238,16 +247,17 @@ pub(super) async fn request(
     method: &'static str,
     params: &Value,
     settings: &ServerSettings,
+    timeout: Duration,
 ) -> Result<Box<RawValue>, CallError> {
-    let deadline = Instant::now() + settings.call_timeout;
+    let deadline = Instant::now() + timeout;
     let mut failed_actor: Option<ActorId> = None;
     let mut broken = 0u32;
     loop {
-        let wait = Wait { name, server, failed_actor, deadline, settings, tool: false };
+        let wait = Wait { name, server, failed_actor, deadline, timeout, settings, tool: false };
         let target = wait_for_route(snapshots.clone(), wait).await?;
-        let call = ToolCall::request(name, method, params, deadline, settings.call_timeout);
+        let call = ToolCall::request(name, method, params, deadline, timeout);
         let call = ToolCall { caller: caller.map(Arc::from), ..call };
-        match send(&target.actor, server, call).await {
+        match send(&target.actor, server, name, call).await {
             Err(CallError::ServerGone { delivered, server, .. }) => {
                 tracing::debug!(server = %server, delivered, "repeating '{name}' after the server went down");
             }
@@ -273,6 +283,8 @@ struct Wait<'a> {
     /// The actor the previous attempt lost its call to.
     failed_actor: Option<ActorId>,
     deadline: Instant,
+    /// The request's timeout, which the deadline ends.
+    timeout: Duration,
     settings: &'a ServerSettings,
 }
 
@@ -291,7 +303,7 @@ async fn wait_for_route(mut snapshots: watch::Receiver<Arc<Snapshot>>, wait: Wai
             // The Registry is gone: Warden is shutting down.
             Ok(Err(_)) => return Err(unavailable(&snapshots.borrow(), name)),
             Err(_) => {
-                let timeout = wait.settings.call_timeout;
+                let timeout = wait.timeout;
                 return Err(CallError::RestartTimeout { server: server.to_string(), name: name.to_string(), timeout });
             }
         }
@@ -318,8 +330,13 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
                 // Wrappers only read; the server's tools as configured.
                 repeatable: tool.primitive_tool.is_some()
                     || crate::server_settings::repeatable(settings.crash_retry, &tool.tool),
-                as_task: tool.tool.extra.get("execution").and_then(|execution| execution.get("taskSupport"))
-                    == Some(&Value::from("required")),
+                as_task: tool
+                    .tool
+                    .extra
+                    .get("execution")
+                    .and_then(|execution| execution.get("taskSupport"))
+                    .and_then(Value::as_str)
+                    == Some("required"),
             }),
             // The restarted server no longer lists the tool.
             (Some(_), None) => Route::Fail(CallError::UnknownTool { name: name.to_string() }),

@@ -119,11 +119,11 @@ impl CallPath {
         let entry = entry.unwrap_or_else(|| std::sync::Arc::new(stand_in(&name, server, covering)));
         let slot = self.slots.borrow().get(server).cloned();
         let _in_flight = slot.as_ref().map(super::Slot::begin_call);
-        let mut settings = slot.map(|slot| slot.settings).unwrap_or_default();
+        let settings = slot.map(|slot| slot.settings).unwrap_or_default();
         let policy = rules.resolve(&entry, settings.call_timeout);
-        settings.call_timeout = timeout.unwrap_or(policy.timeout.value);
+        let timeout = timeout.unwrap_or(policy.timeout.value);
         let label = format!("{method} on {server}");
-        let raw = attempt::request(&self.snapshot, caller, &label, server, method, &params, &settings).await?;
+        let raw = attempt::request(&self.snapshot, caller, &label, server, method, &params, &settings, timeout).await?;
         let mut value: Value = serde_json::from_str(raw.get()).map_err(|error| CallError::BadResult {
             server: server.to_string(),
             name: label.clone(),

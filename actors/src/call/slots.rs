@@ -12,25 +12,27 @@ use tokio::sync::watch;
 
 use crate::server_settings::ServerSettings;
 
-/// Each server's settings and calls in flight, for the call path.
-pub(crate) type Slots = HashMap<String, Slot>;
+/// Each server's settings and calls in flight, for the call path (looked
+/// up on every call, hence the fast hasher).
+pub(crate) type Slots = HashMap<String, Slot, foldhash::fast::RandomState>;
 
 /// One server's settings and a counter of its calls in flight.
 #[derive(Clone)]
 pub(crate) struct Slot {
-    pub(crate) settings: ServerSettings,
+    /// Shared, not copied, by every call to the server.
+    pub(crate) settings: Arc<ServerSettings>,
     /// Every call holds a receiver; `closed()` fires when none is left.
     calls: Arc<watch::Sender<()>>,
 }
 
 impl Slot {
     pub(crate) fn new(settings: ServerSettings) -> Slot {
-        Slot { settings, calls: Arc::new(watch::Sender::new(())) }
+        Slot { settings: Arc::new(settings), calls: Arc::new(watch::Sender::new(())) }
     }
 
     /// The same server's slot with new settings: calls in flight still count.
     pub(crate) fn with_settings(&self, settings: ServerSettings) -> Slot {
-        Slot { settings, calls: Arc::clone(&self.calls) }
+        Slot { settings: Arc::new(settings), calls: Arc::clone(&self.calls) }
     }
 
     /// Returns once no call holds this slot.

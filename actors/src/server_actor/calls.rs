@@ -224,34 +224,34 @@ impl ServerActorState {
         if let (Ok(result), Some(ticket)) = (&outcome, call.cache_ticket) {
             self.keep_answer(ticket, &call.call, result);
         }
-        let name = call.call.name.clone();
-        let result = outcome.map_err(|error| match error.code {
-            ErrorCode::ANSWER_TOO_LARGE => {
-                CallError::AnswerTooLarge { server: self.name.clone(), name, detail: error.message }
-            }
-            ErrorCode::URL_ELICITATION_REQUIRED => {
-                let elicitations = error
-                    .data
-                    .as_ref()
-                    .and_then(|data| data.get("elicitations"))
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                CallError::UrlElicitationRequired {
+        let result =
+            outcome.map_err(|error| (error, call.call.name.clone())).map_err(|(error, name)| match error.code {
+                ErrorCode::ANSWER_TOO_LARGE => {
+                    CallError::AnswerTooLarge { server: self.name.clone(), name, detail: error.message }
+                }
+                ErrorCode::URL_ELICITATION_REQUIRED => {
+                    let elicitations = error
+                        .data
+                        .as_ref()
+                        .and_then(|data| data.get("elicitations"))
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default();
+                    CallError::UrlElicitationRequired {
+                        server: self.name.clone(),
+                        name,
+                        message: error.message,
+                        elicitations,
+                    }
+                }
+                warden_protocol::STREAM_BROKEN => CallError::StreamBroken {
                     server: self.name.clone(),
                     name,
-                    message: error.message,
-                    elicitations,
-                }
-            }
-            warden_protocol::STREAM_BROKEN => CallError::StreamBroken {
-                server: self.name.clone(),
-                name,
-                reason: error.message,
-                policy: self.settings.crash_retry,
-            },
-            code => CallError::Server { server: self.name.clone(), name, code: code.0, message: error.message },
-        });
+                    reason: error.message,
+                    policy: self.settings.crash_retry,
+                },
+                code => CallError::Server { server: self.name.clone(), name, code: code.0, message: error.message },
+            });
         self.end_call(call, result);
     }
 
