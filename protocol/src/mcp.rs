@@ -327,7 +327,7 @@ impl<'de> Visitor<'de> for BlockVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Self::Value, A::Error> {
-        let mut kind: Option<Value> = None;
+        let mut kind: Option<BlockType> = None;
         let mut text: Option<Value> = None;
         let mut repeated = false;
         let mut extra = Map::new();
@@ -342,13 +342,17 @@ impl<'de> Visitor<'de> for BlockVisitor {
         }
         let is_text = !repeated
             && matches!(text, Some(Value::String(_)))
-            && kind.as_ref().is_some_and(|kind| TextTag::deserialize(kind).is_ok());
+            && match &kind {
+                Some(BlockType::Text) => true,
+                Some(BlockType::Other(kind)) => TextTag::deserialize(kind).is_ok(),
+                None => false,
+            };
         match (kind, text) {
             (Some(_), Some(Value::String(text))) if is_text => {
                 Ok(Some(ContentBlock::Text { kind: TextTag::Text, text, extra }))
             }
             (kind, text) => {
-                extra.extend(kind.map(|kind| ("type".to_string(), kind)));
+                extra.extend(kind.map(|kind| ("type".to_string(), kind.into_value())));
                 extra.extend(text.map(|text| ("text".to_string(), text)));
                 Ok(Some(ContentBlock::Other(extra)))
             }
@@ -384,6 +388,62 @@ impl<'de> Visitor<'de> for BlockVisitor {
         // is reported as such.
         while items.next_element::<Value>()?.is_some() {}
         Ok(None)
+    }
+}
+
+/// A block's `type` as read: `"text"` is told apart without allocating
+/// (it is the type of nearly every block); any other value is kept as sent.
+enum BlockType {
+    Text,
+    Other(Value),
+}
+
+impl BlockType {
+    fn into_value(self) -> Value {
+        match self {
+            BlockType::Text => Value::from("text"),
+            BlockType::Other(value) => value,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for BlockType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TypeVisitor;
+        impl<'de> Visitor<'de> for TypeVisitor {
+            type Value = BlockType;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: de::Error>(self, kind: &str) -> Result<BlockType, E> {
+                Ok(if kind == "text" { BlockType::Text } else { BlockType::Other(Value::from(kind)) })
+            }
+            fn visit_string<E: de::Error>(self, kind: String) -> Result<BlockType, E> {
+                Ok(if kind == "text" { BlockType::Text } else { BlockType::Other(Value::from(kind)) })
+            }
+            fn visit_bool<E: de::Error>(self, kind: bool) -> Result<BlockType, E> {
+                Ok(BlockType::Other(Value::from(kind)))
+            }
+            fn visit_i64<E: de::Error>(self, kind: i64) -> Result<BlockType, E> {
+                Ok(BlockType::Other(Value::from(kind)))
+            }
+            fn visit_u64<E: de::Error>(self, kind: u64) -> Result<BlockType, E> {
+                Ok(BlockType::Other(Value::from(kind)))
+            }
+            fn visit_f64<E: de::Error>(self, kind: f64) -> Result<BlockType, E> {
+                Ok(BlockType::Other(Value::from(kind)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<BlockType, E> {
+                Ok(BlockType::Other(Value::Null))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, items: A) -> Result<BlockType, A::Error> {
+                Value::deserialize(de::value::SeqAccessDeserializer::new(items)).map(BlockType::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, members: A) -> Result<BlockType, A::Error> {
+                Value::deserialize(de::value::MapAccessDeserializer::new(members)).map(BlockType::Other)
+            }
+        }
+        deserializer.deserialize_any(TypeVisitor)
     }
 }
 
