@@ -85,6 +85,9 @@ impl Session {
 impl Session {
     /// Runs the call; one that finds its server on its first start waits
     /// for it (bounded) and tries once more, as the daemon's calls do.
+    /// A tool of a running server (nearly every call) is called at once:
+    /// only a call that may have to be made twice keeps a copy of its
+    /// arguments and options for the second time.
     async fn call_waiting_for_start(
         &self,
         name: &str,
@@ -93,6 +96,14 @@ impl Session {
         options: CallOptions,
     ) -> Result<CallToolResult, CallError> {
         let view = &self.inner.view;
+        let running = {
+            let snapshot = self.inner.front.warden.snapshot();
+            let server = snapshot.tool(namespaced).and_then(|tool| snapshot.status(&tool.server));
+            server.is_some_and(|status| matches!(status.state, ServerState::Running))
+        };
+        if running {
+            return view.call(namespaced, arguments, options).await;
+        }
         let outcome = view.call(namespaced, arguments.clone(), options.clone()).await;
         let Err(CallError::ServerStarting { server, .. }) = &outcome else { return outcome };
         self.wait_for_start(server, name).await;
