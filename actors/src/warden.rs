@@ -27,7 +27,6 @@
 //! mailbox hop on the way in, none shared between servers.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Arc;
 
 use ractor::ActorRef;
@@ -259,29 +258,14 @@ impl Warden {
     /// crashed server, and ends within the tool's timeout whatever happens.
     /// Dropping the future cancels the call. The built-in
     /// [`DESCRIBE_TOOL`](crate::DESCRIBE_TOOL) is answered by Warden itself.
-    ///
-    /// Not an `async fn`: it hands back the call's own future, where a
-    /// wrapping one would copy the whole call's state (a few KB) once more
-    /// on every call.
-    #[allow(clippy::manual_async_fn)]
-    pub fn call_tool<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: Value,
-    ) -> impl Future<Output = Result<CallToolResult, CallError>> + 'a {
-        self.core.path.call(None, name, arguments, CallOptions::default())
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, CallError> {
+        self.core.path.call(None, name, arguments, CallOptions::default()).await
     }
 
     /// [`Warden::call_tool`] with per-call options: a timeout, `_meta` for
     /// the server, a progress sink.
-    #[allow(clippy::manual_async_fn)]
-    pub fn call<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: Value,
-        options: CallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, CallError>> + 'a {
-        self.core.path.call(None, name, arguments, options)
+    pub async fn call(&self, name: &str, arguments: Value, options: CallOptions) -> Result<CallToolResult, CallError> {
+        self.core.path.call(None, name, arguments, options).await
     }
 
     /// Sends one of `server`'s own requests (a resource read, a prompt, a

@@ -8,7 +8,6 @@
 //! A reload that removes the agent makes the scope's calls fail with
 //! `UnknownAgent`, naming the agents that remain.
 
-use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -68,25 +67,13 @@ impl AgentScope {
 
     /// Runs a tool for the agent: refused unless its allowlist covers the
     /// tool, then as [`Warden::call_tool`].
-    /// (The call's own future, as [`Warden::call_tool`] hands back.)
-    #[allow(clippy::manual_async_fn)]
-    pub fn call_tool<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: Value,
-    ) -> impl Future<Output = Result<CallToolResult, CallError>> + 'a {
-        self.call(name, arguments, CallOptions::default())
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, CallError> {
+        self.call(name, arguments, CallOptions::default()).await
     }
 
     /// [`AgentScope::call_tool`] with per-call options.
-    #[allow(clippy::manual_async_fn)]
-    pub fn call<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: Value,
-        options: CallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, CallError>> + 'a {
-        self.warden.core.path.call(Some(&self.agent), name, arguments, options)
+    pub async fn call(&self, name: &str, arguments: Value, options: CallOptions) -> Result<CallToolResult, CallError> {
+        self.warden.core.path.call(Some(&self.agent), name, arguments, options).await
     }
 
     /// [`Warden::request`] for the agent: refused unless its allowlist
