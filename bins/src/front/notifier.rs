@@ -33,6 +33,13 @@ use super::{uris, LogLevel};
 /// up on what changed meanwhile.
 const CATCH_UP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// What a notifier watches, and what it saw when it began.
+struct Watched {
+    snapshots: warden_actors::Changes<std::sync::Arc<Snapshot>>,
+    notices: tokio::sync::broadcast::Receiver<ServerNotice>,
+    seen: Seen,
+}
+
 /// What the session's lists looked like last time.
 #[derive(PartialEq)]
 pub(super) struct Seen {
@@ -45,16 +52,21 @@ pub(super) struct Seen {
 
 impl Session {
     /// Runs the session's notifier until `out` closes.
+    ///
+    /// What the session sees is taken here, before the session reads its
+    /// first request. Taken in the task, on a busy machine it could come
+    /// after `initialize` was answered: a server that came to need a login
+    /// in between was then already "seen", and its warning never sent.
     pub(crate) fn spawn_notifier(&self, out: Outbox) -> tokio::task::JoinHandle<()> {
         let session = self.clone();
-        tokio::spawn(async move { session.notify(out).await })
+        let warden = &self.inner.front.warden;
+        let (snapshots, notices) = (warden.snapshot_changes(), warden.notices());
+        let seen = self.seen(&snapshots.current());
+        tokio::spawn(async move { session.notify(out, Watched { snapshots, notices, seen }).await })
     }
 
-    async fn notify(self, out: Outbox) {
-        let warden = self.inner.front.warden.clone();
-        let mut snapshots = warden.snapshot_changes();
-        let mut notices = warden.notices();
-        let mut seen = self.seen(&snapshots.current());
+    async fn notify(self, out: Outbox, watched: Watched) {
+        let Watched { mut snapshots, mut notices, mut seen } = watched;
         // Until the client has initialized nothing is sent, and `seen` is
         // left as it was: what changed meanwhile (a server that came to
         // need a login while `initialize` was answered) is caught up on
