@@ -323,14 +323,8 @@ impl Metrics {
         if let Some(series) = seen.get(server).and_then(|known| known.tools.get(tool)) {
             return Arc::clone(series);
         }
-        let known = seen.entry(server.to_string()).or_default();
-        // The server's series are the same for all its tools.
-        let server_series = match known.tools.values().next() {
-            Some(other) => other.server_series(),
-            None => ServerSeries::of(self, server),
-        };
-        let series = Arc::new(ToolSeries::new(server, tool, server_series));
-        known.tools.insert(tool.to_string(), Arc::clone(&series));
+        let series = Arc::new(ToolSeries::new(server, tool, ServerSeries::of(self, server)));
+        seen.entry(server.to_string()).or_default().tools.insert(tool.to_string(), Arc::clone(&series));
         series
     }
 

@@ -418,9 +418,6 @@ impl<'de> Deserialize<'de> for BlockType {
             fn visit_str<E: de::Error>(self, kind: &str) -> Result<BlockType, E> {
                 Ok(if kind == "text" { BlockType::Text } else { BlockType::Other(Value::from(kind)) })
             }
-            fn visit_string<E: de::Error>(self, kind: String) -> Result<BlockType, E> {
-                Ok(if kind == "text" { BlockType::Text } else { BlockType::Other(Value::from(kind)) })
-            }
             fn visit_bool<E: de::Error>(self, kind: bool) -> Result<BlockType, E> {
                 Ok(BlockType::Other(Value::from(kind)))
             }

@@ -18,8 +18,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use super::{CallLabels, Metrics, Outcome, ServerLabel};
 use crate::audit::{AuditDraft, AuditSink};
 
-/// A server's call series, shared by the [`ToolSeries`] of its tools.
-#[derive(Clone)]
+/// A server's call series (each a handle on the one series its family
+/// holds for the server, whichever of its tools fetched it).
 pub(super) struct ServerSeries {
     in_flight: Gauge,
     durations: Histogram,
@@ -52,11 +52,6 @@ impl ToolSeries {
     pub(super) fn new(server_name: &str, tool: &str, server: ServerSeries) -> ToolSeries {
         let (server_name, tool) = (server_name.to_string(), tool.to_string());
         ToolSeries { server_name, tool, server, outcomes: Default::default() }
-    }
-
-    /// The series of this tool's server.
-    pub(super) fn server_series(&self) -> ServerSeries {
-        self.server.clone()
     }
 
     /// The counter of calls to this tool that ended so.

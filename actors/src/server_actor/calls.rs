@@ -224,8 +224,9 @@ impl ServerActorState {
         if let (Ok(result), Some(ticket)) = (&outcome, call.cache_ticket) {
             self.keep_answer(ticket, &call.call, result);
         }
-        let result =
-            outcome.map_err(|error| (error, call.call.name.clone())).map_err(|(error, name)| match error.code {
+        let result = outcome.map_err(|error| {
+            let name = call.call.name.clone();
+            match error.code {
                 ErrorCode::ANSWER_TOO_LARGE => {
                     CallError::AnswerTooLarge { server: self.name.clone(), name, detail: error.message }
                 }
@@ -251,7 +252,8 @@ impl ServerActorState {
                     policy: self.settings.crash_retry,
                 },
                 code => CallError::Server { server: self.name.clone(), name, code: code.0, message: error.message },
-            });
+            }
+        });
         self.end_call(call, result);
     }
 

@@ -33,13 +33,6 @@ use super::{uris, LogLevel};
 /// up on what changed meanwhile.
 const CATCH_UP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// What a notifier watches, and what it saw when it began.
-struct Watched {
-    snapshots: warden_actors::Changes<std::sync::Arc<Snapshot>>,
-    notices: tokio::sync::broadcast::Receiver<ServerNotice>,
-    seen: Seen,
-}
-
 /// What the session's lists looked like last time.
 #[derive(PartialEq)]
 pub(super) struct Seen {
@@ -62,11 +55,16 @@ impl Session {
         let warden = &self.inner.front.warden;
         let (snapshots, notices) = (warden.snapshot_changes(), warden.notices());
         let seen = self.seen(&snapshots.current());
-        tokio::spawn(async move { session.notify(out, Watched { snapshots, notices, seen }).await })
+        tokio::spawn(async move { session.notify(out, snapshots, notices, seen).await })
     }
 
-    async fn notify(self, out: Outbox, watched: Watched) {
-        let Watched { mut snapshots, mut notices, mut seen } = watched;
+    async fn notify(
+        self,
+        out: Outbox,
+        mut snapshots: warden_actors::Changes<std::sync::Arc<Snapshot>>,
+        mut notices: tokio::sync::broadcast::Receiver<ServerNotice>,
+        mut seen: Seen,
+    ) {
         // Until the client has initialized nothing is sent, and `seen` is
         // left as it was: what changed meanwhile (a server that came to
         // need a login while `initialize` was answered) is caught up on
