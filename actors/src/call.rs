@@ -3,7 +3,8 @@
 //! A call runs in the caller's own task, not in an actor: the caller is the
 //! one waiting, it knows its deadline, and it holds its call until it ends,
 //! so nothing is lost when a server's actor dies with the call in its
-//! mailbox, and a call costs one mailbox hop (to the server's actor). Walk
+//! mailbox, and a call costs at most one mailbox hop (to the server's
+//! actor; none down the server's fast lane). Walk
 //! one call, `Warden::call_tool("git__status", {})`, through
 //! [`CallPath::call`]:
 //!
@@ -23,7 +24,9 @@
 //!    decided here from the PolicyGate's published view when no person is
 //!    needed; otherwise one request to the gate, which asks the approver
 //!    (dropping the call while it waits withdraws the request).
-//! 3. **Attempt** ([`attempt`]) — send to the server's actor and wait,
+//! 3. **Attempt** ([`attempt`]) — send to the server (down its fast lane,
+//!    written by this task and answered by the transport's reader, when
+//!    the call needs nothing of its actor; else to the actor) and wait,
 //!    within the call's deadline: through restarts (the snapshot says
 //!    `restarting`: wait for the next one), repeating a call that never
 //!    reached a crashed process, and one that did only when the tool is

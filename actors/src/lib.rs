@@ -95,7 +95,7 @@ pub use policy_gate::{ApprovalOutcome, GateArgs, GateMsg, GateView, PolicyGate};
 pub use policy_rules::{AgentRules, ConfiguredApprover, PolicyRules};
 pub use progress::{CallLogs, LogSink, Progress, ProgressSink};
 pub use registry::{Registry, RegistryMsg, ServerOffers, ServerState, ServerStatus, Snapshot, ToolEntry};
-pub use server_actor::{NoticeSender, ServerActor, ServerArgs, ServerMsg, ServerNotice, ToolCall};
+pub use server_actor::{Lane, NoticeSender, ServerActor, ServerArgs, ServerMsg, ServerNotice, ServerRef, ToolCall};
 pub use server_settings::{ServerSettings, ShapedTools, ToolShaping};
 pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 pub use summarizer::{SummarySettings, SummaryView};

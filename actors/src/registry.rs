@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use warden_protocol::InitializeResult;
 
 use crate::primitive_tools::primitive_tools;
-use crate::server_actor::ServerMsg;
+use crate::server_actor::ServerRef;
 use crate::server_settings::ShapedTools;
 
 mod snapshot;
@@ -33,8 +33,8 @@ pub enum RegistryMsg {
     ServerSpawned {
         /// The server.
         server: String,
-        /// Its actor.
-        actor: ActorRef<ServerMsg>,
+        /// Its actor and fast lane.
+        at: ServerRef,
     },
     /// A server finished its handshake.
     ServerInitialized {
@@ -131,7 +131,7 @@ impl Actor for Registry {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            RegistryMsg::ServerSpawned { server, actor } => state.record_actor(&server, actor),
+            RegistryMsg::ServerSpawned { server, at } => state.record_actor(&server, at),
             RegistryMsg::ServerInitialized { server, info, pid } => state.record_initialized(&server, *info, pid),
             RegistryMsg::ToolsDiscovered { server, tools } => state.register_tools(&server, tools),
             RegistryMsg::ServerRestarting { server, attempt, max_attempts, delay, reason } => {
@@ -164,7 +164,7 @@ impl RegistryState {
         entry
     }
 
-    fn record_actor(&mut self, server: &str, actor: ActorRef<ServerMsg>) {
+    fn record_actor(&mut self, server: &str, actor: ServerRef) {
         if let Some(entry) = self.entry(server) {
             entry.actor = Some(actor);
             entry.spawned_at = Some(std::time::Instant::now());

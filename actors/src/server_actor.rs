@@ -43,6 +43,7 @@
 //! a 2026-07-28 server's interim "input required" answers;
 //! `server_actor/discovery.rs` the handshake's answer and tool listing;
 //! `server_actor/calls.rs` calls in flight and their deadlines;
+//! `server_actor/lane.rs` the calls that go past the actor;
 //! `server_actor/cache.rs` a modern server's answers kept by their `ttlMs`;
 //! `server_actor/down.rs` going down (crash, hang, a login needed).
 
@@ -65,9 +66,9 @@ use warden_protocol::{
 
 use ractor::DerivedActorRef;
 
-use crate::client_features::{AskContext, ClientFeatures, During};
+use crate::client_features::{ClientFeatures, During};
 use crate::error::CallError;
-use crate::progress::{Progress, ProgressSink};
+use crate::progress::Progress;
 use crate::server_settings::{ServerSettings, MAX_LIST_PAGES};
 
 mod asks;
@@ -80,48 +81,20 @@ mod era;
 mod events;
 mod inbound;
 mod input_required;
+mod lane;
 mod notices;
 mod subscription;
 mod tasks;
+mod tool_call;
 
 pub(crate) use era::KnownEra;
+pub(crate) use lane::Sending;
+pub use lane::{Lane, ServerRef};
+pub use tool_call::ToolCall;
 
 pub(crate) use events::ServerEvent;
 pub(crate) use notices::NOTICE_BACKLOG;
 pub use notices::{NoticeSender, ServerNotice};
-
-/// A request made for a tool call: `tools/call` for a server's own tool,
-/// or one of the requests a wrapper tool makes (`resources/read`, ...).
-#[derive(Debug, Clone)]
-pub struct ToolCall {
-    /// The namespaced name, for errors the caller reads.
-    pub name: String,
-    /// The JSON-RPC method.
-    pub method: &'static str,
-    /// The params, serialised by the caller: the actor, which every call of
-    /// a server passes through, only frames them.
-    pub params: Box<RawValue>,
-    /// When the caller stops waiting (earlier attempts, after a crash, have
-    /// used some of the time).
-    pub deadline: Instant,
-    /// The call's whole timeout, for the error the caller reads.
-    pub timeout: Duration,
-    /// Names this call to [`ServerMsg::CancelCall`] and, when progress is
-    /// asked for, is its `progressToken`: unique in the process.
-    pub ticket: u64,
-    /// Where the server's progress notifications for this call go.
-    pub progress: Option<ProgressSink>,
-    /// Where its log messages go, when it asked for them.
-    pub logs: Option<crate::progress::CallLogs>,
-    /// Who the call is for and who answers its server's questions.
-    pub(crate) asks: Option<Arc<AskContext>>,
-    /// The tool must run as a task (2025-11-25: `execution.taskSupport`
-    /// is `required`); it does when the server offers tasks for tools.
-    pub(crate) as_task: bool,
-    /// The agent it is made for (`None`: the host), whom an answer the
-    /// server marks private is kept for.
-    pub(crate) caller: Option<Arc<str>>,
-}
 
 /// The ServerActor.
 pub struct ServerActor;
@@ -145,6 +118,8 @@ pub struct ServerArgs {
     pub notices: NoticeSender,
     /// Who answers its server's requests (elicitation, roots, ...).
     pub(crate) client: Arc<ClientFeatures>,
+    /// Its fast lane, which callers reach through the Registry's snapshot.
+    pub(crate) lane: Arc<Lane>,
 }
 
 /// Messages a ServerActor handles.
@@ -167,6 +142,8 @@ pub enum ServerMsg {
     },
     /// Something arrived on (or happened to) the transport.
     Transport(TransportEvent, Queued),
+    /// A lane call ended while calls wait in the queue: a slot is free.
+    SlotFreed,
     /// The earliest pending call's deadline has come.
     DeadlineReached,
     /// The startup timer ran out.
@@ -272,6 +249,9 @@ pub struct ServerActorState {
     events: DerivedActorRef<ServerEvent>,
     notices: NoticeSender,
     client: Arc<ClientFeatures>,
+    /// Calls that need nothing of the actor go past it (`lane.rs`); it
+    /// also holds the count of calls in flight and the request ids.
+    lane: Arc<Lane>,
     /// The server's requests being answered, by their id, for the server's
     /// `notifications/cancelled` and for the actor's end.
     asks: HashMap<RequestId, AbortHandle>,
@@ -296,7 +276,6 @@ pub struct ServerActorState {
     /// The server offers the 2026-07-28 tasks extension, which Warden
     /// declares it takes.
     task_extension: bool,
-    next_id: i64,
     /// By request id. Warden's own ids are numbers, so an answer with a
     /// string id answers nothing pending.
     pending: HashMap<i64, Pending, BuildHasherDefault<IdHasher>>,
@@ -304,7 +283,6 @@ pub struct ServerActorState {
     queued: VecDeque<i64>,
     /// Ticket → request id of the calls whose caller wants progress.
     progress_routes: HashMap<u64, i64>,
-    calls_in_flight: usize,
     generation: u64,
     /// A `tools/list` run is under way.
     listing: bool,
@@ -329,9 +307,10 @@ impl Actor for ServerActor {
 
     async fn pre_start(
         &self,
-        _myself: ActorRef<ServerMsg>,
+        myself: ActorRef<ServerMsg>,
         args: ServerArgs,
     ) -> Result<ServerActorState, ActorProcessingErr> {
+        args.lane.attach(myself);
         Ok(ServerActorState {
             name: args.name,
             connector: args.connector,
@@ -339,6 +318,7 @@ impl Actor for ServerActor {
             events: args.events,
             notices: args.notices,
             client: args.client,
+            lane: args.lane,
             asks: HashMap::new(),
             roots_watch: None,
             roots_declared: false,
@@ -351,11 +331,9 @@ impl Actor for ServerActor {
             subscription: Default::default(),
             tool_tasks: false,
             task_extension: false,
-            next_id: 0,
             pending: HashMap::default(),
             queued: VecDeque::new(),
             progress_routes: HashMap::new(),
-            calls_in_flight: 0,
             generation: 0,
             listing: false,
             cache: Default::default(),
@@ -388,6 +366,7 @@ impl Actor for ServerActor {
             ServerMsg::CallTool { call, reply } => state.start_call(&myself, call, reply),
             ServerMsg::CancelCall { ticket } => state.cancel_call(ticket),
             ServerMsg::Transport(event, _handled) => state.transport_event(&myself, event),
+            ServerMsg::SlotFreed => state.send_queued_calls(),
             ServerMsg::DeadlineReached => state.deadline_reached(&myself),
             ServerMsg::StartupTimedOut => state.startup_timed_out(&myself),
             ServerMsg::AnswerServer(answer) => state.answer_server(answer),
@@ -435,7 +414,10 @@ impl ServerActorState {
         let actor = myself.clone();
         let backlog = Backlog::new();
         let queue = Arc::clone(&backlog);
+        let lane = Arc::clone(&self.lane);
         let sink = Arc::new(move |event| {
+            // Answers to lane calls go to their callers from here.
+            let Some(event) = lane.answer(event) else { return };
             // A closed mailbox means this actor is gone; so is the interest
             // (the mark drops with the refused message, making room).
             let _ = actor.cast(ServerMsg::Transport(event, queue.enter()));
@@ -461,8 +443,18 @@ impl ServerActorState {
     }
 
     fn fresh_id(&mut self) -> i64 {
-        self.next_id += 1;
-        self.next_id
+        self.lane.fresh_id()
+    }
+
+    /// Opens the fast lane when calls need nothing of the actor: the server
+    /// is ready, speaks a pre-2026 revision (no envelope, interim answers
+    /// or cache) and has no crash streak to end with a success.
+    fn open_lane(&self) {
+        if let (Phase::Ready, false, 0, Some(connection)) =
+            (self.phase, self.is_modern(), self.restart_attempt, &self.connection)
+        {
+            self.lane.open(connection.outbound());
+        }
     }
 
     /// Queues a message; a failed send shows up as `Closed` from the transport.

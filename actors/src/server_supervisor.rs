@@ -38,7 +38,7 @@ use warden_protocol::Connector;
 
 use crate::client_features::ClientFeatures;
 use crate::registry::RegistryMsg;
-use crate::server_actor::{KnownEra, NoticeSender, ServerActor, ServerArgs, ServerEvent, ServerMsg};
+use crate::server_actor::{KnownEra, Lane, NoticeSender, ServerActor, ServerArgs, ServerEvent, ServerMsg, ServerRef};
 use crate::server_settings::ServerSettings;
 
 /// How long stopping waits for the ServerActor to close its transport.
@@ -194,14 +194,15 @@ impl SupervisorState {
             known_era: self.known_era,
             notices: self.args.notices.clone(),
             client: self.args.client.clone(),
+            lane: Lane::new(&self.args.name, self.args.settings.crash_retry, self.args.settings.max_in_flight),
         };
+        let lane = Arc::clone(&server_args.lane);
         // Unnamed: ractor's global names would collide between Wardens.
         match Actor::spawn_linked(None, ServerActor, server_args, myself.get_cell()).await {
             Ok((child, _)) => {
-                let _ = self
-                    .args
-                    .registry
-                    .cast(RegistryMsg::ServerSpawned { server: self.args.name.clone(), actor: child.clone() });
+                let server = ServerRef { actor: child.clone(), lane };
+                let _ =
+                    self.args.registry.cast(RegistryMsg::ServerSpawned { server: self.args.name.clone(), at: server });
                 self.child = Some(child);
             }
             Err(error) => {

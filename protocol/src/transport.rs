@@ -210,7 +210,7 @@ impl Outbound for mpsc::UnboundedSender<Message> {
 
 /// An open connection: send messages, read the stderr tail, close it.
 pub struct Connection {
-    outbound: Box<dyn Outbound>,
+    outbound: Arc<dyn Outbound>,
     closer: Option<Closer>,
     stderr: StderrTail,
     pid: Option<u32>,
@@ -219,7 +219,13 @@ pub struct Connection {
 impl Connection {
     /// A connection whose messages go to `outbound`, closed by `closer`.
     pub fn new(outbound: Box<dyn Outbound>, closer: Closer, stderr: StderrTail) -> Self {
-        Connection { outbound, closer: Some(closer), stderr, pid: None }
+        Connection { outbound: Arc::from(outbound), closer: Some(closer), stderr, pid: None }
+    }
+
+    /// Where its messages go, for senders besides the connection's owner
+    /// (a server actor's callers write their own requests).
+    pub fn outbound(&self) -> Arc<dyn Outbound> {
+        Arc::clone(&self.outbound)
     }
 
     /// The same connection, known to run in process `pid`.

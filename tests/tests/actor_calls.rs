@@ -114,6 +114,46 @@ async fn the_in_flight_cap_holds_calls_back_until_a_slot_frees() {
     warden.shutdown().await;
 }
 
+/// A slot that a call's answer frees goes to the calls that waited for
+/// one, in order, before a call made the moment that answer arrived (the
+/// answered call went past the server's actor, down its fast lane; the
+/// waiting ones wait in the actor's queue).
+#[tokio::test(start_paused = true)]
+async fn calls_waiting_for_a_slot_go_out_in_the_order_they_were_made() {
+    let settings = ServerSettings { max_in_flight: 1, ..settings() };
+    let (warden, mut peer) = running(settings, tools(&["echo"])).await;
+
+    let first_then_again = async {
+        let first = warden.call_tool("srv__echo", json!({"n": 0})).await;
+        let again = warden.call_tool("srv__echo", json!({"n": 3})).await;
+        (first, again)
+    };
+    let waiting = async {
+        // Made while the first call holds the only slot.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        join_all(vec![warden.call_tool("srv__echo", json!({"n": 1})), warden.call_tool("srv__echo", json!({"n": 2}))])
+            .await
+    };
+    let script = async {
+        let mut order = Vec::new();
+        for answer in 1..=4 {
+            let call = next_request(&mut peer, "tools/call").await;
+            order.push(arguments(&call)["n"].clone());
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            reply(&peer, &call, text_result(&format!("answer {answer}")));
+        }
+        order
+    };
+    let ((first, again), waiting, order) = tokio::join!(first_then_again, waiting, script);
+
+    assert_eq!(order, [json!(0), json!(1), json!(2), json!(3)]);
+    assert_eq!(first.unwrap().text(), "answer 1");
+    let texts: Vec<String> = waiting.into_iter().map(|outcome| outcome.unwrap().text()).collect();
+    assert_eq!(texts, ["answer 2", "answer 3"]);
+    assert_eq!(again.unwrap().text(), "answer 4");
+    warden.shutdown().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_call_that_times_out_while_waiting_for_a_slot_is_never_sent() {
     let settings = ServerSettings { call_timeout: Duration::from_millis(1500), max_in_flight: 1, ..settings() };

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ractor::rpc::CallResult;
-use ractor::{ActorId, ActorRef, RpcReplyPort};
+use ractor::{ActorId, RpcReplyPort};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
@@ -39,7 +39,7 @@ use crate::client_features::AskContext;
 use crate::error::CallError;
 use crate::primitive_tools::{self, PrimitiveTool};
 use crate::registry::{ServerEntry, ServerState, Snapshot};
-use crate::server_actor::{ServerMsg, ToolCall};
+use crate::server_actor::{Sending, ServerMsg, ServerRef, ToolCall};
 use crate::server_settings::ServerSettings;
 use crate::tickets::{fresh_ticket, CastOnDrop};
 
@@ -58,7 +58,7 @@ enum Route {
 
 /// Where one attempt goes.
 struct Target {
-    actor: ActorRef<ServerMsg>,
+    server: ServerRef,
     /// The server's own tool name.
     tool: String,
     /// Set when the tool is one of Warden's resource or prompt wrappers.
@@ -105,9 +105,9 @@ pub(super) async fn run(
                 let request = |method, params: Value| {
                     let call = ToolCall::request(name, method, &params, deadline, timeout);
                     let call = ToolCall { asks: asks.clone(), caller: caller.clone(), ..call };
-                    let actor = &target.actor;
+                    let to = &target.server;
                     async move {
-                        let result = send(actor, server, name, call).await?;
+                        let result = send(to, server, name, call).await?;
                         // Wrappers work on JSON trees; their requests are
                         // not the hot path.
                         serde_json::from_str::<Value>(result.get()).map_err(|error| CallError::BadResult {
@@ -134,7 +134,7 @@ pub(super) async fn run(
                 let call = ToolCall { asks: asks.clone(), as_task: target.as_task, ..call };
                 // Decoded here, in the caller's task, not in the actor that
                 // every call to this server passes through.
-                send(&target.actor, server, name, call).instrument(span).await.and_then(|result| {
+                send(&target.server, server, name, call).instrument(span).await.and_then(|result| {
                     decode_result(&result).map_err(|error| CallError::BadResult {
                         server: server.to_string(),
                         name: name.to_string(),
@@ -168,7 +168,7 @@ pub(super) async fn run(
             }
             other => return other,
         }
-        failed_actor = Some(target.actor.get_id());
+        failed_actor = Some(target.server.actor.get_id());
     }
 }
 
@@ -202,15 +202,18 @@ fn tool_call(
     ToolCall { ticket, progress: options.progress.clone(), logs: options.logs.clone(), ..call }
 }
 
-/// Sends one request for tool `name` to the actor and waits for its
-/// answer. An actor that stops before it answers never took the request:
-/// that is "gone, not delivered", and the caller may repeat it.
-async fn send(
-    actor: &ActorRef<ServerMsg>,
-    server: &str,
-    name: &str,
-    call: ToolCall,
-) -> Result<Box<RawValue>, CallError> {
+/// Sends one request for tool `name` to its server and waits for its
+/// answer: down the server's fast lane when the call needs nothing of its
+/// actor, else through the actor. An actor that stops before it answers
+/// never took the request: that is "gone, not delivered", and the caller
+/// may repeat it.
+async fn send(to: &ServerRef, server: &str, name: &str, call: ToolCall) -> Result<Box<RawValue>, CallError> {
+    let call = match to.lane.try_send(call) {
+        Sending::Sent(wait) => return wait.answer(name).await,
+        Sending::Unsent(error) => return Err(error),
+        Sending::Refused(call) => call,
+    };
+    let actor = &to.actor;
     // Dropped with the caller's future, it tells the server the caller left.
     let cancel = CastOnDrop::new(actor, ServerMsg::CancelCall { ticket: call.ticket });
     let outcome =
@@ -257,7 +260,7 @@ pub(super) async fn request(
         let target = wait_for_route(snapshots.clone(), wait).await?;
         let call = ToolCall::request(name, method, params, deadline, timeout);
         let call = ToolCall { caller: caller.map(Arc::from), ..call };
-        match send(&target.actor, server, name, call).await {
+        match send(&target.server, server, name, call).await {
             Err(CallError::ServerGone { delivered, server, .. }) => {
                 tracing::debug!(server = %server, delivered, "repeating '{name}' after the server went down");
             }
@@ -270,7 +273,7 @@ pub(super) async fn request(
             }
             other => return other,
         }
-        failed_actor = Some(target.actor.get_id());
+        failed_actor = Some(target.server.actor.get_id());
     }
 }
 
@@ -322,9 +325,9 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
         ServerState::Running => match (&entry.actor, snapshot.tools.get(name)) {
             // The snapshot still names the actor that just failed: the
             // Registry has not heard yet.
-            (Some(actor), _) if Some(actor.get_id()) == failed_actor => Route::Wait,
-            (Some(actor), Some(tool)) => Route::Go(Target {
-                actor: actor.clone(),
+            (Some(to), _) if Some(to.actor.get_id()) == failed_actor => Route::Wait,
+            (Some(to), Some(tool)) => Route::Go(Target {
+                server: to.clone(),
                 tool: tool.upstream_name.clone(),
                 primitive_tool: tool.primitive_tool,
                 // Wrappers only read; the server's tools as configured.
@@ -353,8 +356,8 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
 fn server_route(entry: &ServerEntry, wait: &Wait<'_>) -> Route {
     let (server, name) = (wait.server.to_string(), wait.name.to_string());
     match (&entry.status.state, &entry.actor) {
-        (ServerState::Running, Some(actor)) if Some(actor.get_id()) != wait.failed_actor => Route::Go(Target {
-            actor: actor.clone(),
+        (ServerState::Running, Some(to)) if Some(to.actor.get_id()) != wait.failed_actor => Route::Go(Target {
+            server: to.clone(),
             tool: String::new(),
             primitive_tool: None,
             repeatable: true,

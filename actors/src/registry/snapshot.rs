@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use ractor::ActorRef;
 use warden_protocol::{Implementation, ServerCapabilities, Tool};
 
 use crate::primitive_tools::PrimitiveTool;
-use crate::server_actor::ServerMsg;
+use crate::server_actor::ServerRef;
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,7 +138,7 @@ pub struct ToolEntry {
 #[derive(Debug, Clone)]
 pub(crate) struct ServerEntry {
     pub(crate) status: ServerStatus,
-    pub(crate) actor: Option<ActorRef<ServerMsg>>,
+    pub(crate) actor: Option<ServerRef>,
     /// It has been running at least once.
     pub(crate) ran: bool,
     /// What its `initialize` answer claimed besides tools.

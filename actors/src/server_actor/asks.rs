@@ -40,16 +40,17 @@ impl ServerActorState {
         if let Some(RequestId::Number(id)) = related {
             return match self.pending.get(id) {
                 Some(Pending::Call(call)) if call.sent => Some(call.during()),
-                _ => None,
+                _ => self.lane.during(*id),
             };
         }
-        if self.calls_in_flight != 1 {
+        if self.lane.in_flight() != 1 {
             return None;
         }
-        self.pending.values().find_map(|pending| match pending {
+        let mine = self.pending.values().find_map(|pending| match pending {
             Pending::Call(call) if call.sent => Some(call.during()),
             _ => None,
-        })
+        });
+        mine.or_else(|| self.lane.only_call())
     }
 
     pub(super) fn answer_server(&mut self, answer: Message) {

@@ -7,60 +7,15 @@
 //! ignored). One timer rather than one per call: spawning and aborting a
 //! task per call cost a thread hand-off on every call's path.
 
+use warden_config::CrashRetry;
+
 use super::*;
-use crate::tickets::fresh_ticket;
-
-impl ToolCall {
-    /// A `tools/call` of the server's tool `tool` with `arguments`, and
-    /// `meta` as its `_meta` (none when empty).
-    pub fn new(
-        name: impl Into<String>,
-        tool: &str,
-        arguments: &Map<String, Value>,
-        meta: &Map<String, Value>,
-        deadline: Instant,
-        timeout: Duration,
-    ) -> ToolCall {
-        #[derive(serde::Serialize)]
-        struct Params<'a> {
-            name: &'a str,
-            arguments: &'a Map<String, Value>,
-            #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
-            meta: &'a Map<String, Value>,
-        }
-        ToolCall::request(name, "tools/call", &Params { name: tool, arguments, meta }, deadline, timeout)
-    }
-
-    /// Any other request made on behalf of tool `name`.
-    pub fn request(
-        name: impl Into<String>,
-        method: &'static str,
-        params: &impl serde::Serialize,
-        deadline: Instant,
-        timeout: Duration,
-    ) -> ToolCall {
-        let params = serde_json::value::to_raw_value(params).expect("request params always serialise");
-        ToolCall {
-            name: name.into(),
-            method,
-            params,
-            deadline,
-            timeout,
-            ticket: fresh_ticket(),
-            progress: None,
-            logs: None,
-            asks: None,
-            as_task: false,
-            caller: None,
-        }
-    }
-}
 
 /// The request numbered `id`, as one line of JSON (no newline), built by
 /// hand: `format!` took about 1,200 instructions a call here (callgrind),
 /// most of it growing its buffer, for what is a few copies. `method` is one
 /// of Warden's own, which need no escaping.
-fn request_line(id: i64, method: &str, params: &RawValue) -> Vec<u8> {
+pub(super) fn request_line(id: i64, method: &str, params: &RawValue) -> Vec<u8> {
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     let params = params.get().as_bytes();
     // Room for the longest id, the fixed text and the newline the transport adds.
@@ -73,6 +28,30 @@ fn request_line(id: i64, method: &str, params: &RawValue) -> Vec<u8> {
     line.extend_from_slice(params);
     line.push(b'}');
     line
+}
+
+/// The error a caller reads for the server's JSON-RPC error answering
+/// call `name` (`crash_retry`: whether it may be repeated, should its
+/// answer's stream have broken).
+pub(super) fn answer_error(server: &str, name: String, error: ErrorObject, crash_retry: CrashRetry) -> CallError {
+    let server = server.to_string();
+    match error.code {
+        ErrorCode::ANSWER_TOO_LARGE => CallError::AnswerTooLarge { server, name, detail: error.message },
+        ErrorCode::URL_ELICITATION_REQUIRED => {
+            let elicitations = error
+                .data
+                .as_ref()
+                .and_then(|data| data.get("elicitations"))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            CallError::UrlElicitationRequired { server, name, message: error.message, elicitations }
+        }
+        warden_protocol::STREAM_BROKEN => {
+            CallError::StreamBroken { server, name, reason: error.message, policy: crash_retry }
+        }
+        code => CallError::Server { server, name, code: code.0, message: error.message },
+    }
 }
 
 /// A call's request line as this connection sends it: with the modern
@@ -170,22 +149,25 @@ impl ServerActorState {
         self.send_queued_calls();
     }
 
-    /// Sends waiting calls while there is room.
+    /// Sends waiting calls while there is room, then tells the lane how
+    /// many still wait (new lane calls go after them).
     pub(super) fn send_queued_calls(&mut self) {
-        while self.calls_in_flight < self.settings.max_in_flight {
-            let Some(id) = self.queued.pop_front() else {
-                return;
-            };
+        while let Some(&id) = self.queued.front() {
             let Some(Pending::Call(call)) = self.pending.get_mut(&id) else {
+                self.queued.pop_front();
                 continue;
             };
             if call.deadline <= Instant::now() {
                 // Its time ran out in the queue (the deadline timer is about
                 // to say so): the server must not start work nobody awaits.
+                self.queued.pop_front();
                 continue;
             }
+            if !self.lane.take_slot() {
+                break;
+            }
+            self.queued.pop_front();
             call.sent = true;
-            self.calls_in_flight += 1;
             // As a task, its params say so (rare: copied only then).
             let as_task =
                 (call.call.as_task && self.tool_tasks).then(|| call.task.request(&call.call.params, call.call.timeout));
@@ -193,13 +175,14 @@ impl ServerActorState {
             if let Some(connection) = &self.connection {
                 // A failed send shows up as `Closed` from the transport.
                 let line = call_line(&self.spoken, id, call.call.method, params);
-                let _ = if self.calls_in_flight > 1 {
+                let _ = if self.lane.in_flight() > 1 {
                     connection.send_json_in_company(line)
                 } else {
                     connection.send_json(line)
                 };
             }
         }
+        self.lane.set_queued(self.queued.len());
     }
 
     pub(super) fn finish_call(
@@ -220,46 +203,19 @@ impl ServerActorState {
             // The server works again: the supervisor's crash streak is over.
             self.report(ServerEvent::CallSucceeded);
             self.restart_attempt = 0;
+            self.open_lane();
         }
         if let (Ok(result), Some(ticket)) = (&outcome, call.cache_ticket) {
             self.keep_answer(ticket, &call.call, result);
         }
-        let result = outcome.map_err(|error| {
-            let name = call.call.name.clone();
-            match error.code {
-                ErrorCode::ANSWER_TOO_LARGE => {
-                    CallError::AnswerTooLarge { server: self.name.clone(), name, detail: error.message }
-                }
-                ErrorCode::URL_ELICITATION_REQUIRED => {
-                    let elicitations = error
-                        .data
-                        .as_ref()
-                        .and_then(|data| data.get("elicitations"))
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default();
-                    CallError::UrlElicitationRequired {
-                        server: self.name.clone(),
-                        name,
-                        message: error.message,
-                        elicitations,
-                    }
-                }
-                warden_protocol::STREAM_BROKEN => CallError::StreamBroken {
-                    server: self.name.clone(),
-                    name,
-                    reason: error.message,
-                    policy: self.settings.crash_retry,
-                },
-                code => CallError::Server { server: self.name.clone(), name, code: code.0, message: error.message },
-            }
-        });
+        let (server, retry) = (&self.name, self.settings.crash_retry);
+        let result = outcome.map_err(|error| answer_error(server, call.call.name.clone(), error, retry));
         self.end_call(call, result);
     }
 
     /// A sent call is over: its slot is freed, its caller answered.
     pub(super) fn end_call(&mut self, call: PendingCall, result: Result<Box<RawValue>, CallError>) {
-        self.calls_in_flight -= 1;
+        self.lane.free_slot();
         if call.call.progress.is_some() {
             self.progress_routes.remove(&call.call.ticket);
         }
@@ -371,9 +327,9 @@ impl ServerActorState {
         }
         if call.sent && (call.input.gathering() || call.task.polling()) {
             // The server has no request of it now: nothing to cancel there.
-            self.calls_in_flight -= 1;
+            self.lane.free_slot();
         } else if call.sent {
-            self.calls_in_flight -= 1;
+            self.lane.free_slot();
             self.send(Message::notification(
                 "notifications/cancelled",
                 Some(json!({"requestId": id, "reason": reason})),
@@ -411,7 +367,7 @@ impl ServerActorState {
     /// purpose: nothing is repeated on a next actor (there is none).
     pub(super) fn fail_pending_stopped(&mut self) {
         let server = self.name.clone();
-        self.drain_pending(|call, _| CallError::ServerStopped { server: server.clone(), name: call.name });
+        self.drain_pending(|name, _| CallError::ServerStopped { server: server.clone(), name });
     }
 
     /// Fails every pending call because the server went down.
@@ -419,9 +375,9 @@ impl ServerActorState {
         let server = self.name.clone();
         // `sent` means queued for the transport: it may or may not have
         // reached the process, so it counts as delivered.
-        self.drain_pending(|call, sent| CallError::ServerGone {
+        self.drain_pending(|name, sent| CallError::ServerGone {
             server: server.clone(),
-            name: call.name,
+            name,
             reason: reason.to_string(),
             delivered: sent,
         });
@@ -432,21 +388,22 @@ impl ServerActorState {
     /// call again.
     pub(super) fn fail_pending_needs_login(&mut self, reason: &str) {
         let server = self.name.clone();
-        self.drain_pending(|call, _| CallError::NeedsLogin {
+        self.drain_pending(|name, _| CallError::NeedsLogin {
             server: server.clone(),
-            name: call.name,
+            name,
             reason: reason.to_string(),
         });
     }
 
-    /// Empties the pending calls, answering each with `error(call, sent)`.
-    fn drain_pending(&mut self, error: impl Fn(ToolCall, bool) -> CallError) {
+    /// Empties the pending calls and shuts the lane, answering each call
+    /// with `error(its name, sent)` (a lane call was always sent).
+    fn drain_pending(&mut self, error: impl Fn(String, bool) -> CallError) {
         self.queued.clear();
         self.progress_routes.clear();
-        self.calls_in_flight = 0;
+        self.lane.close(|name| error(name, true));
         for (_, pending) in self.pending.drain() {
             if let Pending::Call(PendingCall { call, reply, sent, .. }) = pending {
-                let _ = reply.send(Err(error(call, sent)));
+                let _ = reply.send(Err(error(call.name, sent)));
             }
         }
     }

@@ -144,6 +144,7 @@ impl ServerActorState {
                 span.record("warden.tools", shaped.tools.len());
             }
         }
+        self.open_lane();
         self.report(ServerEvent::ToolsDiscovered { tools: shaped });
     }
 

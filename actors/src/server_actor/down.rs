@@ -7,6 +7,7 @@ use ractor::ActorRef;
 use warden_protocol::{AuthFailure, Connection};
 
 use super::{Phase, ServerActorState, ServerEvent, ServerMsg};
+use crate::error::CallError;
 
 impl ServerActorState {
     /// The transport says the server refused Warden's authorization.
@@ -88,5 +89,19 @@ impl ServerActorState {
             return reason;
         }
         format!("{reason}; its last stderr lines:\n  {}", tail.join("\n  "))
+    }
+}
+
+impl Drop for ServerActorState {
+    /// An actor that ends without `post_stop` (a panic) leaves no lane call
+    /// waiting for an answer that would never come.
+    fn drop(&mut self) {
+        let server = self.name.clone();
+        self.lane.close(|name| CallError::ServerGone {
+            server: server.clone(),
+            name,
+            reason: "its actor stopped".into(),
+            delivered: true,
+        });
     }
 }

@@ -1,0 +1,374 @@
+//! The fast lane: a call its server's actor need not see.
+//!
+//! A plain call to a ready server — no progress wanted, no log messages,
+//! not run as a task, to a server that speaks a pre-2026 revision (so no
+//! envelope, no interim answers, no cache) — needs nothing of the actor
+//! but an id, a slot and somewhere to wait for its answer. Through the
+//! actor's mailbox it cost two more task wake-ups a call than a bare client
+//! pays (caller → actor, and reader → actor → caller) and two ractor
+//! messages. So the caller takes an id and a slot here, writes its request
+//! line itself, and waits on a oneshot that the transport's reader
+//! completes by id, in the reader's own task: the path a bare client takes.
+//!
+//! The actor stays the owner of everything else. It opens the lane when
+//! its server is ready and closes it when the server goes down, failing the
+//! calls in the lane as it fails its own; its queue goes first (the lane is
+//! shut to new calls while calls wait there, and a slot a lane call frees
+//! pokes the actor to send them); the calls in flight, the actor's and the
+//! lane's, share one count against `max_in_flight`. A lane call's deadline
+//! is its caller's: on timeout, or when the caller leaves, the caller
+//! withdraws the call and tells the server (`notifications/cancelled`), as
+//! the actor does for its own. A server's question during a lane call
+//! finds the call here ([`Lane::during`]).
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+use ractor::ActorRef;
+use serde_json::json;
+use serde_json::value::RawValue;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+use warden_config::CrashRetry;
+use warden_protocol::{ErrorObject, Message, Outbound, RawResponse, RequestId, TransportEvent};
+
+use super::calls::{answer_error, request_line, IdHasher};
+use super::{ServerMsg, ToolCall};
+use crate::client_features::{AskContext, During};
+use crate::error::CallError;
+
+/// Where a running server's calls go: its actor, or its fast lane.
+#[derive(Clone)]
+pub struct ServerRef {
+    pub(crate) actor: ActorRef<ServerMsg>,
+    pub(crate) lane: Arc<Lane>,
+}
+
+impl std::fmt::Debug for ServerRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ServerRef").field(&self.actor.get_id()).finish()
+    }
+}
+
+/// What a call's caller waits for.
+type Reply = oneshot::Sender<Result<Box<RawValue>, CallError>>;
+
+/// One server connection's fast lane, shared by its actor, its reader and
+/// its callers.
+pub struct Lane {
+    /// The server's name, for errors.
+    server: String,
+    crash_retry: CrashRetry,
+    /// Request ids, the actor's and the lane's: one sequence per connection.
+    next_id: AtomicI64,
+    /// Poked when a lane call frees a slot a queued call waits for.
+    actor: OnceLock<ActorRef<ServerMsg>>,
+    state: Mutex<LaneState>,
+}
+
+struct LaneState {
+    /// Where requests go; `Some` while the lane is open.
+    outbound: Option<Arc<dyn Outbound>>,
+    /// Calls sent and not yet over, the actor's and the lane's.
+    in_flight: usize,
+    max_in_flight: usize,
+    /// Calls waiting in the actor's queue, which go before new lane calls.
+    queued: usize,
+    calls: HashMap<i64, LaneCall, BuildHasherDefault<IdHasher>>,
+}
+
+/// A call in the lane: what its answer, or a question about it, needs.
+struct LaneCall {
+    name: String,
+    ticket: u64,
+    asks: Option<Arc<AskContext>>,
+    reply: Reply,
+}
+
+impl Lane {
+    pub(crate) fn new(server: &str, crash_retry: CrashRetry, max_in_flight: usize) -> Arc<Lane> {
+        Arc::new(Lane {
+            server: server.to_string(),
+            crash_retry,
+            next_id: AtomicI64::new(0),
+            actor: OnceLock::new(),
+            state: Mutex::new(LaneState {
+                outbound: None,
+                in_flight: 0,
+                max_in_flight,
+                queued: 0,
+                calls: HashMap::default(),
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, LaneState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The actor to poke; set once, when it starts.
+    pub(super) fn attach(&self, actor: ActorRef<ServerMsg>) {
+        let _ = self.actor.set(actor);
+    }
+
+    pub(super) fn fresh_id(&self) -> i64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Lets calls in, writing to `outbound`.
+    pub(super) fn open(&self, outbound: Arc<dyn Outbound>) {
+        self.lock().outbound = Some(outbound);
+    }
+
+    /// Shuts the lane: every call in it is answered `error(its name)`, and
+    /// no call is in flight any more (the actor fails its own alongside).
+    pub(super) fn close(&self, error: impl Fn(String) -> CallError) {
+        let calls = {
+            let mut state = self.lock();
+            state.outbound = None;
+            state.in_flight = 0;
+            state.queued = 0;
+            std::mem::take(&mut state.calls)
+        };
+        for (_, call) in calls {
+            let _ = call.reply.send(Err(error(call.name)));
+        }
+    }
+
+    /// A slot for one of the actor's calls, if one is free.
+    pub(super) fn take_slot(&self) -> bool {
+        let mut state = self.lock();
+        let free = state.in_flight < state.max_in_flight;
+        if free {
+            state.in_flight += 1;
+        }
+        free
+    }
+
+    /// One of the actor's calls is over.
+    pub(super) fn free_slot(&self) {
+        let mut state = self.lock();
+        state.in_flight = state.in_flight.saturating_sub(1);
+    }
+
+    pub(super) fn in_flight(&self) -> usize {
+        self.lock().in_flight
+    }
+
+    /// How many calls wait in the actor's queue.
+    pub(super) fn set_queued(&self, queued: usize) {
+        self.lock().queued = queued;
+    }
+
+    /// Lane call `id`, as a server's question during it names it.
+    pub(super) fn during(&self, id: i64) -> Option<During> {
+        self.lock().calls.get(&id).map(LaneCall::during)
+    }
+
+    /// The lane's one call, if it has exactly one.
+    pub(super) fn only_call(&self) -> Option<During> {
+        let state = self.lock();
+        match state.calls.len() {
+            1 => state.calls.values().next().map(LaneCall::during),
+            _ => None,
+        }
+    }
+
+    /// Sends `call` down the lane, or hands it back when the lane cannot
+    /// take it (shut, full, calls queued before it, or a call the actor
+    /// must follow).
+    pub(crate) fn try_send(self: &Arc<Self>, call: ToolCall) -> Sending {
+        if call.progress.is_some() || call.logs.is_some() || call.as_task {
+            return Sending::Refused(call);
+        }
+        let (reply, answer) = oneshot::channel();
+        let (id, outbound, in_company) = {
+            let mut state = self.lock();
+            let Some(outbound) = state.outbound.clone() else { return Sending::Refused(call) };
+            if state.queued > 0 || state.in_flight >= state.max_in_flight {
+                return Sending::Refused(call);
+            }
+            state.in_flight += 1;
+            // Taken only now: a refused call leaves the ids the actor's next.
+            let id = self.fresh_id();
+            let lane_call = LaneCall { name: call.name, ticket: call.ticket, asks: call.asks, reply };
+            state.calls.insert(id, lane_call);
+            (id, outbound, state.in_flight > 1)
+        };
+        let line = request_line(id, call.method, &call.params);
+        // With others under way it may wait a moment to go out with them
+        // (see `Outbound::send_json_in_company`), as the actor's calls do.
+        let written = if in_company { outbound.send_json_in_company(line) } else { outbound.send_json(line) };
+        if written.is_err() {
+            // The connection is gone. Still here, the call never left: it
+            // may go to the next connection. (Gone, the actor failed it.)
+            if let Some(call) = self.remove(id) {
+                let reason = "the connection closed".to_string();
+                return Sending::Unsent(CallError::ServerGone {
+                    server: self.server.clone(),
+                    name: call.name,
+                    reason,
+                    delivered: false,
+                });
+            }
+        }
+        Sending::Sent(LaneWait { lane: Arc::clone(self), id, deadline: call.deadline, timeout: call.timeout, answer })
+    }
+
+    /// Takes call `id` out of the lane, freeing its slot.
+    fn remove(&self, id: i64) -> Option<LaneCall> {
+        let (call, poke) = {
+            let mut state = self.lock();
+            let call = state.calls.remove(&id);
+            if call.is_some() {
+                state.in_flight -= 1;
+            }
+            let poke = call.is_some() && state.queued > 0;
+            (call, poke)
+        };
+        if poke {
+            self.poke();
+        }
+        call
+    }
+
+    /// Tells the actor a slot is free for its queue.
+    fn poke(&self) {
+        if let Some(actor) = self.actor.get() {
+            let _ = actor.cast(ServerMsg::SlotFreed);
+        }
+    }
+
+    /// Withdraws call `id` (its caller stopped waiting) and tells the
+    /// server why; false when it was no longer in the lane.
+    fn withdraw(&self, id: i64, reason: &str) -> bool {
+        if self.remove(id).is_none() {
+            return false;
+        }
+        let outbound = self.lock().outbound.clone();
+        if let Some(outbound) = outbound {
+            let params = json!({"requestId": id, "reason": reason});
+            let _ = outbound.send(Message::notification("notifications/cancelled", Some(params)));
+        }
+        true
+    }
+
+    /// Answers the lane calls `event` answers; what is left is the actor's.
+    /// Called by the transport's reader, in its own task.
+    pub(super) fn answer(&self, event: TransportEvent) -> Option<TransportEvent> {
+        match event {
+            TransportEvent::Batch(events) => {
+                let rest: Vec<TransportEvent> = events.into_iter().filter_map(|event| self.answer(event)).collect();
+                match rest.len() {
+                    0 => None,
+                    1 => rest.into_iter().next(),
+                    _ => Some(TransportEvent::Batch(rest)),
+                }
+            }
+            TransportEvent::Response(RawResponse { id: RequestId::Number(id), result }) => match self.remove(id) {
+                Some(call) => {
+                    let _ = call.reply.send(Ok(result));
+                    None
+                }
+                None => Some(TransportEvent::Response(RawResponse { id: RequestId::Number(id), result })),
+            },
+            TransportEvent::Message(Message::Response(response)) => {
+                let call = match &response.id {
+                    Some(RequestId::Number(id)) => self.remove(*id),
+                    _ => None,
+                };
+                let Some(call) = call else { return Some(TransportEvent::Message(Message::Response(response))) };
+                let outcome = match response.outcome {
+                    // Only from test peers: transports deliver results raw.
+                    Ok(result) => Ok(serde_json::value::to_raw_value(&result).expect("a JSON value always serialises")),
+                    Err(error) => Err(self.error(call.name.clone(), error)),
+                };
+                let _ = call.reply.send(outcome);
+                None
+            }
+            other => Some(other),
+        }
+    }
+
+    fn error(&self, name: String, error: ErrorObject) -> CallError {
+        answer_error(&self.server, name, error, self.crash_retry)
+    }
+}
+
+impl LaneCall {
+    fn during(&self) -> During {
+        During { tool: self.name.clone(), ticket: self.ticket, context: self.asks.clone() }
+    }
+}
+
+/// What became of a call offered to the lane.
+pub(crate) enum Sending {
+    /// It was written; wait for its answer.
+    Sent(LaneWait),
+    /// The connection was found gone before the call left.
+    Unsent(CallError),
+    /// Not for the lane: the actor takes it.
+    Refused(ToolCall),
+}
+
+/// A call in the lane, waiting for its answer.
+pub(crate) struct LaneWait {
+    lane: Arc<Lane>,
+    id: i64,
+    deadline: Instant,
+    timeout: Duration,
+    answer: oneshot::Receiver<Result<Box<RawValue>, CallError>>,
+}
+
+impl LaneWait {
+    /// The server's answer to call `name`, or why there is none. Dropped
+    /// before then, the call is withdrawn.
+    pub(crate) async fn answer(self, name: &str) -> Result<Box<RawValue>, CallError> {
+        let LaneWait { lane, id, deadline, timeout, mut answer } = self;
+        let leave = WithdrawOnDrop { lane: &lane, id: Some(id) };
+        let outcome = tokio::time::timeout_at(deadline, &mut answer).await;
+        leave.disarm();
+        match outcome {
+            Ok(Ok(outcome)) => outcome,
+            Err(_) if lane.withdraw(id, &format!("timed out after {}", crate::error::secs(timeout))) => {
+                Err(CallError::Timeout { name: name.to_string(), timeout, sent: true })
+            }
+            // Answered (or failed by the actor) as its time ran out.
+            Err(_) => answer.try_recv().unwrap_or_else(|_| Err(lane.gone(name))),
+            Ok(Err(_)) => Err(lane.gone(name)),
+        }
+    }
+}
+
+impl Lane {
+    /// A call that left the lane unanswered: its connection is gone, and it
+    /// may or may not have reached the server.
+    fn gone(&self, name: &str) -> CallError {
+        let reason = "the connection closed".to_string();
+        CallError::ServerGone { server: self.server.clone(), name: name.to_string(), reason, delivered: true }
+    }
+}
+
+/// Withdraws a lane call whose caller's future is dropped.
+struct WithdrawOnDrop<'a> {
+    lane: &'a Lane,
+    id: Option<i64>,
+}
+
+impl WithdrawOnDrop<'_> {
+    fn disarm(mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for WithdrawOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            tracing::debug!(server = %self.lane.server, id, "the caller cancelled a call");
+            self.lane.withdraw(id, "the caller cancelled the call");
+        }
+    }
+}
