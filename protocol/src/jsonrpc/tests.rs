@@ -103,3 +103,28 @@ fn a_raw_result_is_checked_as_json_but_not_decoded() {
     let raw = RawResponse::parse(line).unwrap();
     assert!(serde_json::from_str::<Value>(raw.result.get()).is_err());
 }
+
+#[test]
+fn a_request_id_is_a_string_or_an_integer_whatever_it_is_read_from() {
+    let cases = [
+        ("5", Some(RequestId::Number(5))),
+        ("-5", Some(RequestId::Number(-5))),
+        ("9223372036854775807", Some(RequestId::Number(i64::MAX))),
+        (r#""a-1""#, Some(RequestId::String("a-1".into()))),
+        (r#""a\"b""#, Some(RequestId::String("a\"b".into()))),
+        ("9223372036854775808", None),
+        ("1.5", None),
+        ("true", None),
+        ("null", None),
+        ("[1]", None),
+        ("{}", None),
+    ];
+    for (text, id) in cases {
+        let from_text = serde_json::from_str::<RequestId>(text).ok();
+        let from_value = serde_json::from_value::<RequestId>(serde_json::from_str(text).unwrap()).ok();
+        assert_eq!(from_text, id, "{text}");
+        assert_eq!(from_value, id, "{text}");
+    }
+    let error = serde_json::from_str::<RequestId>("1.5").unwrap_err().to_string();
+    assert!(error.contains("expected a request id (a string or an integer)"), "{error}");
+}
