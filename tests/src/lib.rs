@@ -29,14 +29,35 @@ pub mod test_certs;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// A fresh, empty directory for one test, under the system temp directory.
+/// A fresh, empty directory for one test, under `warden-tests/` in the
+/// system temp directory. Named after this process, so the first call
+/// removes what test processes that are gone left behind: the suites
+/// leave their directories for a failing test to be looked into, and
+/// without the sweep every run added some hundreds.
 pub fn scratch_dir(label: &str) -> PathBuf {
     static NEXT: AtomicU32 = AtomicU32::new(0);
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    let parent = std::env::temp_dir().join("warden-tests");
+    SWEPT.call_once(|| sweep_scratch_dirs(&parent));
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("warden-{label}-{}-{n}", std::process::id()));
+    let dir = parent.join(format!("{}-{label}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("the temp directory is writable");
     dir
+}
+
+/// Removes the scratch directories of test processes no longer running.
+fn sweep_scratch_dirs(parent: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name.to_str().and_then(|name| name.split('-').next()).and_then(|pid| pid.parse::<i32>().ok());
+        // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+        let gone = pid.is_some_and(|pid| unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH));
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// One state directory for every test of this test binary, set as
