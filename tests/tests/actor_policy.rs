@@ -287,6 +287,46 @@ async fn a_tool_policy_timeout_bounds_the_call_below_the_servers_and_cancels_it_
     warden.shutdown().await;
 }
 
+/// A call with a shorter timeout, made while a call with a longer one is
+/// under way, is not held to the longer deadline: each times out at its own.
+#[tokio::test(start_paused = true)]
+async fn calls_under_way_together_each_time_out_at_their_own_deadline() {
+    let rules = PolicyRules::default()
+        .with_auto_approve(true)
+        .with_tool_policy("srv__slow", PolicyLayer { timeout: Some(2.0), ..PolicyLayer::default() });
+    let settings = ServerSettings { call_timeout: Duration::from_secs(10), ..settings() };
+    let (warden, mut peer) = policed(rules, settings, tools(&["slow", "other"])).await;
+    let started = Instant::now();
+
+    let timed = |name: &'static str, after: u64| {
+        let warden = &warden;
+        async move {
+            tokio::time::sleep(Duration::from_secs(after)).await;
+            let outcome = warden.call_tool(name, json!({})).await;
+            (outcome.unwrap_err().to_string(), started.elapsed())
+        }
+    };
+    let script = async {
+        let other = next_request(&mut peer, "tools/call").await;
+        let slow = next_request(&mut peer, "tools/call").await;
+        let first = next_notification(&mut peer, "notifications/cancelled").await.unwrap();
+        let second = next_notification(&mut peer, "notifications/cancelled").await.unwrap();
+        assert_eq!(first, json!({"requestId": slow.id, "reason": "timed out after 2 s"}));
+        assert_eq!(second, json!({"requestId": other.id, "reason": "timed out after 10 s"}));
+    };
+    let (other, slow, ()) = tokio::join!(timed("srv__other", 0), timed("srv__slow", 1), script);
+
+    assert_eq!(
+        slow,
+        ("'srv__slow' timed out after 2 s; the server was asked to cancel it".into(), Duration::from_secs(3))
+    );
+    assert_eq!(
+        other,
+        ("'srv__other' timed out after 10 s; the server was asked to cancel it".into(), Duration::from_secs(10))
+    );
+    warden.shutdown().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_grant_for_ten_minutes_covers_calls_until_it_runs_out() {
     let (warden, mut peer) = policed(PolicyRules::default(), settings(), tools(&["write"])).await;

@@ -15,10 +15,10 @@
 //! calls in the lane as it fails its own; its queue goes first (the lane is
 //! shut to new calls while calls wait there, and a slot a lane call frees
 //! pokes the actor to send them); the calls in flight, the actor's and the
-//! lane's, share one count against `max_in_flight`. A lane call's deadline
-//! is its caller's: on timeout, or when the caller leaves, the caller
-//! withdraws the call and tells the server (`notifications/cancelled`), as
-//! the actor does for its own. A server's question during a lane call
+//! lane's, share one count against `max_in_flight`. Lane calls time out as
+//! the actor's do, by one timer for the earliest deadline (`deadlines.rs`),
+//! and a caller that leaves withdraws its call; either way the server is
+//! told (`notifications/cancelled`). A server's question during a lane call
 //! finds the call here ([`Lane::during`]).
 
 use std::collections::HashMap;
@@ -31,6 +31,7 @@ use ractor::ActorRef;
 use serde_json::json;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use warden_config::CrashRetry;
 use warden_protocol::{ErrorObject, Message, Outbound, RawResponse, RequestId, TransportEvent};
@@ -39,6 +40,8 @@ use super::calls::{answer_error, request_line, IdHasher};
 use super::{ServerMsg, ToolCall};
 use crate::client_features::{AskContext, During};
 use crate::error::CallError;
+
+mod deadlines;
 
 /// Where a running server's calls go: its actor, or its fast lane.
 #[derive(Clone)]
@@ -78,6 +81,8 @@ struct LaneState {
     /// Calls waiting in the actor's queue, which go before new lane calls.
     queued: usize,
     calls: HashMap<i64, LaneCall, BuildHasherDefault<IdHasher>>,
+    /// The timer for the earliest deadline, and when it fires.
+    timer: Option<(Instant, JoinHandle<()>)>,
 }
 
 /// A call in the lane: what its answer, or a question about it, needs.
@@ -85,6 +90,8 @@ struct LaneCall {
     name: String,
     ticket: u64,
     asks: Option<Arc<AskContext>>,
+    deadline: Instant,
+    timeout: Duration,
     reply: Reply,
 }
 
@@ -101,6 +108,7 @@ impl Lane {
                 max_in_flight,
                 queued: 0,
                 calls: HashMap::default(),
+                timer: None,
             }),
         })
     }
@@ -131,6 +139,9 @@ impl Lane {
             state.outbound = None;
             state.in_flight = 0;
             state.queued = 0;
+            if let Some((_, timer)) = state.timer.take() {
+                timer.abort();
+            }
             std::mem::take(&mut state.calls)
         };
         for (_, call) in calls {
@@ -194,8 +205,11 @@ impl Lane {
             state.in_flight += 1;
             // Taken only now: a refused call leaves the ids the actor's next.
             let id = self.fresh_id();
-            let lane_call = LaneCall { name: call.name, ticket: call.ticket, asks: call.asks, reply };
+            let (deadline, timeout) = (call.deadline, call.timeout);
+            let lane_call =
+                LaneCall { name: call.name, ticket: call.ticket, asks: call.asks, deadline, timeout, reply };
             state.calls.insert(id, lane_call);
+            self.arm(&mut state, deadline);
             (id, outbound, state.in_flight > 1)
         };
         let line = request_line(id, call.method, &call.params);
@@ -215,7 +229,7 @@ impl Lane {
                 });
             }
         }
-        Sending::Sent(LaneWait { lane: Arc::clone(self), id, deadline: call.deadline, timeout: call.timeout, answer })
+        Sending::Sent(LaneWait { lane: Arc::clone(self), id, answer })
     }
 
     /// Takes call `id` out of the lane, freeing its slot.
@@ -243,17 +257,12 @@ impl Lane {
     }
 
     /// Withdraws call `id` (its caller stopped waiting) and tells the
-    /// server why; false when it was no longer in the lane.
-    fn withdraw(&self, id: i64, reason: &str) -> bool {
-        if self.remove(id).is_none() {
-            return false;
+    /// server why.
+    fn withdraw(&self, id: i64, reason: &str) {
+        if self.remove(id).is_some() {
+            let outbound = self.lock().outbound.clone();
+            cancel_on(outbound.as_deref(), id, reason);
         }
-        let outbound = self.lock().outbound.clone();
-        if let Some(outbound) = outbound {
-            let params = json!({"requestId": id, "reason": reason});
-            let _ = outbound.send(Message::notification("notifications/cancelled", Some(params)));
-        }
-        true
     }
 
     /// Answers the lane calls `event` answers; what is left is the actor's.
@@ -298,6 +307,15 @@ impl Lane {
     }
 }
 
+/// Tells the server at `outbound` that Warden no longer waits for its
+/// request `id`.
+fn cancel_on(outbound: Option<&dyn Outbound>, id: i64, reason: &str) {
+    if let Some(outbound) = outbound {
+        let params = json!({"requestId": id, "reason": reason});
+        let _ = outbound.send(Message::notification("notifications/cancelled", Some(params)));
+    }
+}
+
 impl LaneCall {
     fn during(&self) -> During {
         During { tool: self.name.clone(), ticket: self.ticket, context: self.asks.clone() }
@@ -318,8 +336,6 @@ pub(crate) enum Sending {
 pub(crate) struct LaneWait {
     lane: Arc<Lane>,
     id: i64,
-    deadline: Instant,
-    timeout: Duration,
     answer: oneshot::Receiver<Result<Box<RawValue>, CallError>>,
 }
 
@@ -327,19 +343,11 @@ impl LaneWait {
     /// The server's answer to call `name`, or why there is none. Dropped
     /// before then, the call is withdrawn.
     pub(crate) async fn answer(self, name: &str) -> Result<Box<RawValue>, CallError> {
-        let LaneWait { lane, id, deadline, timeout, mut answer } = self;
+        let LaneWait { lane, id, answer } = self;
         let leave = WithdrawOnDrop { lane: &lane, id: Some(id) };
-        let outcome = tokio::time::timeout_at(deadline, &mut answer).await;
+        let outcome = answer.await;
         leave.disarm();
-        match outcome {
-            Ok(Ok(outcome)) => outcome,
-            Err(_) if lane.withdraw(id, &format!("timed out after {}", crate::error::secs(timeout))) => {
-                Err(CallError::Timeout { name: name.to_string(), timeout, sent: true })
-            }
-            // Answered (or failed by the actor) as its time ran out.
-            Err(_) => answer.try_recv().unwrap_or_else(|_| Err(lane.gone(name))),
-            Ok(Err(_)) => Err(lane.gone(name)),
-        }
+        outcome.unwrap_or_else(|_| Err(lane.gone(name)))
     }
 }
 
