@@ -20,6 +20,12 @@
 //! and a caller that leaves withdraws its call; either way the server is
 //! told (`notifications/cancelled`). A server's question during a lane call
 //! finds the call here ([`Lane::during`]).
+//!
+//! What it trades: a notification the server writes just before an answer
+//! goes through the actor, so a lane call's caller may have its answer
+//! before the actor has passed the notification on (to the Registry, or
+//! to a front's clients). A call that wants its own progress or log
+//! messages goes through the actor, where they stay ahead of its answer.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
