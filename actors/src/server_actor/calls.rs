@@ -54,6 +54,11 @@ pub(super) fn answer_error(server: &str, name: String, error: ErrorObject, crash
     }
 }
 
+/// Tells a server that Warden no longer waits for its request `id`, and why.
+pub(super) fn cancellation(id: i64, reason: &str) -> Message {
+    Message::notification("notifications/cancelled", Some(json!({"requestId": id, "reason": reason})))
+}
+
 /// A call's request line as this connection sends it: with the modern
 /// revision's envelope in its `_meta` when the server speaks it.
 pub(super) fn call_line(spoken: &super::era::Spoken, id: i64, method: &str, params: &RawValue) -> Vec<u8> {
@@ -163,9 +168,9 @@ impl ServerActorState {
                 self.queued.pop_front();
                 continue;
             }
-            if !self.lane.take_slot() {
+            let Some(in_flight) = self.lane.take_slot() else {
                 break;
-            }
+            };
             self.queued.pop_front();
             call.sent = true;
             // As a task, its params say so (rare: copied only then).
@@ -175,11 +180,7 @@ impl ServerActorState {
             if let Some(connection) = &self.connection {
                 // A failed send shows up as `Closed` from the transport.
                 let line = call_line(&self.spoken, id, call.call.method, params);
-                let _ = if self.lane.in_flight() > 1 {
-                    connection.send_json_in_company(line)
-                } else {
-                    connection.send_json(line)
-                };
+                let _ = if in_flight > 1 { connection.send_json_in_company(line) } else { connection.send_json(line) };
             }
         }
         self.lane.set_queued(self.queued.len());
@@ -330,10 +331,7 @@ impl ServerActorState {
             self.lane.free_slot();
         } else if call.sent {
             self.lane.free_slot();
-            self.send(Message::notification(
-                "notifications/cancelled",
-                Some(json!({"requestId": id, "reason": reason})),
-            ));
+            self.send(cancellation(id, reason));
         } else {
             self.queued.retain(|queued| *queued != id);
         }

@@ -34,7 +34,6 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use ractor::ActorRef;
-use serde_json::json;
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -42,7 +41,7 @@ use tokio::time::Instant;
 use warden_config::CrashRetry;
 use warden_protocol::{ErrorObject, Message, Outbound, RawResponse, RequestId, TransportEvent};
 
-use super::calls::{answer_error, request_line, IdHasher};
+use super::calls::{answer_error, cancellation, request_line, IdHasher};
 use super::{ServerMsg, ToolCall};
 use crate::client_features::{AskContext, During};
 use crate::error::CallError;
@@ -155,14 +154,15 @@ impl Lane {
         }
     }
 
-    /// A slot for one of the actor's calls, if one is free.
-    pub(super) fn take_slot(&self) -> bool {
+    /// A slot for one of the actor's calls, if one is free, and how many
+    /// calls are in flight with it.
+    pub(super) fn take_slot(&self) -> Option<usize> {
         let mut state = self.lock();
-        let free = state.in_flight < state.max_in_flight;
-        if free {
-            state.in_flight += 1;
+        if state.in_flight >= state.max_in_flight {
+            return None;
         }
-        free
+        state.in_flight += 1;
+        Some(state.in_flight)
     }
 
     /// One of the actor's calls is over.
@@ -317,8 +317,7 @@ impl Lane {
 /// request `id`.
 fn cancel_on(outbound: Option<&dyn Outbound>, id: i64, reason: &str) {
     if let Some(outbound) = outbound {
-        let params = json!({"requestId": id, "reason": reason});
-        let _ = outbound.send(Message::notification("notifications/cancelled", Some(params)));
+        let _ = outbound.send(cancellation(id, reason));
     }
 }
 
