@@ -10,12 +10,16 @@
 //! - the **test server over stdio** from this process, with no Warden (the
 //!   embedded path's floor);
 //! - a **relay process** that forwards each line to its own test server
-//!   and back, doing nothing else (the bridge's floor: hop, one more
-//!   process, and the server);
+//!   and back, matching answers to connections by id and doing nothing
+//!   else (the bridge's floor: hop, one more process, and the server);
 //!
 //! beside the daemon's `ping`, the embedded call and the bridge call, one
-//! sequential caller each, in rotating order. The floor processes are this
-//! bench's own binary, started with [`FLOOR_PROCESS`] set.
+//! sequential caller each, in rotating order. Then the same for throughput:
+//! many concurrent callers, embedded, through the relay and through the
+//! bridge, with the CPU per call of the relay and of the daemon — on two
+//! cores, throughput is what every process on the path spends per call. The
+//! floor processes are this bench's own binary, started with
+//! [`FLOOR_PROCESS`] set.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,9 +29,11 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
-use super::bench_support::{percentile_of, spawn_piped, Caller as _};
+use super::bench_support::{concurrent, percentile_of, spawn_piped, Caller as _, Knobs};
 use super::floor_process::{start_floor_process, FLOOR_PROCESS};
 use super::{call_line, BridgeConnection, Client, MESSAGE, TEST_SERVER};
+
+mod relay;
 
 /// The floor process this run is, if it is one ([`FLOOR_PROCESS`] is `echo` or `relay`).
 pub(crate) fn floor_process() -> Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>> {
@@ -38,12 +44,14 @@ pub(crate) fn floor_process() -> Option<std::pin::Pin<Box<dyn std::future::Futur
     }
 }
 
-/// Prints the breakdown table.
-pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, calls: usize) {
+/// Prints the breakdown tables: one caller's latency, then throughput.
+pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, knobs: &Knobs) {
+    let calls = knobs.calls_per_round();
     let address = lockfile["address"].as_str().expect("an address");
     let token = lockfile["token"].as_str().expect("a token");
     let (mut echo, echo_address) = start_floor_process("echo").await;
-    let (mut relay, relay_address) = start_floor_process("relay").await;
+    let (mut relay, relay_addresses) = start_floor_process("relay").await;
+    let (relay_address, relay_socket) = relay_addresses.split_once(' ').expect("the relay's address and socket");
     let server = Arc::new(Mutex::new(TestServer::start().await));
     let tool_call = tool_call_line();
     let probes: Vec<(&str, Probe)> = vec![
@@ -56,10 +64,10 @@ pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, calls: usize)
             Probe::Tcp(BridgeConnection::with_line(address, &json!({"op": "ping", "token": token})).await),
         ),
         ("test server over stdio, no Warden", Probe::Stdio(Arc::clone(&server))),
-        ("embedded Warden call", Probe::Embedded(embedded)),
+        ("embedded Warden call", Probe::Embedded(Arc::clone(&embedded))),
         (
             "relay process forwarding to a test server",
-            Probe::Tcp(BridgeConnection::with_line(&relay_address, &tool_call).await),
+            Probe::Tcp(BridgeConnection::with_line(relay_address, &tool_call).await),
         ),
         ("bridge `call_tool` echo", Probe::Tcp(BridgeConnection::with_line(address, &call_line(token)).await)),
     ];
@@ -96,15 +104,94 @@ pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, calls: usize)
     for ((label, _), p50) in probes.iter().zip(&p50) {
         println!("  {label:<44} {p50:>7.1} µs");
     }
-    let [echo_p50, ping, direct, embedded, relayed, bridge] = p50[..] else { unreachable!("six rows") };
+    let [echo_p50, ping, direct, in_process, relayed, bridge] = p50[..] else { unreachable!("six rows") };
     println!("  so:");
     println!("    the daemon's line handling (ping − echo)            {:+7.1} µs", ping - echo_p50);
-    println!("    Warden in process (embedded − stdio)                {:+7.1} µs", embedded - direct);
+    println!("    Warden in process (embedded − stdio)                {:+7.1} µs", in_process - direct);
     println!("    any extra process on the path (relay − stdio)       {:+7.1} µs", relayed - direct);
     println!("    the daemon's own work on a call (bridge − relay)    {:+7.1} µs", bridge - relayed);
-    println!("    the bridge over embedded (bridge − embedded)        {:+7.1} µs", bridge - embedded);
+    println!("    the bridge over embedded (bridge − embedded)        {:+7.1} µs", bridge - in_process);
     let _ = echo.start_kill();
+    print_throughput(lockfile, embedded, (&relay, relay_address, relay_socket), knobs).await;
     let _ = relay.start_kill();
+}
+
+/// Rounds of the throughput comparison.
+const THROUGHPUT_ROUNDS: usize = 4;
+
+/// Calls/s with `knobs.callers` concurrent callers: embedded, through the
+/// relay floor, through the bridge (one connection per caller for both),
+/// with the CPU the relay and the daemon spent per call.
+async fn print_throughput(lockfile: &Value, embedded: Arc<Client>, relay: (&Child, &str, &str), knobs: &Knobs) {
+    let token = lockfile["token"].as_str().expect("a token");
+    let daemon_pid = lockfile["pid"].as_u64().expect("a pid") as u32;
+    let relay_pid = relay.0.id().expect("the relay runs");
+    let connections = |address: &str, line: Value| {
+        let address = address.to_string();
+        async move {
+            let mut connections = Vec::with_capacity(knobs.callers);
+            for _ in 0..knobs.callers {
+                connections.push(BridgeConnection::with_line(&address, &line).await);
+            }
+            Arc::new(Client::Bridge(connections))
+        }
+    };
+    let rows: [(&str, Arc<Client>, Option<u32>); 4] = [
+        ("embedded Warden, in process", embedded, None),
+        ("relay process (floor), TCP", connections(relay.1, tool_call_line()).await, Some(relay_pid)),
+        ("relay process (floor), Unix socket", connections(relay.2, tool_call_line()).await, Some(relay_pid)),
+        (
+            "bridge",
+            connections(lockfile["address"].as_str().expect("an address"), call_line(token)).await,
+            Some(daemon_pid),
+        ),
+    ];
+    let per_caller = (knobs.concurrent_calls / THROUGHPUT_ROUNDS / knobs.callers).max(1);
+    for (_, client, _) in &rows {
+        concurrent(client, knobs.callers, (per_caller / 10).max(1)).await;
+    }
+    let mut wall = [Duration::ZERO; 4];
+    let mut cpu = [Duration::ZERO; 4];
+    for round in 0..THROUGHPUT_ROUNDS {
+        for turn in 0..rows.len() {
+            let row = (turn + round) % rows.len();
+            let (_, client, pid) = &rows[row];
+            let before = pid.map(cpu_of).unwrap_or_default();
+            let (took, _) = concurrent(client, knobs.callers, per_caller).await;
+            wall[row] += took;
+            cpu[row] += pid.map(cpu_of).unwrap_or_default().saturating_sub(before);
+        }
+    }
+    let calls = (per_caller * knobs.callers * THROUGHPUT_ROUNDS) as f64;
+    let rate: Vec<f64> = wall.iter().map(|wall| calls / wall.as_secs_f64()).collect();
+    let cpu_us: Vec<f64> = cpu.iter().map(|cpu| cpu.as_secs_f64() * 1e6 / calls).collect();
+    println!(
+        "\nthroughput with {} concurrent callers (relay and bridge: a connection each; {THROUGHPUT_ROUNDS} rounds \
+         of {} calls per row, the order rotating), and CPU per call of the process in the middle:",
+        knobs.callers,
+        per_caller * knobs.callers,
+    );
+    for (row, (label, _, pid)) in rows.iter().enumerate() {
+        let cpu = if pid.is_some() { format!("{:>6.1} µs CPU a call", cpu_us[row]) } else { String::new() };
+        println!("  {label:<44} {:>8.0} calls/s   {cpu}", rate[row]);
+    }
+    println!("  so:");
+    println!("    any extra process on the path (relay / embedded)    {:>6.2}×", rate[1] / rate[0]);
+    println!("    a Unix socket instead of TCP (relay)                {:>6.2}×", rate[2] / rate[1]);
+    println!("    the daemon's own work (bridge / relay, TCP)         {:>6.2}×", rate[3] / rate[1]);
+    println!("    the daemon's CPU a call over the relay's            {:+7.1} µs", cpu_us[3] - cpu_us[1]);
+}
+
+/// The CPU time process `pid` has used, all threads: the sum of its
+/// threads' run time in `schedstat` (nanoseconds, unlike `stat`'s ticks).
+fn cpu_of(pid: u32) -> Duration {
+    let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Duration::ZERO };
+    let nanos: u64 = threads
+        .flatten()
+        .filter_map(|thread| std::fs::read_to_string(thread.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(nanos)
 }
 
 /// One row's request.
@@ -183,36 +270,54 @@ fn line_of(value: &Value) -> Vec<u8> {
 
 /// A floor process: a tokio runtime as the daemon's, listening on loopback
 /// TCP; each line is echoed, or (`relay`) forwarded to this process's own
-/// test server and its answer line sent back. Prints its address; ends with
+/// test server and its answer line sent back ([`relay`]). Prints its address; ends with
 /// its stdin.
 async fn serve_floor(relay: bool) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
-    println!("{}", listener.local_addr().expect("bound"));
-    let server = if relay { Some(Arc::new(Mutex::new(TestServer::start().await))) } else { None };
+    let address = listener.local_addr().expect("bound");
+    if !relay {
+        println!("{address}");
+        tokio::spawn(echo(listener));
+        let _ = tokio::task::spawn_blocking(|| std::io::stdin().read_line(&mut String::new())).await;
+        return;
+    }
+    // The relay also listens on a Unix socket, to weigh the two transports.
+    let socket = std::env::temp_dir().join(format!("warden-bench-relay-{}.sock", std::process::id()));
+    let _ = std::fs::remove_file(&socket);
+    let unix = tokio::net::UnixListener::bind(&socket).expect("a Unix socket in the temp directory");
+    println!("{address} {}", socket.display());
+    let TestServer { _child: _server, stdin, stdout, .. } = TestServer::start().await;
+    let relay = relay::Relay::start(stdin, stdout);
+    let over_tcp = Arc::clone(&relay);
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let _ = stream.set_nodelay(true);
-            let server = server.clone();
-            tokio::spawn(async move {
-                let (read, mut write) = stream.into_split();
-                let mut lines = BufReader::new(read);
-                let mut line = String::new();
-                while lines.read_line(&mut line).await.is_ok_and(|n| n > 0) {
-                    let answer = match &server {
-                        Some(server) => {
-                            let mut server = server.lock().await;
-                            server.exchange(line.as_bytes()).await;
-                            server.answer.clone()
-                        }
-                        None => line.clone(),
-                    };
-                    if write.write_all(answer.as_bytes()).await.is_err() {
-                        return;
-                    }
-                    line.clear();
-                }
-            });
+            tokio::spawn(Arc::clone(&over_tcp).serve(stream));
+        }
+    });
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = unix.accept().await {
+            tokio::spawn(Arc::clone(&relay).serve(stream));
         }
     });
     let _ = tokio::task::spawn_blocking(|| std::io::stdin().read_line(&mut String::new())).await;
+    let _ = std::fs::remove_file(&socket);
+}
+
+/// The echo floor: each line back as it came.
+async fn echo(listener: tokio::net::TcpListener) {
+    while let Ok((stream, _)) = listener.accept().await {
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(async move {
+            let (read, mut write) = stream.into_split();
+            let mut lines = BufReader::new(read);
+            let mut line = String::new();
+            while lines.read_line(&mut line).await.is_ok_and(|n| n > 0) {
+                if write.write_all(line.as_bytes()).await.is_err() {
+                    return;
+                }
+                line.clear();
+            }
+        });
+    }
 }

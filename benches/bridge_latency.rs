@@ -56,7 +56,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use warden_actors::{Warden, WardenConfig};
@@ -138,7 +137,7 @@ async fn run(settings: Settings, warden_bin: &Path) {
     let overheads = p50s.iter().map(|p50| p50[1] - p50[0]).collect();
     let cli = cli_wall_times(warden_bin, &config, &home, &daemon, settings.cli_runs).await;
     print_table(&settings, &totals, overheads, &cli);
-    bridge_breakdown::print(&daemon.lockfile, Arc::clone(&clients[0]), knobs.calls_per_round()).await;
+    bridge_breakdown::print(&daemon.lockfile, Arc::clone(&clients[0]), &knobs).await;
 
     drop(bridge_many);
     let [embedded, bridge] = clients;
@@ -344,7 +343,7 @@ fn call_line(token: &str) -> Value {
 
 /// A pipelining bridge client on one connection.
 struct BridgeConnection {
-    writer: tokio::sync::Mutex<OwnedWriteHalf>,
+    writer: tokio::sync::Mutex<Box<dyn tokio::io::AsyncWrite + Send + Unpin>>,
     /// Callers waiting for answers, in the order their requests were sent.
     waiting: Arc<Mutex<VecDeque<oneshot::Sender<String>>>>,
     /// The request line, built once: every call sends the same one.
@@ -357,13 +356,20 @@ impl BridgeConnection {
         BridgeConnection::with_line(address, &call_line(token)).await
     }
 
-    /// A connection that sends `request` every time.
+    /// A connection that sends `request` every time, to `address`: a
+    /// Unix socket's path (it starts with `/`), or TCP's host and port.
     async fn with_line(address: &str, request: &Value) -> BridgeConnection {
-        let stream = TcpStream::connect(address).await.expect("the daemon accepts");
-        stream.set_nodelay(true).expect("TCP_NODELAY");
-        let (read, writer) = stream.into_split();
         let waiting: Arc<Mutex<VecDeque<oneshot::Sender<String>>>> = Arc::default();
-        let reader = tokio::spawn(read_answers(BufReader::new(read), Arc::clone(&waiting)));
+        let (reader, writer): (_, Box<dyn tokio::io::AsyncWrite + Send + Unpin>) = if address.starts_with('/') {
+            let stream = tokio::net::UnixStream::connect(address).await.expect("the socket accepts");
+            let (read, writer) = stream.into_split();
+            (tokio::spawn(read_answers(BufReader::new(read), Arc::clone(&waiting))), Box::new(writer))
+        } else {
+            let stream = TcpStream::connect(address).await.expect("the daemon accepts");
+            stream.set_nodelay(true).expect("TCP_NODELAY");
+            let (read, writer) = stream.into_split();
+            (tokio::spawn(read_answers(BufReader::new(read), Arc::clone(&waiting))), Box::new(writer))
+        };
         let mut request = request.to_string().into_bytes();
         request.push(b'\n');
         BridgeConnection { writer: tokio::sync::Mutex::new(writer), waiting, request, reader }
@@ -387,8 +393,8 @@ impl Drop for BridgeConnection {
     }
 }
 
-async fn read_answers(
-    mut reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
+async fn read_answers<R: tokio::io::AsyncRead + Unpin>(
+    mut reader: BufReader<R>,
     waiting: Arc<Mutex<VecDeque<oneshot::Sender<String>>>>,
 ) {
     let mut line = String::new();
