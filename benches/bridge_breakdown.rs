@@ -45,31 +45,34 @@ pub(crate) fn floor_process() -> Option<std::pin::Pin<Box<dyn std::future::Futur
 }
 
 /// Prints the breakdown tables: one caller's latency, then throughput.
+/// Requests go over Unix sockets, as the CLI's do (the daemon's `socket`,
+/// the floors' own); the throughput table sets TCP beside them.
 pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, knobs: &Knobs) {
     let calls = knobs.calls_per_round();
-    let address = lockfile["address"].as_str().expect("an address");
+    let socket = lockfile["socket"].as_str().expect("the daemon's socket");
     let token = lockfile["token"].as_str().expect("a token");
-    let (mut echo, echo_address) = start_floor_process("echo").await;
+    let (mut echo, echo_addresses) = start_floor_process("echo").await;
     let (mut relay, relay_addresses) = start_floor_process("relay").await;
-    let (relay_address, relay_socket) = relay_addresses.split_once(' ').expect("the relay's address and socket");
+    let (_, echo_socket) = echo_addresses.split_once(' ').expect("the echo's address and socket");
+    let relay_addresses = relay_addresses.split_once(' ').expect("the relay's address and socket");
     let server = Arc::new(Mutex::new(TestServer::start().await));
     let tool_call = tool_call_line();
     let probes: Vec<(&str, Probe)> = vec![
         (
-            "loopback round trip to an echo process",
-            Probe::Tcp(BridgeConnection::with_line(&echo_address, &call_line(token)).await),
+            "round trip to an echo process",
+            Probe::Line(BridgeConnection::with_line(echo_socket, &call_line(token)).await),
         ),
         (
             "bridge `ping` (hop + daemon line handling)",
-            Probe::Tcp(BridgeConnection::with_line(address, &json!({"op": "ping", "token": token})).await),
+            Probe::Line(BridgeConnection::with_line(socket, &json!({"op": "ping", "token": token})).await),
         ),
         ("test server over stdio, no Warden", Probe::Stdio(Arc::clone(&server))),
         ("embedded Warden call", Probe::Embedded(Arc::clone(&embedded))),
         (
             "relay process forwarding to a test server",
-            Probe::Tcp(BridgeConnection::with_line(relay_address, &tool_call).await),
+            Probe::Line(BridgeConnection::with_line(relay_addresses.1, &tool_call).await),
         ),
-        ("bridge `call_tool` echo", Probe::Tcp(BridgeConnection::with_line(address, &call_line(token)).await)),
+        ("bridge `call_tool` echo", Probe::Line(BridgeConnection::with_line(socket, &call_line(token)).await)),
     ];
     let per_round = calls.max(1_000);
     println!(
@@ -112,7 +115,7 @@ pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, knobs: &Knobs
     println!("    the daemon's own work on a call (bridge − relay)    {:+7.1} µs", bridge - relayed);
     println!("    the bridge over embedded (bridge − embedded)        {:+7.1} µs", bridge - in_process);
     let _ = echo.start_kill();
-    print_throughput(lockfile, embedded, (&relay, relay_address, relay_socket), knobs).await;
+    print_throughput(lockfile, embedded, (&relay, relay_addresses), knobs).await;
     let _ = relay.start_kill();
 }
 
@@ -120,9 +123,10 @@ pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, knobs: &Knobs
 const THROUGHPUT_ROUNDS: usize = 4;
 
 /// Calls/s with `knobs.callers` concurrent callers: embedded, through the
-/// relay floor, through the bridge (one connection per caller for both),
-/// with the CPU the relay and the daemon spent per call.
-async fn print_throughput(lockfile: &Value, embedded: Arc<Client>, relay: (&Child, &str, &str), knobs: &Knobs) {
+/// relay floor, through the bridge (one connection per caller for both,
+/// over TCP and over a Unix socket), with the CPU the relay and the daemon
+/// spent per call.
+async fn print_throughput(lockfile: &Value, embedded: Arc<Client>, relay: (&Child, (&str, &str)), knobs: &Knobs) {
     let token = lockfile["token"].as_str().expect("a token");
     let daemon_pid = lockfile["pid"].as_u64().expect("a pid") as u32;
     let relay_pid = relay.0.id().expect("the relay runs");
@@ -136,22 +140,20 @@ async fn print_throughput(lockfile: &Value, embedded: Arc<Client>, relay: (&Chil
             Arc::new(Client::Bridge(connections))
         }
     };
-    let rows: [(&str, Arc<Client>, Option<u32>); 4] = [
+    let (address, socket) = (lockfile["address"].as_str().expect("an address"), lockfile["socket"].as_str());
+    let rows: [(&str, Arc<Client>, Option<u32>); 5] = [
         ("embedded Warden, in process", embedded, None),
-        ("relay process (floor), TCP", connections(relay.1, tool_call_line()).await, Some(relay_pid)),
-        ("relay process (floor), Unix socket", connections(relay.2, tool_call_line()).await, Some(relay_pid)),
-        (
-            "bridge",
-            connections(lockfile["address"].as_str().expect("an address"), call_line(token)).await,
-            Some(daemon_pid),
-        ),
+        ("relay process (floor), TCP", connections(relay.1 .0, tool_call_line()).await, Some(relay_pid)),
+        ("relay process (floor), Unix socket", connections(relay.1 .1, tool_call_line()).await, Some(relay_pid)),
+        ("bridge, TCP", connections(address, call_line(token)).await, Some(daemon_pid)),
+        ("bridge, Unix socket", connections(socket.expect("a socket"), call_line(token)).await, Some(daemon_pid)),
     ];
     let per_caller = (knobs.concurrent_calls / THROUGHPUT_ROUNDS / knobs.callers).max(1);
     for (_, client, _) in &rows {
         concurrent(client, knobs.callers, (per_caller / 10).max(1)).await;
     }
-    let mut wall = [Duration::ZERO; 4];
-    let mut cpu = [Duration::ZERO; 4];
+    let mut wall = [Duration::ZERO; 5];
+    let mut cpu = [Duration::ZERO; 5];
     for round in 0..THROUGHPUT_ROUNDS {
         for turn in 0..rows.len() {
             let row = (turn + round) % rows.len();
@@ -176,10 +178,31 @@ async fn print_throughput(lockfile: &Value, embedded: Arc<Client>, relay: (&Chil
         println!("  {label:<44} {:>8.0} calls/s   {cpu}", rate[row]);
     }
     println!("  so:");
-    println!("    any extra process on the path (relay / embedded)    {:>6.2}×", rate[1] / rate[0]);
-    println!("    a Unix socket instead of TCP (relay)                {:>6.2}×", rate[2] / rate[1]);
-    println!("    the daemon's own work (bridge / relay, TCP)         {:>6.2}×", rate[3] / rate[1]);
-    println!("    the daemon's CPU a call over the relay's            {:+7.1} µs", cpu_us[3] - cpu_us[1]);
+    println!(
+        "    any extra process on the path (relay / embedded)    {:>6.2}× TCP, {:.2}× Unix",
+        rate[1] / rate[0],
+        rate[2] / rate[0]
+    );
+    println!(
+        "    a Unix socket instead of TCP                        {:>6.2}× relay, {:.2}× bridge",
+        rate[2] / rate[1],
+        rate[4] / rate[3]
+    );
+    println!(
+        "    the daemon's own work (bridge / relay)              {:>6.2}× TCP, {:.2}× Unix",
+        rate[3] / rate[1],
+        rate[4] / rate[2]
+    );
+    println!(
+        "    the daemon's CPU a call over the relay's            {:+7.1} µs TCP, {:+.1} µs Unix",
+        cpu_us[3] - cpu_us[1],
+        cpu_us[4] - cpu_us[2]
+    );
+    println!(
+        "    the bridge over embedded                            {:>6.2}× TCP, {:.2}× Unix",
+        rate[3] / rate[0],
+        rate[4] / rate[0]
+    );
 }
 
 /// The CPU time process `pid` has used, all threads: the sum of its
@@ -196,8 +219,8 @@ fn cpu_of(pid: u32) -> Duration {
 
 /// One row's request.
 enum Probe {
-    /// A line over TCP, answered by one line.
-    Tcp(BridgeConnection),
+    /// A line over a socket, answered by one line.
+    Line(BridgeConnection),
     /// `tools/call` to a test server this process started.
     Stdio(Arc<Mutex<TestServer>>),
     /// A call through the embedded Warden.
@@ -207,7 +230,7 @@ enum Probe {
 impl Probe {
     async fn once(&self) {
         match self {
-            Probe::Tcp(connection) => {
+            Probe::Line(connection) => {
                 connection.echo().await;
             }
             Probe::Stdio(server) => server.lock().await.call().await,
@@ -275,49 +298,52 @@ fn line_of(value: &Value) -> Vec<u8> {
 async fn serve_floor(relay: bool) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
     let address = listener.local_addr().expect("bound");
-    if !relay {
-        println!("{address}");
-        tokio::spawn(echo(listener));
-        let _ = tokio::task::spawn_blocking(|| std::io::stdin().read_line(&mut String::new())).await;
-        return;
-    }
-    // The relay also listens on a Unix socket, to weigh the two transports.
-    let socket = std::env::temp_dir().join(format!("warden-bench-relay-{}.sock", std::process::id()));
+    // Each floor also listens on a Unix socket, as the daemon does.
+    let kind = if relay { "relay" } else { "echo" };
+    let socket = std::env::temp_dir().join(format!("warden-bench-{kind}-{}.sock", std::process::id()));
     let _ = std::fs::remove_file(&socket);
     let unix = tokio::net::UnixListener::bind(&socket).expect("a Unix socket in the temp directory");
     println!("{address} {}", socket.display());
-    let TestServer { _child: _server, stdin, stdout, .. } = TestServer::start().await;
-    let relay = relay::Relay::start(stdin, stdout);
-    let over_tcp = Arc::clone(&relay);
+    let relay = if relay {
+        let TestServer { _child: server, stdin, stdout, .. } = TestServer::start().await;
+        Some((relay::Relay::start(stdin, stdout), server))
+    } else {
+        None
+    };
+    let serve = move |stream: Box<dyn Stream>| match &relay {
+        Some((relay, _)) => tokio::spawn(Arc::clone(relay).serve(stream)),
+        None => tokio::spawn(echo(stream)),
+    };
+    let serve = Arc::new(serve);
+    let over_tcp = Arc::clone(&serve);
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let _ = stream.set_nodelay(true);
-            tokio::spawn(Arc::clone(&over_tcp).serve(stream));
+            over_tcp(Box::new(stream));
         }
     });
     tokio::spawn(async move {
         while let Ok((stream, _)) = unix.accept().await {
-            tokio::spawn(Arc::clone(&relay).serve(stream));
+            serve(Box::new(stream));
         }
     });
     let _ = tokio::task::spawn_blocking(|| std::io::stdin().read_line(&mut String::new())).await;
     let _ = std::fs::remove_file(&socket);
 }
 
+/// A floor's connection: TCP or a Unix socket.
+trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
+impl<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static> Stream for S {}
+
 /// The echo floor: each line back as it came.
-async fn echo(listener: tokio::net::TcpListener) {
-    while let Ok((stream, _)) = listener.accept().await {
-        let _ = stream.set_nodelay(true);
-        tokio::spawn(async move {
-            let (read, mut write) = stream.into_split();
-            let mut lines = BufReader::new(read);
-            let mut line = String::new();
-            while lines.read_line(&mut line).await.is_ok_and(|n| n > 0) {
-                if write.write_all(line.as_bytes()).await.is_err() {
-                    return;
-                }
-                line.clear();
-            }
-        });
+async fn echo(stream: Box<dyn Stream>) {
+    let (read, mut write) = tokio::io::split(stream);
+    let mut lines = BufReader::new(read);
+    let mut line = String::new();
+    while lines.read_line(&mut line).await.is_ok_and(|n| n > 0) {
+        if write.write_all(line.as_bytes()).await.is_err() {
+            return;
+        }
+        line.clear();
     }
 }

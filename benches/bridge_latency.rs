@@ -8,7 +8,8 @@
 //! - **embedded**: the floor. A [`warden_actors::Warden`] in this process,
 //!   called through [`warden_actors::Warden::call_tool`] as a host would.
 //! - **bridge**: a real `warden serve` daemon (a child process, with its own
-//!   `WARDEN_HOME`), called over loopback TCP with the bridge protocol by a
+//!   `WARDEN_HOME`), called over its Unix socket (as the CLI calls it; the
+//!   breakdown sets its TCP port beside it) with the bridge protocol by a
 //!   minimal pipelining client: each connection has one writer and one reader
 //!   task, and requests wait in a FIFO for their answers (the daemon answers
 //!   in request order). What the bridge adds per call is the JSON line each
@@ -320,8 +321,9 @@ impl Daemon {
         Daemon { child, lockfile }
     }
 
+    /// A connection as the CLI makes one: to the daemon's Unix socket.
     async fn connect(&self) -> BridgeConnection {
-        let address = self.lockfile["address"].as_str().expect("an address");
+        let address = self.lockfile["socket"].as_str().expect("the daemon's socket");
         let token = self.lockfile["token"].as_str().expect("a token");
         BridgeConnection::connect(address, token).await
     }

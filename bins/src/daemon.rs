@@ -44,6 +44,7 @@ pub(crate) use serve::CannotListen;
 mod shutdown;
 pub(crate) mod state_dir;
 mod token;
+mod unix_socket;
 
 pub(crate) use log_file::{shift as shift_log, RotatingLog};
 pub(crate) use serve::run;

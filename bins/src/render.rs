@@ -125,8 +125,12 @@ pub(crate) fn daemon_line(daemon: &Value) -> String {
             format!("idle {:.0} s of {timeout:.0} s ({exits})", secs("idle_secs"))
         }
     };
+    let socket = match daemon["socket"].as_str() {
+        Some(socket) => format!(" and {socket}"),
+        None => String::new(),
+    };
     format!(
-        "daemon: pid {}, listening on {}, up {:.0} s, {idle}, config {}\n",
+        "daemon: pid {}, listening on {}{socket}, up {:.0} s, {idle}, config {}\n",
         daemon["pid"],
         daemon["address"].as_str().unwrap_or("?"),
         secs("uptime_secs"),

@@ -3,19 +3,26 @@
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::net::{TcpStream, UnixStream};
 use warden_protocol::{BridgeError, BridgeResponse};
 
 use crate::daemon::lockfile::Lockfile;
 
+/// The half a client reads answers from (TCP or the Unix socket).
+pub(crate) type ReadHalf = BufReader<Box<dyn AsyncRead + Send + Unpin>>;
+
+/// The half a client writes requests to.
+pub(crate) type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
+
 /// A connection to the running daemon.
 pub(crate) struct Client {
-    reader: BufReader<OwnedReadHalf>,
-    writer: OwnedWriteHalf,
+    reader: ReadHalf,
+    writer: WriteHalf,
     /// The lockfile it was found by.
     pub(crate) lockfile: Lockfile,
+    /// Where it is connected: the socket's path, or the TCP address.
+    pub(crate) endpoint: String,
     /// Whether a request with the token has been answered on it: before
     /// that the daemon takes a first line of at most 1 MiB.
     proven: bool,
@@ -46,12 +53,31 @@ pub(crate) enum ClientError {
 }
 
 impl Client {
-    /// Connects to the daemon the lockfile names.
+    /// Connects to the daemon the lockfile names: on its Unix socket when
+    /// it has one (cheaper per request, see `daemon::unix_socket`), else —
+    /// or when the socket cannot be reached — on its TCP port.
     pub(crate) async fn connect(lockfile: Lockfile) -> std::io::Result<Client> {
+        if let Some(socket) = &lockfile.socket {
+            match UnixStream::connect(socket).await {
+                Ok(stream) => {
+                    let (read, writer) = stream.into_split();
+                    let endpoint = socket.display().to_string();
+                    return Ok(Client::of(Box::new(read), Box::new(writer), lockfile, endpoint));
+                }
+                Err(error) => {
+                    tracing::debug!("the daemon's socket {} refused ({error}); trying TCP", socket.display())
+                }
+            }
+        }
         let stream = TcpStream::connect(lockfile.address).await?;
         let _ = stream.set_nodelay(true);
         let (read, writer) = stream.into_split();
-        Ok(Client { reader: BufReader::new(read), writer, lockfile, proven: false })
+        let endpoint = lockfile.address.to_string();
+        Ok(Client::of(Box::new(read), Box::new(writer), lockfile, endpoint))
+    }
+
+    fn of(read: Box<dyn AsyncRead + Send + Unpin>, writer: WriteHalf, lockfile: Lockfile, endpoint: String) -> Client {
+        Client { reader: BufReader::new(read), writer, lockfile, endpoint, proven: false }
     }
 
     /// Sends `request` (an object with `op`) and waits for its answer.
@@ -136,7 +162,7 @@ impl Client {
         mut self,
         agent: Option<&str>,
         server: Option<&str>,
-    ) -> Result<(BufReader<OwnedReadHalf>, OwnedWriteHalf), ClientError> {
+    ) -> Result<(ReadHalf, WriteHalf), ClientError> {
         self.request(serde_json::json!({"op": "mcp", "agent": agent, "server": server})).await?;
         Ok((self.reader, self.writer))
     }
@@ -150,7 +176,7 @@ impl Client {
 
 /// Reads one answer line. Nothing waits silently: a wait past
 /// [`WAIT_NOTICE`] says, on stderr, what is awaited and how to stop.
-async fn read_answer(reader: &mut BufReader<OwnedReadHalf>, pid: u32, answer: &mut String) -> std::io::Result<usize> {
+async fn read_answer(reader: &mut ReadHalf, pid: u32, answer: &mut String) -> std::io::Result<usize> {
     let read = reader.read_line(answer);
     tokio::pin!(read);
     let mut notice = tokio::time::interval_at(tokio::time::Instant::now() + WAIT_NOTICE, WAIT_NOTICE_AGAIN);

@@ -95,7 +95,7 @@ pub(crate) fn adopt(client: Client, config: Option<&Path>, verbose: bool, starte
         eprintln!(
             "[warden: {how} daemon pid {} on {} for {}]",
             client.lockfile.pid,
-            client.lockfile.address,
+            client.endpoint,
             client.lockfile.config.display()
         );
     }

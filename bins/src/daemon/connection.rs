@@ -31,9 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
-use tokio::net::tcp::OwnedWriteHalf;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequestLine, BridgeResponseLine, MAX_REQUEST_BYTES};
 
 use tokio::sync::OwnedSemaphorePermit;
@@ -109,10 +107,15 @@ impl Standing {
 /// in flight, and writes each answer when its turn comes. A task per
 /// request and a writer task would cost two extra wake-ups per call, which
 /// on a busy machine is most of what the bridge adds to a call.
-pub(crate) async fn serve(stream: TcpStream, ops: Arc<Ops>, arrival: Arrival) {
-    let _ = stream.set_nodelay(true);
+///
+/// `read` and `write` are the two halves of a TCP connection or of one on
+/// the Unix socket: the protocol is the same.
+pub(crate) async fn serve<R, W>(read: R, mut write: W, ops: Arc<Ops>, arrival: Arrival)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let _open = ops.warden.metrics().bridge_connection();
-    let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     // The line being read survives a `select!` that picks an answer instead.
     let mut partial = Vec::new();
@@ -252,7 +255,7 @@ async fn run(ops: Arc<Ops>, request: warden_protocol::BridgeRequest, id: Option<
 
 /// Writes one answer and does what it says after; false once the
 /// connection is closed (by the answer, or because the client is gone).
-async fn deliver(write: &mut OwnedWriteHalf, answer: &Answer, ops: &Ops) -> bool {
+async fn deliver<W: AsyncWrite + Unpin>(write: &mut W, answer: &Answer, ops: &Ops) -> bool {
     if write.write_all(answer.line.as_bytes()).await.is_err() {
         return false;
     }
@@ -277,14 +280,17 @@ enum Prepared {
 /// The `mcp` op: answers it, then serves the connection as an MCP session
 /// (`front::lines`) until the client closes it. The open session keeps the
 /// daemon from exiting idle under a connected client.
-async fn upgrade(
+async fn upgrade<R, W>(
     ops: &Arc<Ops>,
-    reader: BufReader<tokio::net::tcp::OwnedReadHalf>,
-    mut write: OwnedWriteHalf,
+    reader: BufReader<R>,
+    mut write: W,
     id: Option<Value>,
     agent: Option<String>,
     server: Option<String>,
-) {
+) where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let view = crate::front::view::View::of(&ops.warden, agent.as_deref(), server.as_deref(), ops.resource_tools);
     let view = match view {
         Ok(view) => view,

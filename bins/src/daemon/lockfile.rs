@@ -27,6 +27,11 @@ pub(crate) struct Lockfile {
     pub(crate) pid: u32,
     /// Where the bridge listens.
     pub(crate) address: SocketAddr,
+    /// The bridge's Unix socket, when it has one: the same protocol as
+    /// `address`, cheaper per request, and reachable only by the user who
+    /// owns the state directory. Absent from older daemons' lockfiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) socket: Option<PathBuf>,
     /// When the daemon started, in seconds since the Unix epoch.
     pub(crate) started_at: u64,
     /// The daemon's `warden` version.
@@ -43,6 +48,7 @@ impl fmt::Debug for Lockfile {
         f.debug_struct("Lockfile")
             .field("pid", &self.pid)
             .field("address", &self.address)
+            .field("socket", &self.socket)
             .field("started_at", &self.started_at)
             .field("version", &self.version)
             .field("config", &self.config)

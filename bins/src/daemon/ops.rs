@@ -258,6 +258,7 @@ impl Ops {
             "daemon": {
                 "pid": self.lockfile.pid,
                 "address": self.lockfile.address,
+                "socket": self.lockfile.socket,
                 "version": self.lockfile.version,
                 "config": self.lockfile.config,
                 "started_at": self.lockfile.started_at,

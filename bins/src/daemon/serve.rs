@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, UnixListener, UnixStream};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use warden_actors::{ApprovalQueue, Warden};
@@ -64,6 +64,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     })?;
     let listener = TcpListener::bind(address).await.map_err(|source| CannotListen { address, what: "", source })?;
     let address: SocketAddr = listener.local_addr()?;
+    let socket = super::unix_socket::bind(&state.socket());
     // The MCP front's and the metrics' listeners, bound before anything
     // starts so a taken port fails the start with a clear error.
     let front_listener = bind(config.front.listen_addr(), config_path, " for the MCP front ([front] listen)").await?;
@@ -92,6 +93,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     let lockfile = Lockfile {
         pid: std::process::id(),
         address,
+        socket: socket.as_ref().map(|(_, path)| path.clone()),
         started_at: SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0),
         version: env!("CARGO_PKG_VERSION").to_string(),
         token: token::generate().context("cannot read /dev/urandom for the daemon's token")?,
@@ -103,8 +105,12 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     let hangups = super::reload::hangups();
     lockfile.write(&state.lockfile()).context("cannot write the daemon's lockfile")?;
     tracing::info!(
-        "warden daemon (pid {}) listening on {address} for {}; idle timeout {}",
+        "warden daemon (pid {}) listening on {address}{} for {}; idle timeout {}",
         lockfile.pid,
+        match &lockfile.socket {
+            Some(path) => format!(" and {}", path.display()),
+            None => String::new(),
+        },
         config_path.display(),
         match idle_timeout {
             Some(timeout) => format!("{:.0} s", timeout.as_secs_f64()),
@@ -168,7 +174,8 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
             shutdown.triggered().await;
         }));
     }
-    let connections = accept_until_shutdown(listener, &ops).await;
+    let (unix_listener, socket) = socket.unzip();
+    let connections = accept_until_shutdown(listener, unix_listener, &ops).await;
     if let Some(http_front) = http_front {
         // Its sessions end (their calls cancelled) before the drain below.
         let _ = http_front.await;
@@ -178,6 +185,9 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
 
     // Stopping: no new work, no lockfile for new clients to find.
     Lockfile::remove_if_ours(&state.lockfile(), ops.lockfile.pid);
+    if let Some(socket) = socket {
+        super::unix_socket::remove(&socket);
+    }
     if !ops.activity.drained(DRAIN_LIMIT.min(ops.call_timeout)).await {
         tracing::warn!("{} calls still running after the drain limit; stopping anyway", ops.activity.calls_in_flight());
     }
@@ -225,9 +235,10 @@ async fn take_lock(state: &StateDir) -> anyhow::Result<Option<pid_lock::PidLock>
     }
 }
 
-/// Accepts connections until the shutdown switch flips; returns the
-/// connections still open.
-async fn accept_until_shutdown(listener: TcpListener, ops: &Arc<Ops>) -> JoinSet<()> {
+/// Accepts connections (on the TCP port and the Unix socket, when there
+/// is one) until the shutdown switch flips; returns the connections still
+/// open.
+async fn accept_until_shutdown(listener: TcpListener, unix: Option<UnixListener>, ops: &Arc<Ops>) -> JoinSet<()> {
     let mut connections = JoinSet::new();
     let admission = Admission::new();
     let signals = signals(ops.shutdown.clone());
@@ -249,28 +260,62 @@ async fn accept_until_shutdown(listener: TcpListener, ops: &Arc<Ops>) -> JoinSet
                 let stream = match accepted {
                     Ok((stream, _)) => stream,
                     Err(error) => {
-                        // Out of file descriptors, say: wait, do not spin.
-                        tracing::warn!("accept failed: {error}");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        accept_failed(error).await;
                         continue;
                     }
                 };
-                while connections.try_join_next().is_some() {}
-                // Entered here, not in the task: a full pool must make room
-                // before the next accept.
-                let arrival = admission.arrive();
-                let ops = Arc::clone(ops);
-                connections.spawn(async move {
-                    ops.connections.fetch_add(1, Ordering::Relaxed);
-                    connection::serve(stream, Arc::clone(&ops), arrival).await;
-                    ops.connections.fetch_sub(1, Ordering::Relaxed);
-                });
+                let _ = stream.set_nodelay(true);
+                let (read, write) = stream.into_split();
+                spawn_connection(&mut connections, &admission, ops, read, write);
+            }
+            accepted = accept_unix(unix.as_ref()) => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(error) => {
+                        accept_failed(error).await;
+                        continue;
+                    }
+                };
+                let (read, write) = stream.into_split();
+                spawn_connection(&mut connections, &admission, ops, read, write);
             }
         }
     }
     idle.abort();
     signals.abort();
     connections
+}
+
+/// The next connection on the Unix socket; never, without one.
+async fn accept_unix(unix: Option<&UnixListener>) -> std::io::Result<(UnixStream, tokio::net::unix::SocketAddr)> {
+    match unix {
+        Some(unix) => unix.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// An accept failed (out of file descriptors, say): wait, do not spin.
+async fn accept_failed(error: std::io::Error) {
+    tracing::warn!("accept failed: {error}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}
+
+/// Serves a new connection in `connections`.
+fn spawn_connection<R, W>(connections: &mut JoinSet<()>, admission: &Arc<Admission>, ops: &Arc<Ops>, read: R, write: W)
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    while connections.try_join_next().is_some() {}
+    // Entered here, not in the task: a full pool must make room before the
+    // next accept.
+    let arrival = admission.arrive();
+    let ops = Arc::clone(ops);
+    connections.spawn(async move {
+        ops.connections.fetch_add(1, Ordering::Relaxed);
+        connection::serve(read, write, Arc::clone(&ops), arrival).await;
+        ops.connections.fetch_sub(1, Ordering::Relaxed);
+    });
 }
 
 /// SIGTERM and SIGINT pull the switch.

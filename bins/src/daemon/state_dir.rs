@@ -70,6 +70,11 @@ impl StateDir {
         self.dir.join("daemon.pid.lock")
     }
 
+    /// `daemon.sock`: the bridge's Unix socket, beside its TCP port.
+    pub(crate) fn socket(&self) -> PathBuf {
+        self.dir.join("daemon.sock")
+    }
+
     /// `daemon.log`: a detached daemon's stderr.
     pub(crate) fn log(&self) -> PathBuf {
         self.dir.join("daemon.log")

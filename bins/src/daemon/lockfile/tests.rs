@@ -6,6 +6,7 @@ fn sample() -> Lockfile {
     Lockfile {
         pid: std::process::id(),
         address: "127.0.0.1:4000".parse().unwrap(),
+        socket: Some("/home/me/.local/state/warden/daemon.sock".into()),
         started_at: 1_800_000_000,
         version: "0.1.0".into(),
         token: "ab".repeat(32),
@@ -30,6 +31,12 @@ fn it_is_written_private_and_read_back() {
     assert!(path.exists());
     Lockfile::remove_if_ours(&path, lockfile.pid);
     assert!(!path.exists());
+
+    // An older daemon's lockfile names no socket: it is read, TCP only.
+    let mut older = serde_json::to_value(&lockfile).unwrap();
+    older.as_object_mut().unwrap().remove("socket");
+    std::fs::write(&path, older.to_string()).unwrap();
+    assert_eq!(Lockfile::read(&path), Some(Lockfile { socket: None, ..lockfile }));
 
     std::fs::write(&path, "{half a lockf").unwrap();
     assert_eq!(Lockfile::read(&path), None, "an unreadable lockfile counts as none");
