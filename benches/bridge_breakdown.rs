@@ -178,31 +178,22 @@ async fn print_throughput(lockfile: &Value, embedded: Arc<Client>, relay: (&Chil
         println!("  {label:<44} {:>8.0} calls/s   {cpu}", rate[row]);
     }
     println!("  so:");
-    println!(
-        "    any extra process on the path (relay / embedded)    {:>6.2}× TCP, {:.2}× Unix",
-        rate[1] / rate[0],
-        rate[2] / rate[0]
+    let so = |what: &str, first: String, second: String| println!("    {what:<52}{first:>8}, {second}");
+    let times = |ratio: f64, of: &str| format!("{ratio:.2}× {of}");
+    so(
+        "any extra process on the path (relay / embedded)",
+        times(rate[1] / rate[0], "TCP"),
+        times(rate[2] / rate[0], "Unix"),
     );
-    println!(
-        "    a Unix socket instead of TCP                        {:>6.2}× relay, {:.2}× bridge",
-        rate[2] / rate[1],
-        rate[4] / rate[3]
+    so("a Unix socket instead of TCP", times(rate[2] / rate[1], "relay"), times(rate[4] / rate[3], "bridge"));
+    so("the daemon's own work (bridge / relay)", times(rate[3] / rate[1], "TCP"), times(rate[4] / rate[2], "Unix"));
+    let micros = |micros: f64, of: &str| format!("{micros:+.1} µs {of}");
+    so(
+        "the daemon's CPU a call over the relay's",
+        micros(cpu_us[3] - cpu_us[1], "TCP"),
+        micros(cpu_us[4] - cpu_us[2], "Unix"),
     );
-    println!(
-        "    the daemon's own work (bridge / relay)              {:>6.2}× TCP, {:.2}× Unix",
-        rate[3] / rate[1],
-        rate[4] / rate[2]
-    );
-    println!(
-        "    the daemon's CPU a call over the relay's            {:+7.1} µs TCP, {:+.1} µs Unix",
-        cpu_us[3] - cpu_us[1],
-        cpu_us[4] - cpu_us[2]
-    );
-    println!(
-        "    the bridge over embedded                            {:>6.2}× TCP, {:.2}× Unix",
-        rate[3] / rate[0],
-        rate[4] / rate[0]
-    );
+    so("the bridge over embedded", times(rate[3] / rate[0], "TCP"), times(rate[4] / rate[0], "Unix"));
 }
 
 /// The CPU time process `pid` has used, all threads: the sum of its
