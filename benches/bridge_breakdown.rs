@@ -115,7 +115,8 @@ pub(crate) async fn print(lockfile: &Value, embedded: Arc<Client>, knobs: &Knobs
     println!("    the daemon's own work on a call (bridge − relay)    {:+7.1} µs", bridge - relayed);
     println!("    the bridge over embedded (bridge − embedded)        {:+7.1} µs", bridge - in_process);
     let _ = echo.start_kill();
-    print_throughput(lockfile, embedded, (&relay, relay_addresses), knobs).await;
+    let relay_pid = relay.id().expect("the relay runs");
+    print_throughput(lockfile, embedded, relay_pid, relay_addresses, knobs).await;
     let _ = relay.start_kill();
 }
 
@@ -125,11 +126,10 @@ const THROUGHPUT_ROUNDS: usize = 4;
 /// Calls/s with `knobs.callers` concurrent callers: embedded, through the
 /// relay floor, through the bridge (one connection per caller for both,
 /// over TCP and over a Unix socket), with the CPU the relay and the daemon
-/// spent per call.
-async fn print_throughput(lockfile: &Value, embedded: Arc<Client>, relay: (&Child, (&str, &str)), knobs: &Knobs) {
+/// spent per call. The relay listens at `relay` (TCP address, socket path).
+async fn print_throughput(lockfile: &Value, embedded: Arc<Client>, relay_pid: u32, relay: (&str, &str), knobs: &Knobs) {
     let token = lockfile["token"].as_str().expect("a token");
     let daemon_pid = lockfile["pid"].as_u64().expect("a pid") as u32;
-    let relay_pid = relay.0.id().expect("the relay runs");
     let connections = |address: &str, line: Value| {
         let address = address.to_string();
         async move {
@@ -143,8 +143,8 @@ async fn print_throughput(lockfile: &Value, embedded: Arc<Client>, relay: (&Chil
     let (address, socket) = (lockfile["address"].as_str().expect("an address"), lockfile["socket"].as_str());
     let rows: [(&str, Arc<Client>, Option<u32>); 5] = [
         ("embedded Warden, in process", embedded, None),
-        ("relay process (floor), TCP", connections(relay.1 .0, tool_call_line()).await, Some(relay_pid)),
-        ("relay process (floor), Unix socket", connections(relay.1 .1, tool_call_line()).await, Some(relay_pid)),
+        ("relay process (floor), TCP", connections(relay.0, tool_call_line()).await, Some(relay_pid)),
+        ("relay process (floor), Unix socket", connections(relay.1, tool_call_line()).await, Some(relay_pid)),
         ("bridge, TCP", connections(address, call_line(token)).await, Some(daemon_pid)),
         ("bridge, Unix socket", connections(socket.expect("a socket"), call_line(token)).await, Some(daemon_pid)),
     ];
@@ -283,9 +283,10 @@ fn line_of(value: &Value) -> Vec<u8> {
 }
 
 /// A floor process: a tokio runtime as the daemon's, listening on loopback
-/// TCP; each line is echoed, or (`relay`) forwarded to this process's own
-/// test server and its answer line sent back ([`relay`]). Prints its address; ends with
-/// its stdin.
+/// TCP and on a Unix socket; each line is echoed, or (`relay`) forwarded to
+/// this process's own test server and its answer line sent back
+/// ([`relay`]). Prints its address and its socket's path; ends with its
+/// stdin.
 async fn serve_floor(relay: bool) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
     let address = listener.local_addr().expect("bound");

@@ -51,10 +51,8 @@ fn sweep_scratch_dirs(parent: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let pid = name.to_str().and_then(|name| name.split('-').next()).and_then(|pid| pid.parse::<i32>().ok());
-        // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
-        let gone = pid.is_some_and(|pid| unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH));
-        if gone {
+        let pid = name.to_str().and_then(|name| name.split('-').next()).and_then(|pid| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !process_alive(pid)) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }

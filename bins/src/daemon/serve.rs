@@ -64,7 +64,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     })?;
     let listener = TcpListener::bind(address).await.map_err(|source| CannotListen { address, what: "", source })?;
     let address: SocketAddr = listener.local_addr()?;
-    let socket = super::unix_socket::bind(&state.socket());
+    let unix_listener = super::unix_socket::bind(&state.socket());
     // The MCP front's and the metrics' listeners, bound before anything
     // starts so a taken port fails the start with a clear error.
     let front_listener = bind(config.front.listen_addr(), config_path, " for the MCP front ([front] listen)").await?;
@@ -93,7 +93,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     let lockfile = Lockfile {
         pid: std::process::id(),
         address,
-        socket: socket.as_ref().map(|(_, path)| path.clone()),
+        socket: unix_listener.as_ref().map(|_| state.socket()),
         started_at: SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs()).unwrap_or(0),
         version: env!("CARGO_PKG_VERSION").to_string(),
         token: token::generate().context("cannot read /dev/urandom for the daemon's token")?,
@@ -174,7 +174,6 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
             shutdown.triggered().await;
         }));
     }
-    let (unix_listener, socket) = socket.unzip();
     let connections = accept_until_shutdown(listener, unix_listener, &ops).await;
     if let Some(http_front) = http_front {
         // Its sessions end (their calls cancelled) before the drain below.
@@ -185,8 +184,8 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
 
     // Stopping: no new work, no lockfile for new clients to find.
     Lockfile::remove_if_ours(&state.lockfile(), ops.lockfile.pid);
-    if let Some(socket) = socket {
-        super::unix_socket::remove(&socket);
+    if let Some(socket) = &ops.lockfile.socket {
+        super::unix_socket::remove(socket);
     }
     if !ops.activity.drained(DRAIN_LIMIT.min(ops.call_timeout)).await {
         tracing::warn!("{} calls still running after the drain limit; stopping anyway", ops.activity.calls_in_flight());
@@ -256,29 +255,21 @@ async fn accept_until_shutdown(listener: TcpListener, unix: Option<UnixListener>
                 tracing::info!("shutting down: {reason}");
                 break;
             }
-            accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(error) => {
-                        accept_failed(error).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let (read, write) = stream.into_split();
-                spawn_connection(&mut connections, &admission, ops, read, write);
-            }
-            accepted = accept_unix(unix.as_ref()) => {
-                let stream = match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(error) => {
-                        accept_failed(error).await;
-                        continue;
-                    }
-                };
-                let (read, write) = stream.into_split();
-                spawn_connection(&mut connections, &admission, ops, read, write);
-            }
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    let (read, write) = stream.into_split();
+                    spawn_connection(&mut connections, &admission, ops, read, write);
+                }
+                Err(error) => accept_failed(error).await,
+            },
+            accepted = accept_unix(unix.as_ref()) => match accepted {
+                Ok((stream, _)) => {
+                    let (read, write) = stream.into_split();
+                    spawn_connection(&mut connections, &admission, ops, read, write);
+                }
+                Err(error) => accept_failed(error).await,
+            },
         }
     }
     idle.abort();

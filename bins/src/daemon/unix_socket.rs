@@ -23,7 +23,7 @@
 //! owns it.
 
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use tokio::net::UnixListener;
 
@@ -31,9 +31,9 @@ use tokio::net::UnixListener;
 /// terminating zero).
 const MAX_PATH_BYTES: usize = 107;
 
-/// The daemon's socket: bound, `0600`; `None` (said in the log) when it
-/// cannot be had, and TCP serves alone.
-pub(crate) fn bind(path: &Path) -> Option<(UnixListener, PathBuf)> {
+/// The daemon's socket at `path`: bound, `0600`; `None` (said in the log)
+/// when it cannot be had, and TCP serves alone.
+pub(crate) fn bind(path: &Path) -> Option<UnixListener> {
     let length = path.as_os_str().len();
     if length > MAX_PATH_BYTES {
         tracing::info!(
@@ -47,7 +47,7 @@ pub(crate) fn bind(path: &Path) -> Option<(UnixListener, PathBuf)> {
     let bound = UnixListener::bind(path)
         .and_then(|listener| std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map(|()| listener));
     match bound {
-        Ok(listener) => Some((listener, path.to_path_buf())),
+        Ok(listener) => Some(listener),
         Err(error) => {
             tracing::warn!("no Unix socket at {}: {error}; clients use TCP", path.display());
             let _ = std::fs::remove_file(path);
