@@ -61,7 +61,8 @@ pub enum Frame {
 pub struct LineReader<R> {
     inner: R,
     line: Vec<u8>,
-    /// The first bytes of the current line, kept once it is over the limit.
+    /// The first bytes of the current line, taken when it passes the limit
+    /// (until then `line` holds them).
     head: Vec<u8>,
     /// Its last bytes, kept while it is over the limit.
     tail: Vec<u8>,
@@ -85,26 +86,25 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 // a server may print its final message and exit.
                 return Ok(self.finish_line());
             }
-            let (chunk, found_newline) = match available.iter().position(|&b| b == b'\n') {
+            let (chunk, found_newline) = match memchr::memchr(b'\n', available) {
                 Some(at) => (&available[..at], true),
                 None => (available, false),
             };
             self.seen += chunk.len();
-            if self.head.len() < HEAD_BYTES {
-                // A few bytes per line, kept in a reused buffer, so that an
-                // oversized line can still say what it was.
-                let room = HEAD_BYTES - self.head.len();
-                self.head.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            }
             if self.seen <= self.max {
                 self.line.extend_from_slice(chunk);
             } else {
                 // Over the limit: stop keeping bytes (but its head), keep counting them.
                 if self.seen - chunk.len() <= self.max {
-                    // The chunk that passed the limit: the line's last bytes so far.
+                    // The chunk that passed the limit: until now the line
+                    // was all kept, so it gives the head and the last bytes.
                     let line = std::mem::take(&mut self.line);
+                    self.head = line[..line.len().min(HEAD_BYTES)].to_vec();
                     self.tail = line[line.len().saturating_sub(HEAD_BYTES)..].to_vec();
                 }
+                // A limit under HEAD_BYTES: the head goes on past it.
+                let room = HEAD_BYTES - self.head.len();
+                self.head.extend_from_slice(&chunk[..chunk.len().min(room)]);
                 self.tail.extend_from_slice(&chunk[chunk.len().saturating_sub(HEAD_BYTES)..]);
                 let extra = self.tail.len().saturating_sub(HEAD_BYTES);
                 self.tail.drain(..extra);
