@@ -84,6 +84,14 @@ use slots::{Slot, Slots};
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions {
     timeout: Option<Duration>,
+    /// The rest, boxed: most calls set none of it, and a call's future
+    /// (moved whole on every call) carries the options.
+    more: Option<Box<MoreOptions>>,
+}
+
+/// The options a host's plain call does not set.
+#[derive(Debug, Clone, Default)]
+struct MoreOptions {
     meta: Map<String, Value>,
     progress: Option<ProgressSink>,
     logs: Option<CallLogs>,
@@ -134,20 +142,22 @@ impl CallOptions {
     /// Sends `meta` to the server as the request's `_meta` (a front passes
     /// its client's on). Warden's own `progressToken` wins over one here.
     pub fn meta(mut self, meta: Map<String, Value>) -> CallOptions {
-        self.meta = meta;
+        if !meta.is_empty() || self.more.is_some() {
+            self.more().meta = meta;
+        }
         self
     }
 
     /// Asks the server for progress and sends each report to `sink`.
     pub fn progress(mut self, sink: ProgressSink) -> CallOptions {
-        self.progress = Some(sink);
+        self.more().progress = Some(sink);
         self
     }
 
     /// Asks the server for the call's own log messages at `logs.level` and
     /// above (2026-07-28, per request) and sends them to `logs.sink`.
     pub fn logs(mut self, logs: CallLogs) -> CallOptions {
-        self.logs = Some(logs);
+        self.more().logs = Some(logs);
         self
     }
 
@@ -155,7 +165,7 @@ impl CallOptions {
     /// (in the modes it supports), before the host's elicitor: how a front
     /// relays a server's question to the client whose call it is.
     pub fn elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> CallOptions {
-        self.elicitor = Some(CallElicitor(elicitor));
+        self.more().elicitor = Some(CallElicitor(elicitor));
         self
     }
 
@@ -163,7 +173,7 @@ impl CallOptions {
     /// person: how a front asks its own client. The decision is the gate's
     /// as for any approval (timeout, log line); grants still apply first.
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> CallOptions {
-        self.approver = Some(CallApprover(approver));
+        self.more().approver = Some(CallApprover(approver));
         self
     }
 
@@ -172,25 +182,45 @@ impl CallOptions {
     /// server's sampling request goes to the client's model (if it offers
     /// sampling) — how a front passes on its client's roots and model.
     pub fn calling_client(mut self, client: Arc<dyn CallingClient>) -> CallOptions {
-        self.client = Some(CallClient(client));
+        self.more().client = Some(CallClient(client));
         self
     }
 
     /// Says through what the call came (`bridge`, a front session...), for
     /// its audit record.
     pub fn via(mut self, via: impl Into<String>) -> CallOptions {
-        self.via = Some(via.into());
+        self.more().via = Some(via.into());
         self
     }
 
     /// What the call's server requests are answered with.
     fn ask_context(&self, caller: Caller<'_>) -> Option<Arc<AskContext>> {
-        if caller.is_none() && self.elicitor.is_none() && self.client.is_none() {
+        let more = self.more.as_deref();
+        let elicitor = more.and_then(|more| more.elicitor.as_ref()).map(|elicitor| elicitor.0.clone());
+        let client = more.and_then(|more| more.client.as_ref()).map(|client| client.0.clone());
+        if caller.is_none() && elicitor.is_none() && client.is_none() {
             return None;
         }
-        let elicitor = self.elicitor.as_ref().map(|elicitor| elicitor.0.clone());
-        let client = self.client.as_ref().map(|client| client.0.clone());
         Some(Arc::new(AskContext { agent: caller.map(str::to_string), elicitor, client }))
+    }
+
+    /// The rest of the options, to be set.
+    fn more(&mut self) -> &mut MoreOptions {
+        self.more.get_or_insert_with(Box::default)
+    }
+
+    /// The `_meta` for the server (empty when none was given).
+    fn meta_map(&self) -> &Map<String, Value> {
+        static NONE: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+        self.more.as_ref().map_or(&NONE, |more| &more.meta)
+    }
+
+    fn progress_sink(&self) -> Option<&ProgressSink> {
+        self.more.as_ref().and_then(|more| more.progress.as_ref())
+    }
+
+    fn call_logs(&self) -> Option<&CallLogs> {
+        self.more.as_ref().and_then(|more| more.logs.as_ref())
     }
 }
 
@@ -234,7 +264,7 @@ impl CallPath {
             let scanner = sink.with_arguments().then(|| self.rules.borrow().scanner.clone());
             let mut draft = AuditDraft::new(name, &arguments, scanner.as_ref());
             draft.agent = caller.map(str::to_string);
-            draft.via = options.via.clone();
+            draft.via = options.more.as_ref().and_then(|more| more.via.clone());
             record = record.audited(sink.as_ref(), draft);
         }
         // The call's span: the parent of its approval wait and attempts,
@@ -248,8 +278,10 @@ impl CallPath {
             warden.server = tracing::field::Empty,
             warden.outcome = tracing::field::Empty,
         );
-        crate::trace_context::continue_trace(&span, &options.meta);
-        let result = self.steps(&mut record, caller, name, arguments, options).instrument(span.clone()).await;
+        crate::trace_context::continue_trace(&span, options.meta_map());
+        // The options by reference: the steps' future is moved whole on
+        // every call, and holding them by value made it larger twice over.
+        let result = self.steps(&mut record, caller, name, arguments, &options).instrument(span.clone()).await;
         if let (Err(error), Some(draft)) = (&result, record.draft()) {
             draft.decision = draft.decision.take().or_else(|| audit::decision_of(error));
         }
@@ -265,7 +297,7 @@ impl CallPath {
         caller: Caller<'_>,
         name: &str,
         arguments: Value,
-        options: CallOptions,
+        options: &CallOptions,
     ) -> Result<CallToolResult, CallError> {
         // 0. Shape.
         let arguments = match arguments {
@@ -300,27 +332,32 @@ impl CallPath {
         let settings = slot.map(|slot| slot.settings).unwrap_or_default();
         let timeout = options.timeout.unwrap_or(policy.timeout.value);
 
-        // 2. Admit.
-        let view = self.gate_view.borrow().clone();
-        let approver = options.approver.as_ref().map(|approver| approver.0.clone());
-        let called = admit::Called { name, server: &server, agent: caller, approver };
-        let arguments = Value::Object(arguments);
-        let tokens = oauth_leaks::scanner_for(oauth_leaks::all(&self.slots.borrow()), &arguments);
+        // 2. Admit, in a block of its own: what only admission needs ends
+        // with it, not held in the call's future while the server works.
         let mut leaks = Vec::new();
-        let admitted =
-            admit::admit(&rules, tokens.as_ref(), &view, &self.gate, &called, &arguments, &policy, &mut leaks);
-        let admitted = admitted.await;
+        let (decision, arguments) = {
+            let view = self.gate_view.borrow().clone();
+            let approver =
+                options.more.as_ref().and_then(|more| more.approver.as_ref()).map(|approver| approver.0.clone());
+            let called = admit::Called { name, server: &server, agent: caller, approver };
+            let arguments = Value::Object(arguments);
+            let tokens = oauth_leaks::scanner_for(oauth_leaks::all(&self.slots.borrow()), &arguments);
+            let admitted =
+                admit::admit(&rules, tokens.as_ref(), &view, &self.gate, &called, &arguments, &policy, &mut leaks);
+            let admitted = admitted.await;
+            let Value::Object(arguments) = arguments else { unreachable!("made an object above") };
+            (admitted, arguments)
+        };
         self.noted(record, &mut leaks);
-        let decision = admitted?;
+        let decision = decision?;
         if let Some(draft) = record.draft() {
             draft.decision = Some(decision);
         }
-        let Value::Object(arguments) = arguments else { unreachable!("made an object above") };
 
         // 3. Attempt; a server that needs a URL opened first (-32042) has
         // the person asked, and the call made again once.
         let asks = options.ask_context(caller);
-        let attempt = attempt::Attempt { name, server: &server, settings: &settings, timeout, options: &options, asks };
+        let attempt = attempt::Attempt { name, server: &server, settings: &settings, timeout, options, asks };
         let result = match attempt::run(&self.snapshot, &attempt, &arguments).await {
             // Boxed: rare, and its futures would otherwise make every
             // call's future larger (it is moved on every call).

@@ -98,7 +98,7 @@ pub(super) async fn run(
     loop {
         number += 1;
         let wait = Wait { name, server, failed_actor, deadline, timeout, settings, tool: true };
-        let target = wait_for_route(snapshots.clone(), wait).await?;
+        let target = wait_for_route(snapshots, wait).await?;
         let outcome = match target.primitive_tool {
             Some(wrapper) => {
                 let caller = asks.as_ref().and_then(|asks| asks.agent.as_deref()).map(Arc::<str>::from);
@@ -129,7 +129,7 @@ pub(super) async fn run(
                     warden.server = server,
                     warden.attempt = number,
                 );
-                let meta = crate::trace_context::for_server(&span, &options.meta);
+                let meta = crate::trace_context::for_server(&span, options.meta_map());
                 let call = tool_call(name, &target.tool, arguments, options, meta, deadline, timeout);
                 let call = ToolCall { asks: asks.clone(), as_task: target.as_task, ..call };
                 // Decoded here, in the caller's task, not in the actor that
@@ -185,34 +185,41 @@ fn tool_call(
     deadline: Instant,
     timeout: Duration,
 ) -> ToolCall {
-    if options.progress.is_none() && options.logs.is_none() {
-        let meta = traced.as_ref().unwrap_or(&options.meta);
+    if options.progress_sink().is_none() && options.call_logs().is_none() {
+        let meta = traced.as_ref().unwrap_or(options.meta_map());
         return ToolCall::new(name, tool, arguments, meta, deadline, timeout);
     }
     // The ticket is known before the params are written: it is the token.
     let ticket = fresh_ticket();
-    let mut meta = traced.unwrap_or_else(|| options.meta.clone());
-    if options.progress.is_some() {
+    let mut meta = traced.unwrap_or_else(|| options.meta_map().clone());
+    if options.progress_sink().is_some() {
         meta.insert("progressToken".into(), ticket.into());
     }
-    if let Some(logs) = &options.logs {
+    if let Some(logs) = options.call_logs() {
         meta.insert(warden_protocol::LOG_LEVEL_KEY.into(), logs.level.name().into());
     }
     let call = ToolCall::new(name, tool, arguments, &meta, deadline, timeout);
-    ToolCall { ticket, progress: options.progress.clone(), logs: options.logs.clone(), ..call }
+    ToolCall { ticket, progress: options.progress_sink().cloned(), logs: options.call_logs().cloned(), ..call }
 }
 
 /// Sends one request for tool `name` to its server and waits for its
 /// answer: down the server's fast lane when the call needs nothing of its
-/// actor, else through the actor. An actor that stops before it answers
-/// never took the request: that is "gone, not delivered", and the caller
-/// may repeat it.
+/// actor, else through the actor.
 async fn send(to: &ServerRef, server: &str, name: &str, call: ToolCall) -> Result<Box<RawValue>, CallError> {
-    let call = match to.lane.try_send(call) {
-        Sending::Sent(wait) => return wait.answer(name).await,
-        Sending::Unsent(error) => return Err(error),
-        Sending::Refused(call) => call,
-    };
+    match to.lane.try_send(call) {
+        Sending::Sent(wait) => wait.answer(name).await,
+        Sending::Unsent(error) => Err(error),
+        // Boxed: a ractor call's future is large, and every call's future
+        // (moved whole on every call) would carry its size for a path that
+        // only calls needing the actor take.
+        Sending::Refused(call) => Box::pin(send_to_actor(to, server, name, call)).await,
+    }
+}
+
+/// Sends `call` through the server's actor. An actor that stops before it
+/// answers never took the request: that is "gone, not delivered", and the
+/// caller may repeat it.
+async fn send_to_actor(to: &ServerRef, server: &str, name: &str, call: ToolCall) -> Result<Box<RawValue>, CallError> {
     let actor = &to.actor;
     // Dropped with the caller's future, it tells the server the caller left.
     let cancel = CastOnDrop::new(actor, ServerMsg::CancelCall { ticket: call.ticket });
@@ -257,7 +264,7 @@ pub(super) async fn request(
     let mut broken = 0u32;
     loop {
         let wait = Wait { name, server, failed_actor, deadline, timeout, settings, tool: false };
-        let target = wait_for_route(snapshots.clone(), wait).await?;
+        let target = wait_for_route(snapshots, wait).await?;
         let call = ToolCall::request(name, method, params, deadline, timeout);
         let call = ToolCall { caller: caller.map(Arc::from), ..call };
         match send(&target.server, server, name, call).await {
@@ -291,8 +298,25 @@ struct Wait<'a> {
     settings: &'a ServerSettings,
 }
 
-/// Waits until the server can take the call, or says why it cannot.
-async fn wait_for_route(mut snapshots: watch::Receiver<Arc<Snapshot>>, wait: Wait<'_>) -> Result<Target, CallError> {
+/// Waits until the server can take the call, or says why it cannot. The
+/// latest snapshot decides most calls at once; only a wait (a restart, a
+/// registry not yet told of a crash) needs the snapshot channel.
+async fn wait_for_route(snapshots: &watch::Receiver<Arc<Snapshot>>, wait: Wait<'_>) -> Result<Target, CallError> {
+    let route = route(&snapshots.borrow(), &wait);
+    match route {
+        Route::Go(target) => Ok(target),
+        Route::Fail(error) => Err(error),
+        // Boxed: its timer and channel futures would otherwise make every
+        // call's future larger (moved whole on every call).
+        Route::Wait => Box::pin(wait_for_next_route(snapshots.clone(), wait)).await,
+    }
+}
+
+/// Waits for snapshots until one routes the call, within its deadline.
+async fn wait_for_next_route(
+    mut snapshots: watch::Receiver<Arc<Snapshot>>,
+    wait: Wait<'_>,
+) -> Result<Target, CallError> {
     let Wait { name, server, deadline, .. } = wait;
     loop {
         let route = route(&snapshots.borrow_and_update(), &wait);

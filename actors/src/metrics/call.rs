@@ -71,8 +71,9 @@ pub(crate) struct CallRecord<'a> {
     started: Instant,
     /// The tool's series, once the name resolved to a server's tool.
     resolved: Option<Arc<ToolSeries>>,
-    /// What the audit record will say, when there is a sink.
-    audit: Option<(&'a dyn AuditSink, AuditDraft)>,
+    /// What the audit record will say, when there is a sink. Boxed: the
+    /// record lives in every call's future, which is moved whole.
+    audit: Option<(&'a dyn AuditSink, Box<AuditDraft>)>,
     ended: bool,
 }
 
@@ -84,13 +85,13 @@ impl<'a> CallRecord<'a> {
 
     /// The call is audited into `sink`, from `draft`.
     pub(crate) fn audited(mut self, sink: &'a dyn AuditSink, draft: AuditDraft) -> CallRecord<'a> {
-        self.audit = Some((sink, draft));
+        self.audit = Some((sink, Box::new(draft)));
         self
     }
 
     /// The audit draft, when the call is audited.
     pub(crate) fn draft(&mut self) -> Option<&mut AuditDraft> {
-        self.audit.as_mut().map(|(_, draft)| draft)
+        self.audit.as_mut().map(|(_, draft)| &mut **draft)
     }
 
     /// The call's name resolved to `server`'s tool `tool` (Warden's name
