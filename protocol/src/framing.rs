@@ -162,6 +162,18 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         })
     }
 
+    /// Takes back `line`, a [`Frame::Line`] its caller is done with, to
+    /// read the next line into: a reader of many small lines then
+    /// allocates none. A buffer with more room than `SLACK_BYTES` is let
+    /// go, so one long line does not make every later one that large.
+    pub fn recycle(&mut self, line: String) {
+        if self.line.capacity() == 0 && line.capacity() <= SLACK_BYTES {
+            let mut bytes = line.into_bytes();
+            bytes.clear();
+            self.line = bytes;
+        }
+    }
+
     /// The underlying stream.
     pub fn into_inner(self) -> R {
         self.inner

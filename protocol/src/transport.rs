@@ -307,17 +307,7 @@ impl StderrTail {
 /// Turns one frame of server output into an event.
 pub(crate) fn frame_to_event(frame: Frame) -> TransportEvent {
     match frame {
-        Frame::Line(line) => {
-            if let Some(response) = RawResponse::parse(&line) {
-                return TransportEvent::Response(response);
-            }
-            match Message::parse(&line) {
-                Ok(message) => TransportEvent::Message(message),
-                Err(error) => {
-                    TransportEvent::Malformed { problem: format!("{error} (line starts: `{}`)", excerpt(&line, 80)) }
-                }
-            }
-        }
+        Frame::Line(line) => line_to_event(&line),
         Frame::Oversized { bytes, limit, head, tail } => {
             match too_large::answer_too_large(bytes, limit, &head, &tail) {
                 Some(answer) => TransportEvent::Message(answer),
@@ -327,6 +317,17 @@ pub(crate) fn frame_to_event(frame: Frame) -> TransportEvent {
             }
         }
         Frame::NotUtf8 { bytes } => TransportEvent::Malformed { problem: format!("a {bytes}-byte line is not UTF-8") },
+    }
+}
+
+/// The event one line makes (what it holds is copied out of it).
+pub(crate) fn line_to_event(line: &str) -> TransportEvent {
+    if let Some(response) = RawResponse::parse(line) {
+        return TransportEvent::Response(response);
+    }
+    match Message::parse(line) {
+        Ok(message) => TransportEvent::Message(message),
+        Err(error) => TransportEvent::Malformed { problem: format!("{error} (line starts: `{}`)", excerpt(line, 80)) },
     }
 }
 

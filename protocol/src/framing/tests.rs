@@ -93,3 +93,27 @@ async fn a_long_line_keeps_no_room_it_grew_but_did_not_use() {
     assert_eq!(line.len(), 3_000_000);
     assert!(line.capacity() <= line.len() + SLACK_BYTES, "capacity {} for {} bytes", line.capacity(), line.len());
 }
+
+#[tokio::test]
+async fn a_recycled_line_is_read_into_and_holds_only_the_next_line() {
+    let input = b"{\"a\":\"a long first line\"}\n{\"b\":2}\n\nlast".as_slice();
+    let mut reader = LineReader::new(BufReader::with_capacity(4, input), 100);
+    let mut got = Vec::new();
+    while let Some(frame) = reader.next_frame().await.unwrap() {
+        let Frame::Line(line) = frame else { panic!("only lines here, got {frame:?}") };
+        got.push(line.clone());
+        let room = line.capacity();
+        reader.recycle(line);
+        // The next line lands in the buffer just given back.
+        assert!(reader.line.capacity() == room, "the buffer was not taken back");
+    }
+    assert_eq!(got, ["{\"a\":\"a long first line\"}", "{\"b\":2}", "last"]);
+}
+
+#[tokio::test]
+async fn a_recycled_buffer_with_much_room_is_let_go() {
+    let mut reader = LineReader::new(BufReader::new(b"x\n".as_slice()), 100);
+    reader.recycle(String::with_capacity(SLACK_BYTES + 1));
+    assert_eq!(reader.line.capacity(), 0, "a large buffer is not kept for small lines");
+    assert_eq!(reader.next_frame().await.unwrap(), Some(Frame::Line("x".into())));
+}

@@ -27,10 +27,10 @@ use tokio::time::Instant;
 
 use super::stderr_budget::{StderrBudget, Verdict};
 use super::{
-    frame_to_event, Backlog, ConnectFuture, Connection, Connector, EventSink, StderrTail, TransportError,
-    TransportEvent,
+    frame_to_event, line_to_event, Backlog, ConnectFuture, Connection, Connector, EventSink, StderrTail,
+    TransportError, TransportEvent,
 };
-use crate::framing::{LineReader, DEFAULT_MAX_MESSAGE_BYTES};
+use crate::framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES};
 
 /// How to start one stdio server.
 #[derive(Debug, Clone)]
@@ -179,6 +179,12 @@ async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, sink: Ev
         let mut next = lines.next_frame().await;
         loop {
             match next {
+                // The line's buffer goes back to the reader for the next
+                // one: an answer then costs no allocation to read.
+                Ok(Some(Frame::Line(line))) => {
+                    batch.push(line_to_event(&line));
+                    lines.recycle(line);
+                }
                 Ok(Some(frame)) => batch.push(frame_to_event(frame)),
                 Ok(None) => return batch.deliver(),
                 Err(error) => {
@@ -255,7 +261,7 @@ async fn drain_stderr(stderr: tokio::process::ChildStderr, server: String, tail:
         };
         let Ok(Some(frame)) = frame else { break };
         let line = match frame {
-            crate::framing::Frame::Line(line) => line,
+            Frame::Line(line) => line,
             other => format!("{other:?}"),
         };
         let (closed, verdict) = budget.admit(line.len(), Instant::now());
