@@ -49,7 +49,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 

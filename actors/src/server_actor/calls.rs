@@ -13,15 +13,17 @@ use super::*;
 
 /// The request numbered `id`, as one line of JSON (no newline), built by
 /// hand: `format!` took about 1,200 instructions a call here (callgrind),
-/// most of it growing its buffer, for what is a few copies. `method` is one
-/// of Warden's own, which need no escaping.
+/// most of it growing its buffer, for what is a few copies. The id goes
+/// through serde_json's integer writer: `write!` took 230 instructions of
+/// the remaining 480 (the formatting machinery, for one number). `method`
+/// is one of Warden's own, which need no escaping.
 pub(super) fn request_line(id: i64, method: &str, params: &RawValue) -> Vec<u8> {
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     let params = params.get().as_bytes();
     // Room for the longest id, the fixed text and the newline the transport adds.
     let mut line = Vec::with_capacity(HEAD.len() + 20 + method.len() + params.len() + 32);
     line.extend_from_slice(HEAD);
-    write!(line, "{id}").expect("writing to a Vec cannot fail");
+    serde_json::to_writer(&mut line, &id).expect("an integer always serialises");
     line.extend_from_slice(br#","method":""#);
     line.extend_from_slice(method.as_bytes());
     line.extend_from_slice(br#"","params":"#);
@@ -403,6 +405,25 @@ impl ServerActorState {
             if let Pending::Call(PendingCall { call, reply, sent, .. }) = pending {
                 let _ = reply.send(Err(error(call.name, sent)));
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::request_line;
+    use serde_json::value::RawValue;
+    use warden_protocol::{Message, RequestId};
+
+    #[test]
+    fn a_request_line_is_the_request_a_server_reads() {
+        let params = RawValue::from_string(r#"{"name":"echo","arguments":{"message":"hi"}}"#.into()).unwrap();
+        for id in [0, 7, 1_234_567_890_123, i64::MAX] {
+            let line = String::from_utf8(request_line(id, "tools/call", &params)).unwrap();
+            let Ok(Message::Request(request)) = Message::parse(&line) else { panic!("not a request: {line}") };
+            assert_eq!(request.id, RequestId::Number(id));
+            assert_eq!(request.method, "tools/call");
+            assert_eq!(request.params, Some(serde_json::from_str(params.get()).unwrap()));
         }
     }
 }
