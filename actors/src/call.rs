@@ -143,21 +143,21 @@ impl CallOptions {
     /// its client's on). Warden's own `progressToken` wins over one here.
     pub fn meta(mut self, meta: Map<String, Value>) -> CallOptions {
         if !meta.is_empty() || self.more.is_some() {
-            self.more().meta = meta;
+            self.more_mut().meta = meta;
         }
         self
     }
 
     /// Asks the server for progress and sends each report to `sink`.
     pub fn progress(mut self, sink: ProgressSink) -> CallOptions {
-        self.more().progress = Some(sink);
+        self.more_mut().progress = Some(sink);
         self
     }
 
     /// Asks the server for the call's own log messages at `logs.level` and
     /// above (2026-07-28, per request) and sends them to `logs.sink`.
     pub fn logs(mut self, logs: CallLogs) -> CallOptions {
-        self.more().logs = Some(logs);
+        self.more_mut().logs = Some(logs);
         self
     }
 
@@ -165,7 +165,7 @@ impl CallOptions {
     /// (in the modes it supports), before the host's elicitor: how a front
     /// relays a server's question to the client whose call it is.
     pub fn elicitor(mut self, elicitor: Arc<dyn Elicitor>) -> CallOptions {
-        self.more().elicitor = Some(CallElicitor(elicitor));
+        self.more_mut().elicitor = Some(CallElicitor(elicitor));
         self
     }
 
@@ -173,7 +173,7 @@ impl CallOptions {
     /// person: how a front asks its own client. The decision is the gate's
     /// as for any approval (timeout, log line); grants still apply first.
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> CallOptions {
-        self.more().approver = Some(CallApprover(approver));
+        self.more_mut().approver = Some(CallApprover(approver));
         self
     }
 
@@ -182,45 +182,37 @@ impl CallOptions {
     /// server's sampling request goes to the client's model (if it offers
     /// sampling) — how a front passes on its client's roots and model.
     pub fn calling_client(mut self, client: Arc<dyn CallingClient>) -> CallOptions {
-        self.more().client = Some(CallClient(client));
+        self.more_mut().client = Some(CallClient(client));
         self
     }
 
     /// Says through what the call came (`bridge`, a front session...), for
     /// its audit record.
     pub fn via(mut self, via: impl Into<String>) -> CallOptions {
-        self.more().via = Some(via.into());
+        self.more_mut().via = Some(via.into());
         self
     }
 
     /// What the call's server requests are answered with.
     fn ask_context(&self, caller: Caller<'_>) -> Option<Arc<AskContext>> {
-        let more = self.more.as_deref();
-        let elicitor = more.and_then(|more| more.elicitor.as_ref()).map(|elicitor| elicitor.0.clone());
-        let client = more.and_then(|more| more.client.as_ref()).map(|client| client.0.clone());
+        let more = self.more();
+        let elicitor = more.elicitor.as_ref().map(|elicitor| elicitor.0.clone());
+        let client = more.client.as_ref().map(|client| client.0.clone());
         if caller.is_none() && elicitor.is_none() && client.is_none() {
             return None;
         }
         Some(Arc::new(AskContext { agent: caller.map(str::to_string), elicitor, client }))
     }
 
-    /// The rest of the options, to be set.
-    fn more(&mut self) -> &mut MoreOptions {
+    /// The options beyond the timeout (all unset when none was given).
+    fn more(&self) -> &MoreOptions {
+        static UNSET: std::sync::LazyLock<MoreOptions> = std::sync::LazyLock::new(MoreOptions::default);
+        self.more.as_deref().unwrap_or(&UNSET)
+    }
+
+    /// The options beyond the timeout, to be set.
+    fn more_mut(&mut self) -> &mut MoreOptions {
         self.more.get_or_insert_with(Box::default)
-    }
-
-    /// The `_meta` for the server (empty when none was given).
-    fn meta_map(&self) -> &Map<String, Value> {
-        static NONE: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
-        self.more.as_ref().map_or(&NONE, |more| &more.meta)
-    }
-
-    fn progress_sink(&self) -> Option<&ProgressSink> {
-        self.more.as_ref().and_then(|more| more.progress.as_ref())
-    }
-
-    fn call_logs(&self) -> Option<&CallLogs> {
-        self.more.as_ref().and_then(|more| more.logs.as_ref())
     }
 }
 
@@ -264,7 +256,7 @@ impl CallPath {
             let scanner = sink.with_arguments().then(|| self.rules.borrow().scanner.clone());
             let mut draft = AuditDraft::new(name, &arguments, scanner.as_ref());
             draft.agent = caller.map(str::to_string);
-            draft.via = options.more.as_ref().and_then(|more| more.via.clone());
+            draft.via = options.more().via.clone();
             record = record.audited(sink.as_ref(), draft);
         }
         // The call's span: the parent of its approval wait and attempts,
@@ -278,7 +270,7 @@ impl CallPath {
             warden.server = tracing::field::Empty,
             warden.outcome = tracing::field::Empty,
         );
-        crate::trace_context::continue_trace(&span, options.meta_map());
+        crate::trace_context::continue_trace(&span, &options.more().meta);
         // The options by reference: the steps' future is moved whole on
         // every call, and holding them by value made it larger twice over.
         let result = self.steps(&mut record, caller, name, arguments, &options).instrument(span.clone()).await;
@@ -337,8 +329,7 @@ impl CallPath {
         let mut leaks = Vec::new();
         let (decision, arguments) = {
             let view = self.gate_view.borrow().clone();
-            let approver =
-                options.more.as_ref().and_then(|more| more.approver.as_ref()).map(|approver| approver.0.clone());
+            let approver = options.more().approver.as_ref().map(|approver| approver.0.clone());
             let called = admit::Called { name, server: &server, agent: caller, approver };
             let arguments = Value::Object(arguments);
             let tokens = oauth_leaks::scanner_for(oauth_leaks::all(&self.slots.borrow()), &arguments);

@@ -129,7 +129,7 @@ pub(super) async fn run(
                     warden.server = server,
                     warden.attempt = number,
                 );
-                let meta = crate::trace_context::for_server(&span, options.meta_map());
+                let meta = crate::trace_context::for_server(&span, &options.more().meta);
                 let call = tool_call(name, &target.tool, arguments, options, meta, deadline, timeout);
                 let call = ToolCall { asks: asks.clone(), as_task: target.as_task, ..call };
                 // Decoded here, in the caller's task, not in the actor that
@@ -185,21 +185,22 @@ fn tool_call(
     deadline: Instant,
     timeout: Duration,
 ) -> ToolCall {
-    if options.progress_sink().is_none() && options.call_logs().is_none() {
-        let meta = traced.as_ref().unwrap_or(options.meta_map());
+    let more = options.more();
+    if more.progress.is_none() && more.logs.is_none() {
+        let meta = traced.as_ref().unwrap_or(&more.meta);
         return ToolCall::new(name, tool, arguments, meta, deadline, timeout);
     }
     // The ticket is known before the params are written: it is the token.
     let ticket = fresh_ticket();
-    let mut meta = traced.unwrap_or_else(|| options.meta_map().clone());
-    if options.progress_sink().is_some() {
+    let mut meta = traced.unwrap_or_else(|| more.meta.clone());
+    if more.progress.is_some() {
         meta.insert("progressToken".into(), ticket.into());
     }
-    if let Some(logs) = options.call_logs() {
+    if let Some(logs) = &more.logs {
         meta.insert(warden_protocol::LOG_LEVEL_KEY.into(), logs.level.name().into());
     }
     let call = ToolCall::new(name, tool, arguments, &meta, deadline, timeout);
-    ToolCall { ticket, progress: options.progress_sink().cloned(), logs: options.call_logs().cloned(), ..call }
+    ToolCall { ticket, progress: more.progress.clone(), logs: more.logs.clone(), ..call }
 }
 
 /// Sends one request for tool `name` to its server and waits for its
