@@ -148,6 +148,9 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             bytes.pop();
         }
         if bytes.iter().all(u8::is_ascii_whitespace) {
+            // Skipped, and its buffer kept for the next line.
+            bytes.clear();
+            self.line = bytes;
             return None;
         }
         if bytes.capacity() - bytes.len() > SLACK_BYTES {
@@ -164,8 +167,8 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 
     /// Takes back `line`, a [`Frame::Line`] its caller is done with, to
     /// read the next line into: a reader of many small lines then
-    /// allocates none. A buffer with more room than `SLACK_BYTES` is let
-    /// go, so one long line does not make every later one that large.
+    /// allocates none. A buffer larger than `SLACK_BYTES` is let go, so
+    /// one long line does not make every later one that large.
     pub fn recycle(&mut self, line: String) {
         if self.line.capacity() == 0 && line.capacity() <= SLACK_BYTES {
             let mut bytes = line.into_bytes();
