@@ -58,8 +58,8 @@ use serde_json::{json, Map, Value};
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::Instant;
 use warden_protocol::{
-    Backlog, Connection, Connector, ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message, Notification,
-    Queued, RawResponse, Request, RequestId, Response, Tool, TransportEvent, LATEST_PROTOCOL_VERSION,
+    AnswerTaker, Backlog, Connection, Connector, ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message,
+    Notification, Queued, RawResponse, Request, RequestId, Response, Tool, TransportEvent, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
 };
 
@@ -87,7 +87,7 @@ mod tasks;
 mod tool_call;
 
 pub(crate) use era::KnownEra;
-pub(crate) use lane::Sending;
+pub(crate) use lane::{Answer, Sending};
 pub use lane::{Lane, ServerRef};
 pub use tool_call::ToolCall;
 
@@ -421,7 +421,9 @@ impl ServerActorState {
             // (the mark drops with the refused message, making room).
             let _ = actor.cast(ServerMsg::Transport(event, queue.enter()));
         });
-        match self.connector.connect_paced(sink, backlog).await {
+        // The reader hands lane calls' answers straight to the lane.
+        let taker: Arc<dyn AnswerTaker> = Arc::clone(&self.lane) as Arc<dyn AnswerTaker>;
+        match self.connector.connect_paced(sink, backlog, Some(taker)).await {
             Ok(connection) => self.connection = Some(connection),
             // Starting it again would fail the same way.
             Err(error) => return self.fail(myself, error.to_string(), true),

@@ -13,12 +13,16 @@
 //! first and then walking it into the reader's type was about a quarter of
 //! Warden's CPU per call (`benches/call_latency.rs`, 32 callers).
 
+mod answer_head;
+
 use std::fmt;
 
 use serde::de::{Error as _, Unexpected, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
+
+pub(crate) use answer_head::answer_head;
 
 /// A request id: JSON-RPC allows strings and numbers, and servers use both.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]

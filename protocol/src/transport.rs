@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 use crate::framing::Frame;
-use crate::jsonrpc::{Message, RawResponse};
+use crate::jsonrpc::{answer_head, Message, RawResponse};
 
 pub use backlog::{Backlog, Queued};
 pub use fd_limit::{raise_open_file_limit, restore_open_file_limit, OpenFileLimit};
@@ -108,6 +108,23 @@ pub enum TransportEvent {
 /// tasks; it must not block.
 pub type EventSink = Arc<dyn Fn(TransportEvent) + Send + Sync>;
 
+/// Takes the answers its owner waits for straight from the reader, before
+/// they become events: the reader found a successful answer's id and its
+/// `result` object ([`answer_head`]), and hands over the result's text,
+/// not yet checked as JSON. A taker that decodes it and passes it on
+/// returns `true`; `false` (not an id it waits for, or a result that does
+/// not decode) leaves the line to become an event as usual, which says
+/// what is wrong with it as it always did. Called from the reader's task,
+/// in the order lines arrive; it must not block.
+///
+/// This is how a call's answer is read once: before, the envelope parse
+/// checked the whole result and copied it out, and the caller decoded the
+/// copy again (about a tenth of an embedded call's instructions).
+pub trait AnswerTaker: Send + Sync {
+    /// Takes the answer to request `id`, whose result is `result`.
+    fn take_answer(&self, id: i64, result: &str) -> bool;
+}
+
 /// What [`Connector::connect`] returns.
 pub type ConnectFuture = Pin<Box<dyn Future<Output = Result<Connection, TransportError>> + Send>>;
 
@@ -123,9 +140,15 @@ pub trait Connector: Send + Sync + 'static {
     /// pausing while `backlog` is full: the sink marks each delivery with
     /// [`Backlog::enter`] and drops the mark once it is handled. Transports
     /// that read on their own (stdio, HTTP) honour it; the default
-    /// ignores it.
-    fn connect_paced(&self, sink: EventSink, backlog: Arc<Backlog>) -> ConnectFuture {
-        let _ = backlog;
+    /// ignores it. Answers `taker` takes skip the sink; stdio offers it
+    /// every plain answer, the others none yet.
+    fn connect_paced(
+        &self,
+        sink: EventSink,
+        backlog: Arc<Backlog>,
+        taker: Option<Arc<dyn AnswerTaker>>,
+    ) -> ConnectFuture {
+        let _ = (backlog, taker);
         self.connect(sink)
     }
 
@@ -318,6 +341,12 @@ pub(crate) fn frame_to_event(frame: Frame) -> TransportEvent {
         }
         Frame::NotUtf8 { bytes } => TransportEvent::Malformed { problem: format!("a {bytes}-byte line is not UTF-8") },
     }
+}
+
+/// Whether `taker` took `line` as an answer it waits for.
+pub(crate) fn taken(taker: Option<&dyn AnswerTaker>, line: &str) -> bool {
+    let Some(taker) = taker else { return false };
+    answer_head(line).is_some_and(|head| taker.take_answer(head.id, &line[head.result]))
 }
 
 /// The event one line makes (what it holds is copied out of it).

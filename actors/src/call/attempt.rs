@@ -39,7 +39,7 @@ use crate::client_features::AskContext;
 use crate::error::CallError;
 use crate::primitive_tools::{self, PrimitiveTool};
 use crate::registry::{ServerEntry, ServerState, Snapshot};
-use crate::server_actor::{Sending, ServerMsg, ServerRef, ToolCall};
+use crate::server_actor::{Answer, Sending, ServerMsg, ServerRef, ToolCall};
 use crate::server_settings::ServerSettings;
 use crate::tickets::{fresh_ticket, CastOnDrop};
 
@@ -107,7 +107,7 @@ pub(super) async fn run(
                     let call = ToolCall { asks: asks.clone(), caller: caller.clone(), ..call };
                     let to = &target.server;
                     async move {
-                        let result = send(to, server, name, call).await?;
+                        let result = send(to, server, name, call).await?.into_raw();
                         // Wrappers work on JSON trees; their requests are
                         // not the hot path.
                         serde_json::from_str::<Value>(result.get()).map_err(|error| CallError::BadResult {
@@ -134,12 +134,14 @@ pub(super) async fn run(
                 let call = ToolCall { asks: asks.clone(), as_task: target.as_task, ..call };
                 // Decoded here, in the caller's task, not in the actor that
                 // every call to this server passes through.
-                send(&target.server, server, name, call).instrument(span).await.and_then(|result| {
-                    decode_result(&result).map_err(|error| CallError::BadResult {
+                send(&target.server, server, name, call).instrument(span).await.and_then(|answer| match answer {
+                    // The lane's reader decoded it already.
+                    Answer::Tool(result) => Ok(result),
+                    Answer::Raw(result) => decode_result(&result).map_err(|error| CallError::BadResult {
                         server: server.to_string(),
                         name: name.to_string(),
                         problem: error.to_string(),
-                    })
+                    }),
                 })
             }
         };
@@ -206,14 +208,14 @@ fn tool_call(
 /// Sends one request for tool `name` to its server and waits for its
 /// answer: down the server's fast lane when the call needs nothing of its
 /// actor, else through the actor.
-async fn send(to: &ServerRef, server: &str, name: &str, call: ToolCall) -> Result<Box<RawValue>, CallError> {
+async fn send(to: &ServerRef, server: &str, name: &str, call: ToolCall) -> Result<Answer, CallError> {
     match to.lane.try_send(call) {
         Sending::Sent(wait) => wait.answer(name).await,
         Sending::Unsent(error) => Err(error),
         // Boxed: a ractor call's future is large, and every call's future
         // (moved whole on every call) would carry its size for a path that
         // only calls needing the actor take.
-        Sending::Refused(call) => Box::pin(send_to_actor(to, server, name, call)).await,
+        Sending::Refused(call) => Box::pin(send_to_actor(to, server, name, call)).await.map(Answer::Raw),
     }
 }
 
@@ -268,7 +270,7 @@ pub(super) async fn request(
         let target = wait_for_route(snapshots, wait).await?;
         let call = ToolCall::request(name, method, params, deadline, timeout);
         let call = ToolCall { caller: caller.map(Arc::from), ..call };
-        match send(&target.server, server, name, call).await {
+        match send(&target.server, server, name, call).await.map(Answer::into_raw) {
             Err(CallError::ServerGone { delivered, server, .. }) => {
                 tracing::debug!(server = %server, delivered, "repeating '{name}' after the server went down");
             }

@@ -39,7 +39,9 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use warden_config::CrashRetry;
-use warden_protocol::{ErrorObject, Message, Outbound, RawResponse, RequestId, TransportEvent};
+use warden_protocol::{
+    AnswerTaker, CallToolResult, ErrorObject, Message, Outbound, RawResponse, RequestId, TransportEvent,
+};
 
 use super::calls::{answer_error, cancellation, request_line, IdHasher};
 use super::{ServerMsg, ToolCall};
@@ -62,7 +64,27 @@ impl std::fmt::Debug for ServerRef {
 }
 
 /// What a call's caller waits for.
-type Reply = oneshot::Sender<Result<Box<RawValue>, CallError>>;
+type Reply = oneshot::Sender<Result<Answer, CallError>>;
+
+/// A lane call's answer: a `tools/call` result the reader could decode
+/// as it read it ([`Lane::take_answer`]), else the result's text.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// The result as the server wrote it, still to be decoded.
+    Raw(Box<RawValue>),
+    /// A `tools/call` result, decoded.
+    Tool(CallToolResult),
+}
+
+impl Answer {
+    /// The result as JSON text, for a request that is not a tool call.
+    pub(crate) fn into_raw(self) -> Box<RawValue> {
+        match self {
+            Answer::Raw(raw) => raw,
+            Answer::Tool(result) => serde_json::value::to_raw_value(&result).expect("a result always serialises"),
+        }
+    }
+}
 
 /// One server connection's fast lane, shared by its actor, its reader and
 /// its callers.
@@ -93,6 +115,8 @@ struct LaneState {
 /// A call in the lane: what its answer, or a question about it, needs.
 struct LaneCall {
     name: String,
+    /// A `tools/call`, whose answer the reader may decode.
+    tool: bool,
     ticket: u64,
     asks: Option<Arc<AskContext>>,
     deadline: Instant,
@@ -212,8 +236,9 @@ impl Lane {
             // Taken only now: a refused call leaves the ids the actor's next.
             let id = self.fresh_id();
             let (deadline, timeout) = (call.deadline, call.timeout);
+            let tool = call.method == "tools/call";
             let lane_call =
-                LaneCall { name: call.name, ticket: call.ticket, asks: call.asks, deadline, timeout, reply };
+                LaneCall { name: call.name, tool, ticket: call.ticket, asks: call.asks, deadline, timeout, reply };
             state.calls.insert(id, lane_call);
             self.arm(&mut state, deadline);
             (id, outbound, state.in_flight > 1)
@@ -285,7 +310,7 @@ impl Lane {
             }
             TransportEvent::Response(RawResponse { id: RequestId::Number(id), result }) => match self.remove(id) {
                 Some(call) => {
-                    let _ = call.reply.send(Ok(result));
+                    let _ = call.reply.send(Ok(Answer::Raw(result)));
                     None
                 }
                 None => Some(TransportEvent::Response(RawResponse { id: RequestId::Number(id), result })),
@@ -298,7 +323,9 @@ impl Lane {
                 let Some(call) = call else { return Some(TransportEvent::Message(Message::Response(response))) };
                 let outcome = match response.outcome {
                     // Only from test peers: transports deliver results raw.
-                    Ok(result) => Ok(serde_json::value::to_raw_value(&result).expect("a JSON value always serialises")),
+                    Ok(result) => Ok(Answer::Raw(
+                        serde_json::value::to_raw_value(&result).expect("a JSON value always serialises"),
+                    )),
                     Err(error) => Err(self.error(call.name.clone(), error)),
                 };
                 let _ = call.reply.send(outcome);
@@ -310,6 +337,27 @@ impl Lane {
 
     fn error(&self, name: String, error: ErrorObject) -> CallError {
         answer_error(&self.server, name, error, self.crash_retry)
+    }
+}
+
+/// The stdio reader offers every plain successful answer here first. A
+/// lane `tools/call` has its result decoded now, in the reader's task, from
+/// the line itself: the answer is read once, where the envelope parse used
+/// to check and copy it and the caller then decoded the copy. Anything
+/// else — an id that is not a lane tool call, a result that does not
+/// decode as one (the usual path then words the error as before) — is
+/// left to become an event.
+impl AnswerTaker for Lane {
+    fn take_answer(&self, id: i64, result: &str) -> bool {
+        if !self.lock().calls.get(&id).is_some_and(|call| call.tool) {
+            return false;
+        }
+        let Ok(result) = serde_json::from_str::<CallToolResult>(result) else { return false };
+        // Gone meanwhile (timed out, withdrawn): the line goes on as a late
+        // answer, as it did before.
+        let Some(call) = self.remove(id) else { return false };
+        let _ = call.reply.send(Ok(Answer::Tool(result)));
+        true
     }
 }
 
@@ -341,13 +389,13 @@ pub(crate) enum Sending {
 pub(crate) struct LaneWait {
     lane: Arc<Lane>,
     id: i64,
-    answer: oneshot::Receiver<Result<Box<RawValue>, CallError>>,
+    answer: oneshot::Receiver<Result<Answer, CallError>>,
 }
 
 impl LaneWait {
     /// The server's answer to call `name`, or why there is none. Dropped
     /// before then, the call is withdrawn.
-    pub(crate) async fn answer(self, name: &str) -> Result<Box<RawValue>, CallError> {
+    pub(crate) async fn answer(self, name: &str) -> Result<Answer, CallError> {
         let LaneWait { lane, id, answer } = self;
         let leave = WithdrawOnDrop { lane: &lane, id: Some(id) };
         let outcome = answer.await;

@@ -83,7 +83,7 @@ use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-use super::{Backlog, ConnectFuture, Connection, Connector, EventSink, StderrTail};
+use super::{AnswerTaker, Backlog, ConnectFuture, Connection, Connector, EventSink, StderrTail};
 use crate::framing::DEFAULT_MAX_MESSAGE_BYTES;
 use crate::jsonrpc::ErrorCode;
 
@@ -265,10 +265,11 @@ impl HttpConnector {
 
 impl Connector for HttpConnector {
     fn connect(&self, sink: EventSink) -> ConnectFuture {
-        self.connect_paced(sink, Backlog::unlimited())
+        self.connect_paced(sink, Backlog::unlimited(), None)
     }
 
-    fn connect_paced(&self, sink: EventSink, backlog: Arc<Backlog>) -> ConnectFuture {
+    // No taker yet: an answer over HTTP is read the usual way.
+    fn connect_paced(&self, sink: EventSink, backlog: Arc<Backlog>, _: Option<Arc<dyn AnswerTaker>>) -> ConnectFuture {
         let spec = self.spec.clone();
         Box::pin(async move {
             let (session, closer) = session::open(&spec, sink, backlog)?;

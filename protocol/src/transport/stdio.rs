@@ -27,8 +27,8 @@ use tokio::time::Instant;
 
 use super::stderr_budget::{StderrBudget, Verdict};
 use super::{
-    frame_to_event, line_to_event, Backlog, ConnectFuture, Connection, Connector, EventSink, StderrTail,
-    TransportError, TransportEvent,
+    frame_to_event, line_to_event, taken, AnswerTaker, Backlog, ConnectFuture, Connection, Connector, EventSink,
+    StderrTail, TransportError, TransportEvent,
 };
 use crate::framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES};
 
@@ -90,12 +90,17 @@ impl StdioConnector {
 
 impl Connector for StdioConnector {
     fn connect(&self, sink: EventSink) -> ConnectFuture {
-        self.connect_paced(sink, Backlog::unlimited())
+        self.connect_paced(sink, Backlog::unlimited(), None)
     }
 
-    fn connect_paced(&self, sink: EventSink, backlog: Arc<Backlog>) -> ConnectFuture {
+    fn connect_paced(
+        &self,
+        sink: EventSink,
+        backlog: Arc<Backlog>,
+        taker: Option<Arc<dyn AnswerTaker>>,
+    ) -> ConnectFuture {
         let spec = self.spec.clone();
-        Box::pin(async move { spawn(&spec, sink, backlog) })
+        Box::pin(async move { spawn(&spec, Delivery { sink, backlog, taker }) })
     }
 
     fn identity(&self) -> Option<String> {
@@ -104,7 +109,15 @@ impl Connector for StdioConnector {
     }
 }
 
-fn spawn(spec: &Arc<StdioSpec>, sink: EventSink, backlog: Arc<Backlog>) -> Result<Connection, TransportError> {
+/// Where the stdout reader's lines go, and when it pauses.
+struct Delivery {
+    sink: EventSink,
+    backlog: Arc<Backlog>,
+    taker: Option<Arc<dyn AnswerTaker>>,
+}
+
+fn spawn(spec: &Arc<StdioSpec>, delivery: Delivery) -> Result<Connection, TransportError> {
+    let Delivery { sink, backlog, taker } = delivery;
     let mut command = Command::new(&spec.command);
     if !spec.inherit_env {
         command.env_clear();
@@ -147,7 +160,8 @@ fn spawn(spec: &Arc<StdioSpec>, sink: EventSink, backlog: Arc<Backlog>) -> Resul
     let (close_tx, close_rx) = oneshot::channel::<()>();
 
     let (outbound, writer) = super::stdin_writer::spawn(stdin, stop_writer_rx);
-    let reader = tokio::spawn(read_messages(stdout, spec.max_message_bytes, sink.clone(), backlog));
+    let reader =
+        tokio::spawn(read_messages(stdout, spec.max_message_bytes, Delivery { sink: sink.clone(), backlog, taker }));
     let tail = StderrTail::default();
     let stderr = tokio::spawn(drain_stderr(stderr, spec.server.clone(), tail.clone()));
     let keeper = tokio::spawn(keep(
@@ -170,8 +184,10 @@ const MAX_BATCH: usize = 64;
 
 /// Turns stdout lines into events. Lines that are already buffered when one
 /// is read go out together as one [`TransportEvent::Batch`]. Nothing more
-/// is read while `backlog` is full.
-async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, sink: EventSink, backlog: Arc<Backlog>) {
+/// is read while the backlog is full. An answer the taker takes is not an
+/// event at all.
+async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, delivery: Delivery) {
+    let Delivery { sink, backlog, taker } = delivery;
     let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), max);
     let mut batch = Batch::new(&sink);
     loop {
@@ -182,7 +198,9 @@ async fn read_messages(stdout: tokio::process::ChildStdout, max: usize, sink: Ev
                 // The line's buffer goes back to the reader for the next
                 // one: an answer then costs no allocation to read.
                 Ok(Some(Frame::Line(line))) => {
-                    batch.push(line_to_event(&line));
+                    if !taken(taker.as_deref(), &line) {
+                        batch.push(line_to_event(&line));
+                    }
                     lines.recycle(line);
                 }
                 Ok(Some(frame)) => batch.push(frame_to_event(frame)),

@@ -5,7 +5,14 @@
 //!   long answered (1 and 2: the opening requests), then its own answer,
 //!   `after junk`;
 //! - `close_stdout`: closes stdout and goes on living, answering nothing
-//!   more (Warden sees its output end while the process runs).
+//!   more (Warden sees its output end while the process runs);
+//! - `result_first`: answers `result first` with the result written before
+//!   `jsonrpc` and `id`, as the TypeScript SDK writes its answers;
+//! - `broken_then_whole`: first writes a line that is this call's answer
+//!   but for its result, which is not JSON (a string in it never ends),
+//!   then the whole answer, `whole`;
+//! - `not_a_tool_result`: answers with a result whose `content` is a
+//!   string, not a list.
 
 use super::*;
 
@@ -27,6 +34,35 @@ pub(crate) fn tool_mischief(server: &Server, args: &Args) -> Result<Value, Strin
             log!("stdout closed on request; staying alive");
             Ok(text_result("unheard"))
         }
-        other => Err(format!("`kind` must be \"junk\" or \"close_stdout\", not {other:?}")),
+        Some("result_first") => Ok(text_result("result first")),
+        Some("broken_then_whole") => Ok(text_result("whole")),
+        Some("not_a_tool_result") => Ok(json!({"content": "not a list"})),
+        other => Err(format!(
+            "`kind` must be \"junk\", \"close_stdout\", \"result_first\", \"broken_then_whole\" or \
+             \"not_a_tool_result\", not {other:?}"
+        )),
+    }
+}
+
+/// Writes the answer `result` to call `id`, in the shape a `mischief`
+/// call's kind asks for; `false` when it asks for none (the usual answer).
+pub(crate) fn answer_in_shape(server: &Server, call: &Call, id: &Value, result: &Value) -> bool {
+    if call.name != "mischief" {
+        return false;
+    }
+    match call.arguments.get("kind").and_then(Value::as_str) {
+        Some("result_first") => {
+            server.send_raw(format!(r#"{{"result":{result},"jsonrpc":"2.0","id":{id}}}"#));
+            true
+        }
+        Some("broken_then_whole") => {
+            // Its envelope is whole; inside, a string never ends.
+            server.send_raw(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"cut}}]}}}}"#
+            ));
+            server.reply(id.clone(), result.clone());
+            true
+        }
+        _ => false,
     }
 }

@@ -43,7 +43,9 @@ pub(crate) async fn run_call(server: Arc<Server>, id: Value, call: Call, ticket:
             result
         }
     };
-    server.reply(id, result);
+    if !super::mischief::answer_in_shape(&server, &call, &id, &result) {
+        server.reply(id, result);
+    }
 }
 
 /// Runs a served tool. Bad arguments become an `isError` result, never a crash.
