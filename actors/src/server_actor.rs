@@ -82,6 +82,7 @@ mod inbound;
 mod input_required;
 mod lane;
 mod notices;
+mod params;
 mod subscription;
 mod tasks;
 mod tool_call;
@@ -89,6 +90,7 @@ mod tool_call;
 pub(crate) use era::KnownEra;
 pub(crate) use lane::{Answer, Sending};
 pub use lane::{Lane, ServerRef};
+pub(crate) use params::Params;
 pub use tool_call::ToolCall;
 
 pub(crate) use events::ServerEvent;

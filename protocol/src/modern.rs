@@ -220,8 +220,8 @@ impl InputRequired {
 /// The params of a retry: the original request's, with the answers in
 /// `inputResponses` and the server's state echoed in `requestState` (and
 /// neither left over from an earlier round).
-pub fn retry_params(original: &RawValue, responses: Map<String, Value>, state: Option<&str>) -> Box<RawValue> {
-    let mut params = match serde_json::from_str::<Value>(original.get()) {
+pub fn retry_params(original: &str, responses: Map<String, Value>, state: Option<&str>) -> Box<RawValue> {
+    let mut params = match serde_json::from_str::<Value>(original) {
         Ok(Value::Object(params)) => params,
         _ => Map::new(),
     };

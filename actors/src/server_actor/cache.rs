@@ -92,11 +92,11 @@ fn owner(caller: Option<&Arc<str>>) -> Arc<str> {
 
 /// The part of `params` an answer to `method` depends on; `None` when the
 /// method is not cacheable or the params are not an object.
-fn depends_on(method: &str, params: &RawValue) -> Option<String> {
+fn depends_on(method: &str, params: &str) -> Option<String> {
     if !CACHEABLE.contains(&method) {
         return None;
     }
-    let params: Map<String, Value> = serde_json::from_str(params.get()).ok()?;
+    let params: Map<String, Value> = serde_json::from_str(params).ok()?;
     let field = if method == "resources/read" { "uri" } else { "cursor" };
     match params.get(field) {
         Some(Value::String(text)) => Some(text.clone()),
@@ -117,7 +117,7 @@ impl ResultCache {
     pub(super) fn answer(
         &mut self,
         method: &'static str,
-        params: &RawValue,
+        params: &str,
         caller: Option<&Arc<str>>,
         now: Instant,
     ) -> Option<Box<RawValue>> {
@@ -142,7 +142,7 @@ impl ResultCache {
         &mut self,
         ticket: u64,
         method: &'static str,
-        params: &RawValue,
+        params: &str,
         caller: Option<&Arc<str>>,
         result: &RawValue,
         now: Instant,
@@ -211,7 +211,7 @@ impl super::ServerActorState {
         if !self.is_modern() {
             return None;
         }
-        let found = self.cache.answer(call.method, &call.params, call.caller.as_ref(), Instant::now());
+        let found = self.cache.answer(call.method, call.params.get(), call.caller.as_ref(), Instant::now());
         if found.is_some() {
             tracing::trace!(server = %self.name, method = call.method, "answered from the cache (ttlMs)");
         }
@@ -225,7 +225,7 @@ impl super::ServerActorState {
 
     /// Keeps `call`'s answer `result` if the server says it stays fresh.
     pub(super) fn keep_answer(&mut self, ticket: u64, call: &ToolCall, result: &RawValue) {
-        self.cache.keep(ticket, call.method, &call.params, call.caller.as_ref(), result, Instant::now());
+        self.cache.keep(ticket, call.method, call.params.get(), call.caller.as_ref(), result, Instant::now());
     }
 
     /// Notes how long a page of the tool list being read stays fresh (the

@@ -17,9 +17,9 @@ use super::*;
 /// through serde_json's integer writer: `write!` took 230 instructions of
 /// the remaining 480 (the formatting machinery, for one number). `method`
 /// is one of Warden's own, which need no escaping.
-pub(super) fn request_line(id: i64, method: &str, params: &RawValue) -> Vec<u8> {
+pub(super) fn request_line(id: i64, method: &str, params: &str) -> Vec<u8> {
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-    let params = params.get().as_bytes();
+    let params = params.as_bytes();
     // Room for the longest id, the fixed text and the newline the transport adds.
     let mut line = Vec::with_capacity(HEAD.len() + 20 + method.len() + params.len() + 32);
     line.extend_from_slice(HEAD);
@@ -63,10 +63,10 @@ pub(super) fn cancellation(id: i64, reason: &str) -> Message {
 
 /// A call's request line as this connection sends it: with the modern
 /// revision's envelope in its `_meta` when the server speaks it.
-pub(super) fn call_line(spoken: &super::era::Spoken, id: i64, method: &str, params: &RawValue) -> Vec<u8> {
+pub(super) fn call_line(spoken: &super::era::Spoken, id: i64, method: &str, params: &str) -> Vec<u8> {
     match spoken {
         super::era::Spoken::Plain => request_line(id, method, params),
-        super::era::Spoken::Modern(envelope) => request_line(id, method, &envelope.stamp_raw(params)),
+        super::era::Spoken::Modern(envelope) => request_line(id, method, envelope.stamp_raw(params).get()),
     }
 }
 
@@ -176,9 +176,9 @@ impl ServerActorState {
             self.queued.pop_front();
             call.sent = true;
             // As a task, its params say so (rare: copied only then).
-            let as_task =
-                (call.call.as_task && self.tool_tasks).then(|| call.task.request(&call.call.params, call.call.timeout));
-            let params = as_task.as_deref().unwrap_or(&call.call.params);
+            let as_task = (call.call.as_task && self.tool_tasks)
+                .then(|| call.task.request(call.call.params.get(), call.call.timeout));
+            let params = as_task.as_deref().map_or(call.call.params.get(), RawValue::get);
             if let Some(connection) = &self.connection {
                 // A failed send shows up as `Closed` from the transport.
                 let line = call_line(&self.spoken, id, call.call.method, params);
@@ -412,18 +412,17 @@ impl ServerActorState {
 #[cfg(test)]
 mod tests {
     use super::request_line;
-    use serde_json::value::RawValue;
     use warden_protocol::{Message, RequestId};
 
     #[test]
     fn a_request_line_is_the_request_a_server_reads() {
-        let params = RawValue::from_string(r#"{"name":"echo","arguments":{"message":"hi"}}"#.into()).unwrap();
+        let params = r#"{"name":"echo","arguments":{"message":"hi"}}"#;
         for id in [0, 7, 1_234_567_890_123, i64::MAX] {
-            let line = String::from_utf8(request_line(id, "tools/call", &params)).unwrap();
+            let line = String::from_utf8(request_line(id, "tools/call", params)).unwrap();
             let Ok(Message::Request(request)) = Message::parse(&line) else { panic!("not a request: {line}") };
             assert_eq!(request.id, RequestId::Number(id));
             assert_eq!(request.method, "tools/call");
-            assert_eq!(request.params, Some(serde_json::from_str(params.get()).unwrap()));
+            assert_eq!(request.params, Some(serde_json::from_str(params).unwrap()));
         }
     }
 }

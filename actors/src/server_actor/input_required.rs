@@ -109,8 +109,8 @@ impl ServerActorState {
                 return;
             }
         };
-        let params = retry_params(&call.call.params, answers, call.input.state.as_deref());
-        let line = super::calls::call_line(&self.spoken, id, call.call.method, &params);
+        let params = retry_params(call.call.params.get(), answers, call.input.state.as_deref());
+        let line = super::calls::call_line(&self.spoken, id, call.call.method, params.get());
         if let Some(connection) = &self.connection {
             // A failed send shows up as `Closed` from the transport.
             let _ = connection.send_json(line);

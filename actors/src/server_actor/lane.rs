@@ -43,7 +43,7 @@ use warden_protocol::{
     AnswerTaker, CallToolResult, ErrorObject, Message, Outbound, RawResponse, RequestId, TransportEvent,
 };
 
-use super::calls::{answer_error, cancellation, request_line, IdHasher};
+use super::calls::{answer_error, cancellation, IdHasher};
 use super::{ServerMsg, ToolCall};
 use crate::client_features::{AskContext, During};
 use crate::error::CallError;
@@ -243,7 +243,7 @@ impl Lane {
             self.arm(&mut state, deadline);
             (id, outbound, state.in_flight > 1)
         };
-        let line = request_line(id, call.method, &call.params);
+        let line = call.params.into_line(id);
         // With others under way it may wait a moment to go out with them
         // (see `Outbound::send_json_in_company`), as the actor's calls do.
         let written = if in_company { outbound.send_json_in_company(line) } else { outbound.send_json(line) };

@@ -73,8 +73,8 @@ impl Drop for Journaled {
 
 impl TaskRun {
     /// The params of the call as a task: `task.ttl` the call's timeout.
-    pub(super) fn request(&self, params: &RawValue, timeout: Duration) -> Box<RawValue> {
-        let mut params = match serde_json::from_str::<Value>(params.get()) {
+    pub(super) fn request(&self, params: &str, timeout: Duration) -> Box<RawValue> {
+        let mut params = match serde_json::from_str::<Value>(params) {
             Ok(Value::Object(params)) => params,
             _ => Map::new(),
         };

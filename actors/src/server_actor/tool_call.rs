@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
+use super::Params;
 use crate::client_features::AskContext;
 use crate::progress::ProgressSink;
 use crate::tickets::fresh_ticket;
@@ -21,9 +21,10 @@ pub struct ToolCall {
     pub name: String,
     /// The JSON-RPC method.
     pub method: &'static str,
-    /// The params, serialised by the caller: the actor, which every call of
-    /// a server passes through, only frames them.
-    pub params: Box<RawValue>,
+    /// The params, serialised by the caller into the line that carries
+    /// them down the lane; the actor, which every call of a server passes
+    /// through otherwise, only frames them.
+    pub params: Params,
     /// When the caller stops waiting (earlier attempts, after a crash, have
     /// used some of the time).
     pub deadline: Instant,
@@ -75,7 +76,7 @@ impl ToolCall {
         deadline: Instant,
         timeout: Duration,
     ) -> ToolCall {
-        let params = serde_json::value::to_raw_value(params).expect("request params always serialise");
+        let params = Params::new(method, params);
         ToolCall {
             name: name.into(),
             method,

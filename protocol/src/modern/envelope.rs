@@ -85,13 +85,13 @@ impl Envelope {
 
     /// [`stamp`](Self::stamp) for params already serialised: the same
     /// result, written into the text (see the module's notes).
-    pub fn stamp_raw(&self, params: &RawValue) -> Box<RawValue> {
-        let Ok(members) = serde_json::from_str::<BTreeMap<Cow<'_, str>, &RawValue>>(params.get()) else {
+    pub fn stamp_raw(&self, params: &str) -> Box<RawValue> {
+        let Ok(members) = serde_json::from_str::<BTreeMap<Cow<'_, str>, &RawValue>>(params) else {
             // Not an object (or not JSON): the slow way makes one.
-            let params = serde_json::from_str::<Value>(params.get()).ok();
+            let params = serde_json::from_str::<Value>(params).ok();
             return serde_json::value::to_raw_value(&self.stamp(params)).expect("a JSON value always serialises");
         };
-        let mut text = String::with_capacity(params.get().len() + self.members.len() + 16);
+        let mut text = String::with_capacity(params.len() + self.members.len() + 16);
         text.push('{');
         for (key, value) in members.iter().filter(|(key, _)| *key != "_meta") {
             push_key(&mut text, key);

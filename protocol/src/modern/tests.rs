@@ -71,7 +71,7 @@ fn the_envelope_joins_the_callers_meta_and_replaces_reserved_keys() {
         })
     );
     assert_eq!(stamped["name"], "echo");
-    let bare = envelope.stamp_raw(&raw(json!({})));
+    let bare = envelope.stamp_raw(raw(json!({})).get());
     assert_eq!(serde_json::from_str::<Value>(bare.get()).unwrap()["_meta"][PROTOCOL_VERSION_KEY], "2026-07-28");
     assert_eq!(envelope.stamp(None)["_meta"][CLIENT_INFO_KEY]["name"], "warden");
 }
@@ -99,12 +99,12 @@ fn a_retry_carries_the_answers_and_the_state_and_nothing_of_an_earlier_round() {
     let original = raw(json!({"name": "t", "arguments": {"a": 1}, "requestState": "old", "inputResponses": {"x": 1}}));
     let mut answers = Map::new();
     answers.insert("who".into(), json!({"action": "accept", "content": {"name": "Ada"}}));
-    let retry: Value = serde_json::from_str(retry_params(&original, answers, Some("new")).get()).unwrap();
+    let retry: Value = serde_json::from_str(retry_params(original.get(), answers, Some("new")).get()).unwrap();
     assert_eq!(
         retry,
         json!({"name": "t", "arguments": {"a": 1}, "inputResponses": {"who": {"action": "accept", "content": {"name": "Ada"}}}, "requestState": "new"})
     );
-    let bare: Value = serde_json::from_str(retry_params(&original, Map::new(), None).get()).unwrap();
+    let bare: Value = serde_json::from_str(retry_params(original.get(), Map::new(), None).get()).unwrap();
     assert_eq!(bare, json!({"name": "t", "arguments": {"a": 1}}));
 }
 
@@ -124,12 +124,12 @@ fn a_calls_own_log_level_wins_over_the_connections_written_either_way() {
     for connection in [None, Some("error")] {
         envelope.set_log_level(connection);
         let tree = envelope.stamp(Some(own.clone()));
-        let text: Value = serde_json::from_str(envelope.stamp_raw(&raw(own.clone())).get()).unwrap();
+        let text: Value = serde_json::from_str(envelope.stamp_raw(raw(own.clone()).get()).get()).unwrap();
         assert_eq!(tree, text, "connection level {connection:?}");
         assert_eq!(text["_meta"][LOG_LEVEL_KEY], "debug", "connection level {connection:?}");
         assert_eq!(text["_meta"]["progressToken"], 1);
     }
-    let without: Value = serde_json::from_str(envelope.stamp_raw(&raw(json!({"name": "t"}))).get()).unwrap();
+    let without: Value = serde_json::from_str(envelope.stamp_raw(raw(json!({"name": "t"})).get()).get()).unwrap();
     assert_eq!(without["_meta"][LOG_LEVEL_KEY], "error", "the connection's level for other calls");
 }
 
@@ -147,7 +147,7 @@ fn the_envelope_written_into_text_is_the_envelope_written_into_a_tree() {
         json!([1, 2]),
     ];
     for case in cases {
-        let stamped = envelope.stamp_raw(&raw(case.clone()));
+        let stamped = envelope.stamp_raw(raw(case.clone()).get());
         let from_text: Value = serde_json::from_str(stamped.get()).unwrap();
         assert_eq!(from_text, envelope.stamp(Some(case.clone())), "{case}");
     }

@@ -14,7 +14,7 @@ fn answer(
     now: Instant,
 ) -> Option<Value> {
     let caller: Option<Arc<str>> = caller.map(Arc::from);
-    let found = cache.answer(method, &raw(params), caller.as_ref(), now)?;
+    let found = cache.answer(method, raw(params).get(), caller.as_ref(), now)?;
     Some(serde_json::from_str(found.get()).unwrap())
 }
 
@@ -28,7 +28,7 @@ fn keep(
 ) {
     let caller: Option<Arc<str>> = caller.map(Arc::from);
     let ticket = cache.ticket(method).expect("cacheable");
-    cache.keep(ticket, method, &raw(params), caller.as_ref(), &raw(result), now);
+    cache.keep(ticket, method, raw(params).get(), caller.as_ref(), &raw(result), now);
 }
 
 fn list(ttl: Value, scope: &str) -> Value {
@@ -127,7 +127,7 @@ fn an_answer_fetched_across_a_drop_is_not_kept() {
     let now = Instant::now();
     let ticket = cache.ticket("resources/list").unwrap();
     cache.notified("notifications/resources/list_changed", None);
-    cache.keep(ticket, "resources/list", &raw(json!({})), None, &raw(list(json!(60_000), "public")), now);
+    cache.keep(ticket, "resources/list", raw(json!({})).get(), None, &raw(list(json!(60_000), "public")), now);
     assert_eq!(answer(&mut cache, "resources/list", json!({}), None, now), None, "it may be the old list");
 }
 
