@@ -4,7 +4,9 @@
 //! URL) and can do it again after a crash. [`Connector::connect`] opens a
 //! [`Connection`] and from then on pushes everything the server says into
 //! the [`EventSink`] it was given: messages, lines that were not messages,
-//! and finally [`TransportEvent::Closed`] with the reason.
+//! and finally [`TransportEvent::Closed`] with the reason. The one
+//! exception is an answer an [`AnswerTaker`] takes straight from the reader
+//! (a call waiting on it, decoded from the line itself).
 //!
 //! The sink is a plain callback rather than a channel so that the owner (a
 //! server actor) receives events straight into its mailbox, with no pump

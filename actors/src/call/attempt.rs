@@ -132,8 +132,10 @@ pub(super) async fn run(
                 let meta = crate::trace_context::for_server(&span, &options.more().meta);
                 let call = tool_call(name, &target.tool, arguments, options, meta, deadline, timeout);
                 let call = ToolCall { asks: asks.clone(), as_task: target.as_task, ..call };
-                // Decoded here, in the caller's task, not in the actor that
-                // every call to this server passes through.
+                // A lane answer comes decoded by the stdio reader, which read
+                // it once; any other is decoded here, in the caller's task,
+                // not in the actor that every call to this server passes
+                // through.
                 send(&target.server, server, name, call).instrument(span).await.and_then(|answer| match answer {
                     // The lane's reader decoded it already.
                     Answer::Tool(result) => Ok(result),

@@ -17,7 +17,10 @@
 //! line is the answer `Message::parse` would read, to the same id and the
 //! same result (the property tests hold it to that). When the result does
 //! not decode, the line goes the usual way, which says what is wrong as it
-//! always did.
+//! always did. One difference remains, at serde's nesting limit (128
+//! levels): read alone, a result may nest one level deeper than inside its
+//! envelope, so a result exactly at the limit is read here where the full
+//! parse would have skipped the whole line.
 //!
 //! Only the plain shape is taken: `jsonrpc`, `id` and `result` once each,
 //! in any order, with no other member, names and `"2.0"` unescaped, an id
