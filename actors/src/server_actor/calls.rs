@@ -11,6 +11,9 @@ use warden_config::CrashRetry;
 
 use super::*;
 
+/// The start of every request line, up to the id.
+pub(super) const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+
 /// The request numbered `id`, as one line of JSON (no newline), built by
 /// hand: `format!` took about 1,200 instructions a call here (callgrind),
 /// most of it growing its buffer, for what is a few copies. The id goes
@@ -18,7 +21,6 @@ use super::*;
 /// the remaining 480 (the formatting machinery, for one number). `method`
 /// is one of Warden's own, which need no escaping.
 pub(super) fn request_line(id: i64, method: &str, params: &str) -> Vec<u8> {
-    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     let params = params.as_bytes();
     // Room for the longest id, the fixed text and the newline the transport adds.
     let mut line = Vec::with_capacity(HEAD.len() + 20 + method.len() + params.len() + 32);

@@ -17,8 +17,7 @@
 
 use std::ops::Range;
 
-/// The start of every request line, up to the id.
-const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+use super::calls::HEAD;
 
 /// Room for the head and the longest id (`-9223372036854775808`).
 const HEAD_ROOM: usize = HEAD.len() + 20;
@@ -68,12 +67,17 @@ impl Params {
     /// The whole request line for request `id`: the buffer itself, with no
     /// copy of the params.
     pub(crate) fn into_line(self, id: i64) -> Vec<u8> {
-        let mut head = Vec::with_capacity(HEAD_ROOM);
-        head.extend_from_slice(HEAD);
-        serde_json::to_writer(&mut head, &id).expect("an integer always serialises");
+        // The id's digits, on the stack: this runs on every lane call.
+        let mut digits = [0u8; HEAD_ROOM - HEAD.len()];
+        let id_len = {
+            let mut unwritten = &mut digits[..];
+            serde_json::to_writer(&mut unwritten, &id).expect("an i64 fits its room");
+            HEAD_ROOM - HEAD.len() - unwritten.len()
+        };
         let mut line = self.line.into_bytes();
-        let start = HEAD_ROOM - head.len();
-        line[start..HEAD_ROOM].copy_from_slice(&head);
+        let start = HEAD_ROOM - id_len - HEAD.len();
+        line[start..start + HEAD.len()].copy_from_slice(HEAD);
+        line[HEAD_ROOM - id_len..HEAD_ROOM].copy_from_slice(&digits[..id_len]);
         line.drain(..start);
         line
     }

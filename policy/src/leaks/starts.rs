@@ -68,6 +68,19 @@ impl PairSet {
     }
 }
 
+impl Starts {
+    /// Notes that a match may begin with `prefix` (at least one byte),
+    /// anywhere or only at a word start.
+    fn add(&mut self, prefix: &[u8], anywhere: bool) {
+        let (pairs, bit) = match anywhere {
+            true => (&mut self.anywhere, BEGINS_ANYWHERE),
+            false => (&mut self.at_word_start, BEGINS_AT_WORD_START),
+        };
+        pairs.insert_prefix(prefix);
+        self.class[usize::from(prefix[0])] |= bit;
+    }
+}
+
 /// An ASCII word byte, as `(?-u:\b)` sees it.
 fn is_word(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || byte == b'_'
@@ -78,7 +91,13 @@ impl Starts {
     /// at a word boundary) and of the `known` values. `None` when some
     /// shape's matches may begin with anything: then every text is searched.
     pub(super) fn new<'a>(shapes: &[(&str, bool)], known: impl Iterator<Item = &'a str>) -> Option<Starts> {
-        let mut starts = Starts { anywhere: PairSet::new(), at_word_start: PairSet::new(), class: [0; 256] };
+        let mut class = [0; 256];
+        for byte in 0..=255u8 {
+            if is_word(byte) {
+                class[usize::from(byte)] = WORD;
+            }
+        }
+        let mut starts = Starts { anywhere: PairSet::new(), at_word_start: PairSet::new(), class };
         for &(pattern, word_boundary) in shapes {
             let hir = regex_syntax::parse(pattern).ok()?;
             let prefixes = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
@@ -88,28 +107,12 @@ impl Starts {
                 // `\b` before a word byte means "after a non-word byte".
                 // Before anything else it means the opposite; such a shape
                 // is treated as starting anywhere, which is never wrong.
-                match word_boundary && is_word(first) {
-                    true => starts.at_word_start.insert_prefix(bytes),
-                    false => starts.anywhere.insert_prefix(bytes),
-                }
+                starts.add(bytes, !(word_boundary && is_word(first)));
             }
         }
-        for value in known {
-            starts.anywhere.insert_prefix(value.as_bytes().get(..2).unwrap_or(value.as_bytes()));
-        }
-        for byte in 0..=255u8 {
-            let begins = |pairs: &PairSet| (0..=255u8).any(|second| pairs.contains(byte, second));
-            let mut class = 0;
-            if is_word(byte) {
-                class |= WORD;
-            }
-            if begins(&starts.anywhere) {
-                class |= BEGINS_ANYWHERE;
-            }
-            if begins(&starts.at_word_start) {
-                class |= BEGINS_AT_WORD_START;
-            }
-            starts.class[usize::from(byte)] = class;
+        // Known values are at least eight characters: never empty.
+        for value in known.filter(|value| !value.is_empty()) {
+            starts.add(value.as_bytes(), true);
         }
         Some(starts)
     }

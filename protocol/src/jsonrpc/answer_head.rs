@@ -86,12 +86,14 @@ pub(crate) fn answer_head(line: &str) -> Option<AnswerHead> {
     (jsonrpc && rest == bytes.len()).then_some(AnswerHead { id: id?, result: result? })
 }
 
+/// Whether `byte` is JSON whitespace.
+fn is_space(byte: &u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
 /// The first position at or after `at` that is not JSON whitespace.
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
-    while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(at) {
-        at += 1;
-    }
-    at
+fn skip_space(bytes: &[u8], at: usize) -> usize {
+    at + bytes.get(at..).map_or(0, |rest| rest.iter().take_while(|byte| is_space(byte)).count())
 }
 
 /// The position after `byte`, when `byte` is at `at`.
@@ -127,11 +129,11 @@ fn integer(bytes: &[u8], at: usize) -> Option<(i64, usize)> {
 /// `}` (its envelope's) preceded by another `}` (the value's), whitespace
 /// aside.
 fn last_member_end(bytes: &[u8]) -> Option<usize> {
-    let envelope_end = bytes.iter().rposition(|byte| !matches!(byte, b' ' | b'\t' | b'\n' | b'\r'))?;
+    let envelope_end = bytes.iter().rposition(|byte| !is_space(byte))?;
     if bytes[envelope_end] != b'}' {
         return None;
     }
-    let value_end = bytes[..envelope_end].iter().rposition(|byte| !matches!(byte, b' ' | b'\t' | b'\n' | b'\r'))?;
+    let value_end = bytes[..envelope_end].iter().rposition(|byte| !is_space(byte))?;
     (bytes[value_end] == b'}').then_some(value_end + 1)
 }
 
