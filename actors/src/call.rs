@@ -16,7 +16,11 @@
 //!    policy, resolved field by field from the config's layers
 //!    (`PolicyRules::resolve`, rules in `warden_policy::tool_policy`); the
 //!    server's settings and its in-flight slot ([`slots`]), held until the
-//!    call ends so a reload can wait for it. A name that cannot be called
+//!    call ends so a reload can wait for it. The snapshot is held too (an
+//!    old one outlives a reload only as long as the calls that read it):
+//!    the call borrows its names from it, and while it is still the latest
+//!    the first attempt goes by the entry found here instead of looking the
+//!    tool up again. A name that cannot be called
 //!    says why: unknown, still starting, failed
 //!    ([`attempt::unavailable`]).
 //! 2. **Admit** ([`admit`]) — the agent's allowlist, leak detection on the
@@ -305,19 +309,19 @@ impl CallPath {
             let tools = self.snapshot.borrow().tools();
             return describe::answer(&tools, &rules, caller, &Value::Object(arguments));
         }
-        // 1. Resolve, under one borrow: cloning the entry would copy the
-        // tool's whole definition on every call.
+        // 1. Resolve, once: the snapshot is held for the whole call, so its
+        // names are borrowed, not copied, and the first attempt goes by
+        // this entry while the snapshot is still the latest.
         admit::check_allowed(&rules, caller, name)?;
-        let (server, slot, policy) = {
-            let snapshot = self.snapshot.borrow();
-            let Some(entry) = snapshot.tools.get(name) else { return Err(unavailable(&snapshot, name)) };
-            let slot = self.slots.borrow().get(&entry.server).cloned();
-            let timeout = slot.as_ref().map_or(warden_config::DEFAULT_CALL_TIMEOUT, |slot| slot.settings.call_timeout);
-            (entry.server.clone(), slot, rules.resolve(entry, timeout))
-        };
+        let snapshot = self.snapshot.borrow().clone();
+        let Some(entry) = snapshot.tools.get(name) else { return Err(unavailable(&snapshot, name)) };
+        let server = entry.server.as_str();
+        let slot = self.slots.borrow().get(server).cloned();
+        let call_timeout = slot.as_ref().map_or(warden_config::DEFAULT_CALL_TIMEOUT, |slot| slot.settings.call_timeout);
+        let policy = rules.resolve(entry, call_timeout);
         let _in_flight = slot.as_ref().map(Slot::begin_call);
-        record.resolved(&server, name);
-        tracing::Span::current().record("warden.server", server.as_str());
+        record.resolved(server, name);
+        tracing::Span::current().record("warden.server", server);
         if let Some(draft) = record.draft() {
             draft.policy = Some(policy);
         }
@@ -330,7 +334,7 @@ impl CallPath {
         let (decision, arguments) = {
             let view = self.gate_view.borrow().clone();
             let approver = options.more().approver.as_ref().map(|approver| approver.0.clone());
-            let called = admit::Called { name, server: &server, agent: caller, approver };
+            let called = admit::Called { name, server, agent: caller, approver };
             let arguments = Value::Object(arguments);
             let tokens = oauth_leaks::scanner_for(oauth_leaks::all(&self.slots.borrow()), &arguments);
             let admitted =
@@ -348,7 +352,8 @@ impl CallPath {
         // 3. Attempt; a server that needs a URL opened first (-32042) has
         // the person asked, and the call made again once.
         let asks = options.ask_context(caller);
-        let attempt = attempt::Attempt { name, server: &server, settings: &settings, timeout, options, asks };
+        let resolved = attempt::Resolved { snapshot: &snapshot, entry };
+        let attempt = attempt::Attempt { name, server, resolved, settings: &settings, timeout, options, asks };
         let result = match attempt::run(&self.snapshot, &attempt, &arguments).await {
             // Boxed: rare, and its futures would otherwise make every
             // call's future larger (it is moved on every call).
@@ -360,7 +365,7 @@ impl CallPath {
 
         // 4. Police.
         let result = police::police_result(&rules.scanner, &policy, name, result, &mut leaks);
-        let own = settings.oauth.as_ref().map(|authorizer| oauth_leaks::of(&server, authorizer)).unwrap_or_default();
+        let own = settings.oauth.as_ref().map(|authorizer| oauth_leaks::of(server, authorizer)).unwrap_or_default();
         let result = match oauth_leaks::scanner_for(own, &result) {
             Some(tokens) => police::police_result(&tokens, &policy, name, result, &mut leaks),
             None => result,

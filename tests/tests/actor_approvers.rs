@@ -1,6 +1,7 @@
 //! Who answers approvals, as a host sees it: the ApprovalQueue the daemon
 //! uses, the config's `approver`, a host's own actor, grants for one agent,
-//! and several approvals waiting at once, answered out of order.
+//! several approvals waiting at once, answered out of order, and calls
+//! approved after their server restarted.
 
 mod common;
 
@@ -12,9 +13,10 @@ use common::*;
 use serde_json::json;
 use warden_actors::{
     AgentRules, ApprovalAnswer, ApprovalDecision, ApprovalQueue, ApprovalRequest, CallError, GrantRequest, PolicyRules,
-    QueueError,
+    QueueError, ServerSpec, Warden,
 };
 use warden_policy::{PolicyLayer, Risk, ToolPatterns};
+use warden_protocol::MemoryPeer;
 
 #[tokio::test(start_paused = true)]
 async fn two_waiting_approvals_answered_out_of_order_each_get_their_own_outcome() {
@@ -257,5 +259,69 @@ async fn a_call_dropped_while_it_waits_for_approval_leaves_the_queue_and_never_r
     assert!(dropped_at.elapsed() < Duration::from_secs(1), "withdrawn after {:?}", dropped_at.elapsed());
     assert_eq!(queue.answer(id, ApprovalDecision::Approve, "bob").unwrap_err(), QueueError::NoSuchRequest(id));
     assert_silent(&mut peer).await;
+    warden.shutdown().await;
+}
+
+/// Starts Warden under its default policy (unannotated tools need a
+/// person) with `srv` running and listing `tools`, keeping its connections
+/// to watch it restart.
+async fn restartable_under_default_policy(tools: serde_json::Value) -> (Warden, Connections, MemoryPeer) {
+    let (connector, mut connections) = scripted(SRV);
+    let spec = ServerSpec { name: SRV.into(), connector, settings: settings() };
+    let warden = Warden::builder().servers(vec![spec]).start().await.expect("Warden starts");
+    let mut peer = connections.next().await;
+    ready(&mut peer, tools).await;
+    within("the server settles", warden.settled()).await;
+    (warden, connections, peer)
+}
+
+/// Approves the next request once `srv` died and came back listing
+/// `tools`; the restarted server.
+async fn approved_after_a_restart(
+    warden: &Warden,
+    asked: &mut Asked,
+    peer: MemoryPeer,
+    connections: &mut Connections,
+    tools: serde_json::Value,
+) -> MemoryPeer {
+    let (_, answer) = next_ask(asked).await;
+    peer.die(common::crashes::EXIT);
+    let mut restarted = connections.next().await;
+    ready(&mut restarted, tools).await;
+    until_state(warden, SRV, "running again", common::crashes::is_running).await;
+    answer.send(ApprovalDecision::Approve, "alice");
+    restarted
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_approved_after_its_server_restarted_runs_on_the_restarted_server() {
+    let (warden, mut connections, peer) = restartable_under_default_policy(tools(&["write"])).await;
+    let mut asked = attach_channel(&warden);
+    // The call finds the server, then waits for a person; meanwhile the
+    // server dies and comes back as another process.
+    let (outcome, mut restarted) = tokio::join!(warden.call_tool("srv__write", json!({"file": "a.txt"})), async {
+        let mut restarted =
+            approved_after_a_restart(&warden, &mut asked, peer, &mut connections, tools(&["write"])).await;
+        let call = next_request(&mut restarted, "tools/call").await;
+        assert_eq!(arguments(&call), &json!({"file": "a.txt"}));
+        reply(&restarted, &call, text_result("written"));
+        restarted
+    });
+    assert_eq!(outcome.unwrap().text(), "written");
+    assert_silent(&mut restarted).await;
+    connections.assert_none();
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_approved_after_its_server_restarted_without_the_tool_is_not_sent() {
+    let (warden, mut connections, peer) = restartable_under_default_policy(tools(&["write"])).await;
+    let mut asked = attach_channel(&warden);
+    let (outcome, mut restarted) = tokio::join!(
+        warden.call_tool("srv__write", json!({"file": "a.txt"})),
+        approved_after_a_restart(&warden, &mut asked, peer, &mut connections, tools(&["read"]))
+    );
+    assert_eq!(outcome.unwrap_err().to_string(), "unknown tool 'srv__write': no running server lists it");
+    assert_silent(&mut restarted).await;
     warden.shutdown().await;
 }

@@ -37,8 +37,8 @@ use warden_protocol::CallToolResult;
 use super::CallOptions;
 use crate::client_features::AskContext;
 use crate::error::CallError;
-use crate::primitive_tools::{self, PrimitiveTool};
-use crate::registry::{ServerEntry, ServerState, Snapshot};
+use crate::primitive_tools;
+use crate::registry::{ServerState, Snapshot, ToolEntry};
 use crate::server_actor::{Answer, Sending, ServerMsg, ServerRef, ToolCall};
 use crate::server_settings::ServerSettings;
 use crate::tickets::{fresh_ticket, CastOnDrop};
@@ -47,26 +47,34 @@ use crate::tickets::{fresh_ticket, CastOnDrop};
 const MAX_STREAM_BREAKS: u32 = 3;
 
 /// What to do with a call given one snapshot.
-enum Route {
+enum Route<T> {
     /// Send it here.
-    Go(Target),
+    Go(T),
     /// Wait for the next snapshot.
     Wait,
     /// Give up with this error.
     Fail(CallError),
 }
 
-/// Where one attempt goes.
+/// Where one attempt of a tool call goes.
 struct Target {
     server: ServerRef,
-    /// The server's own tool name.
-    tool: String,
-    /// Set when the tool is one of Warden's resource or prompt wrappers.
-    primitive_tool: Option<PrimitiveTool>,
+    /// The tool's entry, shared with the snapshot (not its names copied):
+    /// the server's own name for it, and whether it is a wrapper.
+    tool: Arc<ToolEntry>,
     /// Whether the call may be repeated if the server crashes running it.
     repeatable: bool,
     /// The tool must run as a task (`execution.taskSupport: "required"`).
     as_task: bool,
+}
+
+/// What step 1 resolved, borrowed for the whole call: the snapshot it read
+/// and the tool's entry in it. While that snapshot is still the latest, the
+/// first attempt goes where it says without looking the tool up again.
+#[derive(Clone, Copy)]
+pub(super) struct Resolved<'a> {
+    pub(super) snapshot: &'a Arc<Snapshot>,
+    pub(super) entry: &'a Arc<ToolEntry>,
 }
 
 /// One call as the attempts see it.
@@ -75,6 +83,8 @@ pub(super) struct Attempt<'a> {
     pub(super) name: &'a str,
     /// Its server, as resolved in step 1.
     pub(super) server: &'a str,
+    /// The tool as step 1 found it.
+    pub(super) resolved: Resolved<'a>,
     /// The server's settings.
     pub(super) settings: &'a ServerSettings,
     /// The call's own timeout (the tool's policy, or the caller's).
@@ -90,16 +100,19 @@ pub(super) async fn run(
     attempt: &Attempt<'_>,
     arguments: &Map<String, Value>,
 ) -> Result<CallToolResult, CallError> {
-    let Attempt { name, server, settings, timeout, options, ref asks } = *attempt;
+    let Attempt { name, server, resolved, settings, timeout, options, ref asks } = *attempt;
     let deadline = Instant::now() + timeout;
     let mut failed_actor: Option<ActorId> = None;
     let mut number = 0u32;
     let mut broken = 0u32;
     loop {
         number += 1;
-        let wait = Wait { name, server, failed_actor, deadline, timeout, settings, tool: true };
-        let target = wait_for_route(snapshots, wait).await?;
-        let outcome = match target.primitive_tool {
+        // Only the first attempt may go by step 1: a later one follows a
+        // crash or a broken stream, and the tool is looked up again.
+        let resolved = (number == 1).then_some(resolved);
+        let wait = Wait { name, server, failed_actor, deadline, timeout, settings, resolved };
+        let target = wait_for_route(snapshots, wait, tool_route).await?;
+        let outcome = match target.tool.primitive_tool {
             Some(wrapper) => {
                 let caller = asks.as_ref().and_then(|asks| asks.agent.as_deref()).map(Arc::<str>::from);
                 let request = |method, params: Value| {
@@ -125,12 +138,12 @@ pub(super) async fn run(
                 // One span per attempt; the server is sent its context.
                 let span = tracing::info_span!(
                     "upstream tools/call",
-                    otel.name = %format_args!("tools/call {}", target.tool),
+                    otel.name = %format_args!("tools/call {}", target.tool.upstream_name),
                     warden.server = server,
                     warden.attempt = number,
                 );
                 let meta = crate::trace_context::for_server(&span, &options.more().meta);
-                let call = tool_call(name, &target.tool, arguments, options, meta, deadline, timeout);
+                let call = tool_call(name, &target.tool.upstream_name, arguments, options, meta, deadline, timeout);
                 let call = ToolCall { asks: asks.clone(), as_task: target.as_task, ..call };
                 // A lane answer comes decoded by the stdio reader, which read
                 // it once; any other is decoded here, in the caller's task,
@@ -268,11 +281,11 @@ pub(super) async fn request(
     let mut failed_actor: Option<ActorId> = None;
     let mut broken = 0u32;
     loop {
-        let wait = Wait { name, server, failed_actor, deadline, timeout, settings, tool: false };
-        let target = wait_for_route(snapshots, wait).await?;
+        let wait = Wait { name, server, failed_actor, deadline, timeout, settings, resolved: None };
+        let to = wait_for_route(snapshots, wait, server_route).await?;
         let call = ToolCall::request(name, method, params, deadline, timeout);
         let call = ToolCall { caller: caller.map(Arc::from), ..call };
-        match send(&target.server, server, name, call).await.map(Answer::into_raw) {
+        match send(&to, server, name, call).await.map(Answer::into_raw) {
             Err(CallError::ServerGone { delivered, server, .. }) => {
                 tracing::debug!(server = %server, delivered, "repeating '{name}' after the server went down");
             }
@@ -285,7 +298,7 @@ pub(super) async fn request(
             }
             other => return other,
         }
-        failed_actor = Some(target.server.actor.get_id());
+        failed_actor = Some(to.actor.get_id());
     }
 }
 
@@ -293,8 +306,8 @@ pub(super) async fn request(
 struct Wait<'a> {
     name: &'a str,
     server: &'a str,
-    /// The attempt needs the tool `name` listed (false: the server will do).
-    tool: bool,
+    /// Step 1's finding, for a first attempt.
+    resolved: Option<Resolved<'a>>,
     /// The actor the previous attempt lost its call to.
     failed_actor: Option<ActorId>,
     deadline: Instant,
@@ -303,29 +316,37 @@ struct Wait<'a> {
     settings: &'a ServerSettings,
 }
 
+/// How a snapshot routes an attempt: [`tool_route`] or [`server_route`].
+type Router<T> = fn(&Snapshot, &Wait<'_>) -> Route<T>;
+
 /// Waits until the server can take the call, or says why it cannot. The
 /// latest snapshot decides most calls at once; only a wait (a restart, a
 /// registry not yet told of a crash) needs the snapshot channel.
-async fn wait_for_route(snapshots: &watch::Receiver<Arc<Snapshot>>, wait: Wait<'_>) -> Result<Target, CallError> {
-    let route = route(&snapshots.borrow(), &wait);
-    match route {
+async fn wait_for_route<T>(
+    snapshots: &watch::Receiver<Arc<Snapshot>>,
+    wait: Wait<'_>,
+    route: Router<T>,
+) -> Result<T, CallError> {
+    let routed = route(&snapshots.borrow(), &wait);
+    match routed {
         Route::Go(target) => Ok(target),
         Route::Fail(error) => Err(error),
         // Boxed: its timer and channel futures would otherwise make every
         // call's future larger (moved whole on every call).
-        Route::Wait => Box::pin(wait_for_next_route(snapshots.clone(), wait)).await,
+        Route::Wait => Box::pin(wait_for_next_route(snapshots.clone(), wait, route)).await,
     }
 }
 
 /// Waits for snapshots until one routes the call, within its deadline.
-async fn wait_for_next_route(
+async fn wait_for_next_route<T>(
     mut snapshots: watch::Receiver<Arc<Snapshot>>,
     wait: Wait<'_>,
-) -> Result<Target, CallError> {
+    route: Router<T>,
+) -> Result<T, CallError> {
     let Wait { name, server, deadline, .. } = wait;
     loop {
-        let route = route(&snapshots.borrow_and_update(), &wait);
-        match route {
+        let routed = route(&snapshots.borrow_and_update(), &wait);
+        match routed {
             Route::Go(target) => return Ok(target),
             Route::Fail(error) => return Err(error),
             Route::Wait => {}
@@ -342,23 +363,20 @@ async fn wait_for_next_route(
     }
 }
 
-fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
+/// Where a tool call goes: its server must be running and list the tool.
+fn tool_route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route<Target> {
     let Wait { name, server, failed_actor, settings, .. } = *wait;
     let Some(entry) = snapshot.servers.get(server) else {
         return Route::Fail(CallError::UnknownTool { name: name.to_string() });
     };
-    if !wait.tool {
-        return server_route(entry, wait);
-    }
     match &entry.status.state {
-        ServerState::Running => match (&entry.actor, snapshot.tools.get(name)) {
+        ServerState::Running => match (&entry.actor, wait.tool_in(snapshot)) {
             // The snapshot still names the actor that just failed: the
             // Registry has not heard yet.
             (Some(to), _) if Some(to.actor.get_id()) == failed_actor => Route::Wait,
             (Some(to), Some(tool)) => Route::Go(Target {
                 server: to.clone(),
-                tool: tool.upstream_name.clone(),
-                primitive_tool: tool.primitive_tool,
+                tool: Arc::clone(tool),
                 // Wrappers only read; the server's tools as configured.
                 repeatable: tool.primitive_tool.is_some()
                     || crate::server_settings::repeatable(settings.crash_retry, &tool.tool),
@@ -381,24 +399,38 @@ fn route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route {
     }
 }
 
-/// Where a request of the server's own goes: only its state matters.
-fn server_route(entry: &ServerEntry, wait: &Wait<'_>) -> Route {
-    let (server, name) = (wait.server.to_string(), wait.name.to_string());
+impl Wait<'_> {
+    /// The tool's entry in `snapshot`: step 1's when step 1 read this very
+    /// snapshot (a lookup would find the same), else looked up.
+    fn tool_in<'s>(&'s self, snapshot: &'s Snapshot) -> Option<&'s Arc<ToolEntry>> {
+        match self.resolved {
+            Some(resolved) if std::ptr::eq(snapshot, &**resolved.snapshot) => Some(resolved.entry),
+            _ => snapshot.tools.get(self.name),
+        }
+    }
+}
+
+/// Where a request of the server's own goes: only the server's state
+/// matters.
+fn server_route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route<ServerRef> {
+    let Some(entry) = snapshot.servers.get(wait.server) else {
+        return Route::Fail(CallError::UnknownTool { name: wait.name.to_string() });
+    };
+    let names = || (wait.server.to_string(), wait.name.to_string());
     match (&entry.status.state, &entry.actor) {
-        (ServerState::Running, Some(to)) if Some(to.actor.get_id()) != wait.failed_actor => Route::Go(Target {
-            server: to.clone(),
-            tool: String::new(),
-            primitive_tool: None,
-            repeatable: true,
-            as_task: false,
-        }),
+        (ServerState::Running, Some(to)) if Some(to.actor.get_id()) != wait.failed_actor => Route::Go(to.clone()),
         (ServerState::Running, _) | (ServerState::Restarting { .. }, _) => Route::Wait,
         (ServerState::Starting, _) if wait.failed_actor.is_some() => Route::Wait,
-        (ServerState::Starting, _) => Route::Fail(CallError::ServerStarting { server, name }),
+        (ServerState::Starting, _) => {
+            let (server, name) = names();
+            Route::Fail(CallError::ServerStarting { server, name })
+        }
         (ServerState::Failed { reason }, _) => {
+            let (server, name) = names();
             Route::Fail(CallError::ServerFailed { server, name, reason: reason.clone() })
         }
         (ServerState::NeedsLogin { reason }, _) => {
+            let (server, name) = names();
             Route::Fail(CallError::NeedsLogin { server, name, reason: reason.clone() })
         }
     }
