@@ -33,8 +33,9 @@ const LINE_CAPACITY: usize = 512;
 #[derive(Debug, Clone)]
 pub struct Params {
     /// `HEAD_ROOM` bytes of room, `,"method":"…","params":`, the params,
-    /// `}`.
-    line: String,
+    /// `}`. Bytes, not a `String`: the lane sends them without reading
+    /// them, so they are checked as UTF-8 only where read as text.
+    line: Vec<u8>,
     /// Where the params are in `line`.
     params: Range<usize>,
 }
@@ -55,13 +56,12 @@ impl Params {
         let end = line.len();
         line.reserve_exact(TAIL_ROOM);
         line.push(b'}');
-        let line = String::from_utf8(line).expect("serde_json writes UTF-8");
         Params { line, params: start..end }
     }
 
     /// The params, as JSON text.
     pub fn get(&self) -> &str {
-        &self.line[self.params.clone()]
+        std::str::from_utf8(&self.line[self.params.clone()]).expect("serde_json writes UTF-8")
     }
 
     /// The whole request line for request `id`: the buffer itself, with no
@@ -74,7 +74,7 @@ impl Params {
             serde_json::to_writer(&mut unwritten, &id).expect("an i64 fits its room");
             HEAD_ROOM - HEAD.len() - unwritten.len()
         };
-        let mut line = self.line.into_bytes();
+        let mut line = self.line;
         let start = HEAD_ROOM - id_len - HEAD.len();
         line[start..start + HEAD.len()].copy_from_slice(HEAD);
         line[HEAD_ROOM - id_len..HEAD_ROOM].copy_from_slice(&digits[..id_len]);
