@@ -7,7 +7,6 @@
 //! yet. A host that reads a tool through Warden sees the server's `_meta`,
 //! `outputSchema`, `icons` or next year's field exactly as the server sent it.
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -172,7 +171,10 @@ pub struct CallToolParams {
 
 /// What a tool call produced. `is_error` marks a failure of the tool itself,
 /// which is a normal result for the model to read, not a protocol error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// It reads through a hand-written [`Deserialize`] (in `reading`), as the
+/// derive with `#[serde(flatten)]` did, in one pass.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// The output, in order.
@@ -265,185 +267,6 @@ impl ContentBlock {
     }
 }
 
-/// Reads a block in one pass, deciding the variant exactly as
-/// `#[serde(untagged)]` did: a JSON object whose `type` reads as
-/// [`TextTag`] and whose `text` is a string is [`ContentBlock::Text`], unless
-/// either member appears twice (the derived `Text` variant refused
-/// duplicates); any other object is [`ContentBlock::Other`], with the last of
-/// any repeated members; anything but an object is the untagged error.
-impl<'de> Deserialize<'de> for ContentBlock {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        // The error is made here, after the value was read, as the derive
-        // made it: made inside the visitor, serde_json would add a position.
-        deserializer
-            .deserialize_any(BlockVisitor)?
-            .ok_or_else(|| de::Error::custom("data did not match any variant of untagged enum ContentBlock"))
-    }
-}
-
-/// Reads a block; `None` for a value that is not an object.
-struct BlockVisitor;
-
-/// A block member's name; the two that decide the variant are told apart
-/// without allocating.
-enum BlockKey {
-    Type,
-    Text,
-    Other(String),
-}
-
-impl<'de> Deserialize<'de> for BlockKey {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = BlockKey;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<BlockKey, E> {
-                Ok(match key {
-                    "type" => BlockKey::Type,
-                    "text" => BlockKey::Text,
-                    other => BlockKey::Other(other.to_string()),
-                })
-            }
-            fn visit_string<E: de::Error>(self, key: String) -> Result<BlockKey, E> {
-                Ok(match key.as_str() {
-                    "type" => BlockKey::Type,
-                    "text" => BlockKey::Text,
-                    _ => BlockKey::Other(key),
-                })
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-impl<'de> Visitor<'de> for BlockVisitor {
-    type Value = Option<ContentBlock>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a content block")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Self::Value, A::Error> {
-        let mut kind: Option<BlockType> = None;
-        let mut text: Option<Value> = None;
-        let mut repeated = false;
-        let mut extra = Map::new();
-        while let Some(key) = members.next_key::<BlockKey>()? {
-            match key {
-                BlockKey::Type => repeated |= kind.replace(members.next_value()?).is_some(),
-                BlockKey::Text => repeated |= text.replace(members.next_value()?).is_some(),
-                BlockKey::Other(key) => {
-                    extra.insert(key, members.next_value()?);
-                }
-            }
-        }
-        let is_text = !repeated
-            && matches!(text, Some(Value::String(_)))
-            && match &kind {
-                Some(BlockType::Text) => true,
-                Some(BlockType::Other(kind)) => TextTag::deserialize(kind).is_ok(),
-                None => false,
-            };
-        match (kind, text) {
-            (Some(_), Some(Value::String(text))) if is_text => {
-                Ok(Some(ContentBlock::Text { kind: TextTag::Text, text, extra }))
-            }
-            (kind, text) => {
-                extra.extend(kind.map(|kind| ("type".to_string(), kind.into_value())));
-                extra.extend(text.map(|text| ("text".to_string(), text)));
-                Ok(Some(ContentBlock::Other(extra)))
-            }
-        }
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: de::SeqAccess<'de>>(self, mut items: A) -> Result<Self::Value, A::Error> {
-        // Read to the end, as the untagged derive did, so a bad value inside
-        // is reported as such.
-        while items.next_element::<Value>()?.is_some() {}
-        Ok(None)
-    }
-}
-
-/// A block's `type` as read: `"text"` is told apart without allocating
-/// (it is the type of nearly every block); any other value is kept as sent.
-enum BlockType {
-    Text,
-    Other(Value),
-}
-
-impl BlockType {
-    fn into_value(self) -> Value {
-        match self {
-            BlockType::Text => Value::from("text"),
-            BlockType::Other(value) => value,
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for BlockType {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TypeVisitor;
-        impl<'de> Visitor<'de> for TypeVisitor {
-            type Value = BlockType;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E: de::Error>(self, kind: &str) -> Result<BlockType, E> {
-                Ok(if kind == "text" { BlockType::Text } else { BlockType::Other(Value::from(kind)) })
-            }
-            fn visit_bool<E: de::Error>(self, kind: bool) -> Result<BlockType, E> {
-                Ok(BlockType::Other(Value::from(kind)))
-            }
-            fn visit_i64<E: de::Error>(self, kind: i64) -> Result<BlockType, E> {
-                Ok(BlockType::Other(Value::from(kind)))
-            }
-            fn visit_u64<E: de::Error>(self, kind: u64) -> Result<BlockType, E> {
-                Ok(BlockType::Other(Value::from(kind)))
-            }
-            fn visit_f64<E: de::Error>(self, kind: f64) -> Result<BlockType, E> {
-                Ok(BlockType::Other(Value::from(kind)))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<BlockType, E> {
-                Ok(BlockType::Other(Value::Null))
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, items: A) -> Result<BlockType, A::Error> {
-                Value::deserialize(de::value::SeqAccessDeserializer::new(items)).map(BlockType::Other)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, members: A) -> Result<BlockType, A::Error> {
-                Value::deserialize(de::value::MapAccessDeserializer::new(members)).map(BlockType::Other)
-            }
-        }
-        deserializer.deserialize_any(TypeVisitor)
-    }
-}
-
 /// The `type` tag of a text block; deserialising anything else fails, which
 /// sends the block to [`ContentBlock::Other`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -472,6 +295,8 @@ pub struct ResourceContents {
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
+
+mod reading;
 
 #[cfg(test)]
 mod tests;

@@ -123,3 +123,74 @@ fn a_content_block_reads_as_the_untagged_derive_did() {
         assert_eq!(blocks, derived, "in a list: {case}");
     }
 }
+
+/// `CallToolResult` as it was derived before it got its own `Deserialize`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DerivedResult {
+    #[serde(default)]
+    content: Vec<ContentBlock>,
+    #[serde(default)]
+    structured_content: Option<Value>,
+    #[serde(default)]
+    is_error: Option<bool>,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+impl From<DerivedResult> for CallToolResult {
+    fn from(result: DerivedResult) -> Self {
+        let DerivedResult { content, structured_content, is_error, extra } = result;
+        CallToolResult { content, structured_content, is_error, extra }
+    }
+}
+
+#[test]
+fn a_call_result_reads_as_the_flattening_derive_did() {
+    let cases = [
+        r#"{"content":[{"type":"text","text":"hi"}]}"#,
+        r#"{"content":[{"type":"text","text":"hi"}],"isError":true,"structuredContent":{"a":[1,2.5,-3]}}"#,
+        r#"{"_meta":{"k":"v"},"content":[],"future":null,"isError":false}"#,
+        r#"{}"#,
+        r#"{"isError":null,"structuredContent":null}"#,
+        r#"{"content":"not a list"}"#,
+        r#"{"content":null}"#,
+        r#"{"content":[5]}"#,
+        r#"{"content":[],"content":[]}"#,
+        r#"{"isError":true,"isError":false}"#,
+        r#"{"structuredContent":1,"structuredContent":2}"#,
+        r#"{"isError":"yes"}"#,
+        r#"{"x":1,"x":2,"y":{"z":[true]}}"#,
+        r#"{"c\u006fntent":[{"type":"text","text":"escaped"}],"is\u0045rror":true}"#,
+        r#"{"Content":[]}"#,
+        r#"[]"#,
+        r#"[{"type":"text","text":"hi"}]"#,
+        r#""text""#,
+        r#"5"#,
+        r#"null"#,
+        r#"true"#,
+    ];
+    for case in cases {
+        let message = |error: serde_json::Error| error.to_string().replace("DerivedResult", "CallToolResult");
+        let derived = serde_json::from_str::<DerivedResult>(case).map(CallToolResult::from).map_err(message);
+        let result = serde_json::from_str::<CallToolResult>(case).map_err(|e| e.to_string());
+        assert_eq!(result, derived, "from text: {case}");
+        let value: Value = serde_json::from_str(case).unwrap();
+        let derived = serde_json::from_value::<DerivedResult>(value.clone()).map(CallToolResult::from).map_err(message);
+        let result = serde_json::from_value::<CallToolResult>(value).map_err(|e| e.to_string());
+        assert_eq!(result, derived, "from a value: {case}");
+        // Inside an answer, where serde_json adds the position to the error.
+        let answer = format!(r#"{{"id":1,"result":{case}}}"#);
+        #[derive(Debug, Deserialize)]
+        struct Derived {
+            result: DerivedResult,
+        }
+        #[derive(Debug, Deserialize)]
+        struct Read {
+            result: CallToolResult,
+        }
+        let derived = serde_json::from_str::<Derived>(&answer).map(|a| CallToolResult::from(a.result)).map_err(message);
+        let result = serde_json::from_str::<Read>(&answer).map(|a| a.result).map_err(|e| e.to_string());
+        assert_eq!(result, derived, "in an answer: {case}");
+    }
+}
