@@ -18,8 +18,7 @@ use super::slots::Slots;
 
 /// Every OAuth secret Warden holds, by server.
 pub(crate) fn all(slots: &Slots) -> Vec<KnownSecret> {
-    let servers = slots.iter().filter_map(|(name, slot)| Some((name, slot.settings.oauth.as_ref()?)));
-    servers.flat_map(|(name, authorizer)| of(name, authorizer)).collect()
+    slots.oauth().iter().flat_map(|(name, authorizer)| of(name, authorizer)).collect()
 }
 
 /// The secrets of one server's authorizer.

@@ -9,12 +9,43 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use tokio::sync::watch;
+use warden_protocol::Authorizer;
 
 use crate::server_settings::ServerSettings;
 
 /// Each server's settings and calls in flight, for the call path (looked
 /// up on every call, hence the fast hasher).
-pub(crate) type Slots = HashMap<String, Slot, foldhash::fast::RandomState>;
+#[derive(Clone, Default)]
+pub(crate) struct Slots {
+    by_server: HashMap<String, Slot, foldhash::fast::RandomState>,
+    /// The servers that log in with OAuth: every call's arguments are
+    /// checked for their tokens, and walking every server's settings for
+    /// them on each call cost a call at 1,000 servers half its speed.
+    oauth: Vec<(String, Arc<Authorizer>)>,
+}
+
+impl Slots {
+    /// The slot of the server named `server`.
+    pub(crate) fn get(&self, server: &str) -> Option<&Slot> {
+        self.by_server.get(server)
+    }
+
+    /// The servers that log in with OAuth, and their authorizers.
+    pub(crate) fn oauth(&self) -> &[(String, Arc<Authorizer>)] {
+        &self.oauth
+    }
+}
+
+impl FromIterator<(String, Slot)> for Slots {
+    fn from_iter<I: IntoIterator<Item = (String, Slot)>>(slots: I) -> Slots {
+        let by_server: HashMap<_, _, _> = slots.into_iter().collect();
+        let oauth = by_server
+            .iter()
+            .filter_map(|(name, slot)| Some((name.clone(), Arc::clone(slot.settings.oauth.as_ref()?))))
+            .collect();
+        Slots { by_server, oauth }
+    }
+}
 
 /// One server's settings and a counter of its calls in flight.
 #[derive(Clone)]
