@@ -22,6 +22,7 @@
 //! server's actor, which withdraws the call (`notifications/cancelled` to
 //! the server, the slot freed, a late answer ignored).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -223,14 +224,28 @@ fn tool_call(
 /// Sends one request for tool `name` to its server and waits for its
 /// answer: down the server's fast lane when the call needs nothing of its
 /// actor, else through the actor.
-async fn send(to: &ServerRef, server: &str, name: &str, call: ToolCall) -> Result<Answer, CallError> {
-    match to.lane.try_send(call) {
-        Sending::Sent(wait) => wait.answer(name).await,
-        Sending::Unsent(error) => Err(error),
-        // Boxed: a ractor call's future is large, and every call's future
-        // (moved whole on every call) would carry its size for a path that
-        // only calls needing the actor take.
-        Sending::Refused(call) => Box::pin(send_to_actor(to, server, name, call)).await.map(Answer::Raw),
+///
+/// The lane is offered the call at once, when this is called, not when the
+/// future is first polled (it is awaited at once, so the order is the
+/// same): the future then holds what the offer left — a wait, an error, a
+/// boxed refused call — instead of the call itself, and every call's
+/// future, moved whole on every call, is that much smaller.
+fn send<'a>(
+    to: &'a ServerRef,
+    server: &'a str,
+    name: &'a str,
+    call: ToolCall,
+) -> impl Future<Output = Result<Answer, CallError>> + 'a {
+    let sending = to.lane.try_send(call);
+    async move {
+        match sending {
+            Sending::Sent(wait) => wait.answer(name).await,
+            Sending::Unsent(error) => Err(*error),
+            // Boxed: a ractor call's future is large, and every call's
+            // future would carry its size for a path that only calls
+            // needing the actor take.
+            Sending::Refused(call) => Box::pin(send_to_actor(to, server, name, *call)).await.map(Answer::Raw),
+        }
     }
 }
 

@@ -223,14 +223,14 @@ impl Lane {
     /// must follow).
     pub(crate) fn try_send(self: &Arc<Self>, call: ToolCall) -> Sending {
         if call.progress.is_some() || call.logs.is_some() || call.as_task {
-            return Sending::Refused(call);
+            return Sending::Refused(Box::new(call));
         }
         let (reply, answer) = oneshot::channel();
         let (id, outbound, in_company) = {
             let mut state = self.lock();
-            let Some(outbound) = state.outbound.clone() else { return Sending::Refused(call) };
+            let Some(outbound) = state.outbound.clone() else { return Sending::Refused(Box::new(call)) };
             if state.queued > 0 || state.in_flight >= state.max_in_flight {
-                return Sending::Refused(call);
+                return Sending::Refused(Box::new(call));
             }
             state.in_flight += 1;
             // Taken only now: a refused call leaves the ids the actor's next.
@@ -252,12 +252,12 @@ impl Lane {
             // may go to the next connection. (Gone, the actor failed it.)
             if let Some(call) = self.remove(id) {
                 let reason = "the connection closed".to_string();
-                return Sending::Unsent(CallError::ServerGone {
+                return Sending::Unsent(Box::new(CallError::ServerGone {
                     server: self.server.clone(),
                     name: call.name,
                     reason,
                     delivered: false,
-                });
+                }));
             }
         }
         Sending::Sent(LaneWait { lane: Arc::clone(self), id, answer })
@@ -379,10 +379,12 @@ impl LaneCall {
 pub(crate) enum Sending {
     /// It was written; wait for its answer.
     Sent(LaneWait),
-    /// The connection was found gone before the call left.
-    Unsent(CallError),
-    /// Not for the lane: the actor takes it.
-    Refused(ToolCall),
+    /// The connection was found gone before the call left (boxed, as a
+    /// refused call is).
+    Unsent(Box<CallError>),
+    /// Not for the lane: the actor takes it. Boxed, so that what a caller's
+    /// future holds after the offer is small (it is moved on every call).
+    Refused(Box<ToolCall>),
 }
 
 /// A call in the lane, waiting for its answer.
