@@ -40,8 +40,11 @@ const CALLS: usize = 5;
 /// The goal, in copies of the result, with room for what is not the
 /// result: the JSON envelope around it, the request, pages not filled.
 const GOAL_COPIES: f64 = 2.05;
-/// Makes glibc map every block of 128 KiB or more on its own (see above).
-const HELD: (&str, &str) = ("MALLOC_MMAP_THRESHOLD_", "131072");
+/// Makes glibc map every block of 128 KiB or more on its own (see above),
+/// and the daemon's mimalloc give freed pages back at once instead of
+/// after its 10 ms delay: without that, the daemon's held peak counted
+/// copies already freed, and swung between runs.
+const HELD: &[(&str, &str)] = &[("MALLOC_MMAP_THRESHOLD_", "131072"), ("MIMALLOC_PURGE_DELAY", "0")];
 
 fn config_text(front_port: Option<u16>) -> String {
     let mut text = format!(
@@ -109,7 +112,7 @@ impl Daemon {
             .arg(&config)
             .env("WARDEN_HOME", home.join("state"))
             .env("RUST_LOG", "warn")
-            .envs(held.then_some(HELD))
+            .envs(if held { HELD } else { &[] }.iter().copied())
             .stdin(Stdio::null())
             .spawn()
             .unwrap();
@@ -222,7 +225,7 @@ fn main() {
         let embedded_run = |held: bool| {
             let output = Command::new(std::env::current_exe().unwrap())
                 .env("WARDEN_LARGE_ONE", bytes.to_string())
-                .envs(held.then_some(HELD))
+                .envs(if held { HELD } else { &[] }.iter().copied())
                 .output()
                 .unwrap();
             let measured: Value = serde_json::from_slice(&output.stdout).expect("the embedded run's figures");

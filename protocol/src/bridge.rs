@@ -407,9 +407,11 @@ impl ServerReport {
     }
 }
 
-/// One answer line, as the daemon writes it.
+/// One answer line, as the daemon writes it. The result is JSON text
+/// (`RawValue`), or anything that serialises: a tool's result is written
+/// straight into the line, not first into text of its own.
 #[derive(Debug, Serialize)]
-pub struct ResponseLine<'a> {
+pub struct ResponseLine<'a, R: ?Sized + Serialize = RawValue> {
     /// True for `result`, false for `error`.
     pub ok: bool,
     /// The request's `id`, when it had one.
@@ -417,7 +419,7 @@ pub struct ResponseLine<'a> {
     pub id: Option<&'a Value>,
     /// The operation's answer.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<&'a RawValue>,
+    pub result: Option<&'a R>,
     /// Why it failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<&'a BridgeError>,
@@ -426,11 +428,17 @@ pub struct ResponseLine<'a> {
 impl ResponseLine<'_> {
     /// The line's JSON text, with its newline.
     pub fn to_line(&self) -> String {
-        // Sized for the result up front: a buffer grown by doubling holds
-        // its old and new capacity at once, up to three times a large
-        // result (measured in `benches/large_results.rs`).
-        let size = self.result.map_or(0, |result| result.get().len()) + 256;
-        let mut line = Vec::with_capacity(size);
+        self.to_line_sized(self.result.map_or(0, |result| result.get().len()))
+    }
+}
+
+impl<R: ?Sized + Serialize> ResponseLine<'_, R> {
+    /// The line's JSON text, with its newline, in a buffer sized up front
+    /// for about `result_bytes` of result: a buffer grown by doubling holds
+    /// its old and new capacity at once, up to three times a large result
+    /// (measured in `benches/large_results.rs`).
+    pub fn to_line_sized(&self, result_bytes: usize) -> String {
+        let mut line = Vec::with_capacity(result_bytes + 256);
         serde_json::to_writer(&mut line, self).expect("an answer always serialises");
         line.push(b'\n');
         String::from_utf8(line).expect("serde_json writes UTF-8")

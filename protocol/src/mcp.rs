@@ -213,6 +213,30 @@ impl CallToolResult {
         self.is_error.unwrap_or(false)
     }
 
+    /// About how long the result is as JSON text: its strings' lengths,
+    /// an eighth more for escapes, and a little for each other value.
+    /// Enough to size a buffer up front, so that a large result is not
+    /// written into a buffer grown by doubling (which holds its old and
+    /// new capacity at once).
+    pub fn json_len_hint(&self) -> usize {
+        fn value_len(value: &Value) -> usize {
+            match value {
+                Value::String(text) => text.len() + text.len() / 8 + 2,
+                Value::Array(items) => items.iter().map(|item| value_len(item) + 1).sum::<usize>() + 2,
+                Value::Object(members) => members_len(members),
+                _ => 24,
+            }
+        }
+        fn members_len(members: &Map<String, Value>) -> usize {
+            members.iter().map(|(key, value)| key.len() + 4 + value_len(value)).sum::<usize>() + 2
+        }
+        let blocks = self.content.iter().map(|block| match block {
+            ContentBlock::Text { text, extra, .. } => value_len(&Value::Null) + text.len() * 9 / 8 + members_len(extra),
+            ContentBlock::Other(members) => members_len(members),
+        });
+        blocks.sum::<usize>() + self.structured_content.as_ref().map_or(0, value_len) + members_len(&self.extra) + 64
+    }
+
     /// The text blocks joined with newlines (other blocks are left out).
     pub fn text(&self) -> String {
         let texts: Vec<&str> = self

@@ -74,8 +74,7 @@ impl Answer {
     }
 
     fn result(id: Option<&Value>, result: &Value) -> Answer {
-        let result = serde_json::value::to_raw_value(result).expect("a JSON value serialises");
-        let line = BridgeResponseLine { ok: true, id, result: Some(&result), error: None }.to_line();
+        let line = BridgeResponseLine { ok: true, id, result: Some(result), error: None }.to_line_sized(0);
         Answer { line, close: false, then_shutdown: false, ends: None }
     }
 }
@@ -245,11 +244,14 @@ where
 /// Runs one request to its answer line.
 async fn run(ops: Arc<Ops>, request: warden_protocol::BridgeRequest, id: Option<Value>, notices: Notices) -> Answer {
     let outcome = ops.run(request, notices).await;
-    let (result, error) = match &outcome.result {
-        Ok(result) => (Some(&**result), None),
-        Err(error) => (None, Some(error)),
+    let line = match &outcome.result {
+        Ok(result) => {
+            let line = BridgeResponseLine { ok: true, id: id.as_ref(), result: Some(result), error: None };
+            line.to_line_sized(result.len_hint())
+        }
+        Err(error) => BridgeResponseLine::<Value> { ok: false, id: id.as_ref(), result: None, error: Some(error) }
+            .to_line_sized(0),
     };
-    let line = BridgeResponseLine { ok: error.is_none(), id: id.as_ref(), result, error }.to_line();
     Answer { line, close: false, then_shutdown: outcome.then_shutdown, ends: None }
 }
 
@@ -300,9 +302,8 @@ async fn upgrade<R, W>(
             return;
         }
     };
-    let result = serde_json::value::to_raw_value(&serde_json::json!({"mcp": true})).expect("serialises");
-    let line = BridgeResponseLine { ok: true, id: id.as_ref(), result: Some(&result), error: None }.to_line();
-    if write.write_all(line.as_bytes()).await.is_err() {
+    let upgraded = Answer::result(id.as_ref(), &serde_json::json!({"mcp": true}));
+    if write.write_all(upgraded.line.as_bytes()).await.is_err() {
         return;
     }
     let _session = ops.activity.begin_session();

@@ -13,11 +13,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::value::RawValue;
+use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 use warden_actors::{ApprovalQueue, CallError, CallOptions, ToolEntry, Warden};
-use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, ResultFormat, ToolListing};
+use warden_protocol::{
+    BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, CallToolResult, ResultFormat, ToolListing,
+};
 
 use super::idle::Activity;
 use super::lockfile::Lockfile;
@@ -60,8 +62,39 @@ pub(crate) struct Ops {
 /// An operation's answer: its result, and whether the daemon stops after
 /// sending it.
 pub(crate) struct Outcome {
-    pub(crate) result: Result<Box<RawValue>, BridgeError>,
+    pub(crate) result: Result<Answered, BridgeError>,
     pub(crate) then_shutdown: bool,
+}
+
+/// What an operation answers, written straight into its answer line: not
+/// first into JSON text of its own, which the line then copied again (a
+/// large tool result was held three times over, four with the buffer it
+/// grew in).
+pub(crate) enum Answered {
+    /// A value the op built.
+    Value(Value),
+    /// A tool's result, policed.
+    Tool(CallToolResult),
+}
+
+impl Answered {
+    /// About how long it is as JSON text, to size its line up front.
+    pub(crate) fn len_hint(&self) -> usize {
+        match self {
+            // Small: a status, a list of tools.
+            Answered::Value(_) => 0,
+            Answered::Tool(result) => result.json_len_hint(),
+        }
+    }
+}
+
+impl Serialize for Answered {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Answered::Value(value) => value.serialize(serializer),
+            Answered::Tool(result) => result.serialize(serializer),
+        }
+    }
 }
 
 impl Ops {
@@ -88,7 +121,7 @@ impl Ops {
                 // big and copied whole at each move on its way to a poll.
                 Box::pin(self.call_request(name, server, tool, args, format, agent.as_deref(), options)).await
             }
-            other => Box::pin(self.dispatch(other)).await.map(|value| raw(&value)),
+            other => Box::pin(self.dispatch(other)).await.map(Answered::Value),
         };
         Outcome { result, then_shutdown }
     }
@@ -174,7 +207,7 @@ impl Ops {
         format: ResultFormat,
         agent: Option<&str>,
         options: CallOptions,
-    ) -> Result<Box<RawValue>, BridgeError> {
+    ) -> Result<Answered, BridgeError> {
         let name = match (name, server, tool) {
             (Some(name), _, _) => name,
             (None, Some(server), Some(tool)) => {
@@ -198,7 +231,7 @@ impl Ops {
         args: Value,
         format: ResultFormat,
         options: CallOptions,
-    ) -> Result<Box<RawValue>, BridgeError> {
+    ) -> Result<Answered, BridgeError> {
         if self.shutdown.is_triggered() {
             return Err(BridgeError::new(
                 Code::SHUTTING_DOWN,
@@ -217,8 +250,7 @@ impl Ops {
                     Some(scope) => scope.call(name, args, options).await,
                     None => self.warden.call(name, args, options).await,
                 };
-                Ok(serde_json::value::to_raw_value(&result.map_err(call_error)?)
-                    .expect("a tool result always serialises"))
+                Ok(Answered::Tool(result.map_err(call_error)?))
             }
             (ResultFormat::Text, scope) => {
                 let rendered = match scope {
@@ -226,7 +258,7 @@ impl Ops {
                     None => self.warden.call_text(name, args, options).await,
                 };
                 let rendered = rendered.map_err(call_error)?;
-                Ok(raw(&json!({"text": rendered.text, "is_error": rendered.is_error})))
+                Ok(Answered::Value(json!({"text": rendered.text, "is_error": rendered.is_error})))
             }
         }
     }
@@ -287,10 +319,6 @@ fn settled_now(warden: &Warden) -> bool {
     // one poll with a waker that does nothing answers "is it settled now?".
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     std::pin::pin!(warden.settled()).poll(&mut context).is_ready()
-}
-
-fn raw(value: &Value) -> Box<RawValue> {
-    serde_json::value::to_raw_value(value).expect("a JSON value always serialises")
 }
 
 /// A call's failure, with the code a client matches on.

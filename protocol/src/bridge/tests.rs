@@ -132,7 +132,7 @@ fn every_listed_op_decodes() {
 fn answers_round_trip_with_their_id() {
     let id = json!(7);
     let result = serde_json::value::to_raw_value(&json!({"pong": true})).unwrap();
-    let line = ResponseLine { ok: true, id: Some(&id), result: Some(&result), error: None }.to_line();
+    let line = ResponseLine { ok: true, id: Some(&id), result: Some(&*result), error: None }.to_line();
     assert_eq!(line, "{\"ok\":true,\"id\":7,\"result\":{\"pong\":true}}\n");
     let answer = Response::parse(&line).unwrap();
     assert_eq!(answer.id, Some(id));
@@ -145,4 +145,40 @@ fn answers_round_trip_with_their_id() {
         "{\"ok\":false,\"error\":{\"code\":\"not_available\",\"message\":\"approvals arrive with the policy layer\"}}\n"
     );
     assert_eq!(Response::parse(&line).unwrap().into_result().unwrap_err(), error);
+}
+
+#[test]
+fn a_tool_result_is_written_into_a_line_sized_for_it_up_front() {
+    use crate::{CallToolResult, ContentBlock};
+    let prose = "A line of \"quoted\" text,\twith a tab and a newline.\n".repeat(20_000);
+    let image = json!({"type": "image", "data": "iVBORw0KGgo".repeat(50_000), "mimeType": "image/png"});
+    let ContentBlock::Text { extra, .. } =
+        serde_json::from_value(json!({"type": "text", "text": "", "_meta": {"k": 1}})).unwrap()
+    else {
+        panic!("a text block")
+    };
+    let results = [
+        CallToolResult::success("x".repeat(1 << 20)),
+        CallToolResult::success(prose.clone()),
+        CallToolResult {
+            content: vec![
+                ContentBlock::Text { kind: crate::mcp::TextTag::Text, text: prose.clone(), extra },
+                serde_json::from_value(image).unwrap(),
+            ],
+            structured_content: Some(json!({"rows": vec![json!({"name": "a\"b", "n": 1.5}); 5_000]})),
+            ..CallToolResult::error("")
+        },
+        CallToolResult::success(""),
+    ];
+    let id = json!(7);
+    for result in &results {
+        let hint = result.json_len_hint();
+        let line = ResponseLine { ok: true, id: Some(&id), result: Some(result), error: None }.to_line_sized(hint);
+        // Never grown: a buffer that doubles holds its old and new capacity
+        // at once; and not much larger than it needs.
+        assert_eq!(line.capacity(), hint + 256, "grown past the hint for {} bytes", line.len());
+        assert!(hint <= line.len() * 5 / 4 + 512, "hint {hint} for a line of {}", line.len());
+        let answer = Response::parse(&line).unwrap();
+        assert_eq!(&serde_json::from_str::<CallToolResult>(answer.into_result().unwrap().get()).unwrap(), result);
+    }
 }
