@@ -353,7 +353,7 @@ impl CallPath {
         // the person asked, and the call made again once.
         let asks = options.ask_context(caller);
         let resolved = attempt::Resolved { snapshot: &snapshot, entry };
-        let attempt = attempt::Attempt { name, server, resolved, settings: &settings, timeout, options, asks };
+        let attempt = attempt::Attempt { name, resolved, settings: &settings, timeout, options, asks };
         let result = match attempt::run(&self.snapshot, &attempt, &arguments).await {
             // Boxed: rare, and its futures would otherwise make every
             // call's future larger (it is moved on every call).

@@ -219,9 +219,12 @@ impl CallToolResult {
     /// written into a buffer grown by doubling (which holds its old and
     /// new capacity at once).
     pub fn json_len_hint(&self) -> usize {
+        fn text_len(text: &str) -> usize {
+            text.len() + text.len() / 8 + 2
+        }
         fn value_len(value: &Value) -> usize {
             match value {
-                Value::String(text) => text.len() + text.len() / 8 + 2,
+                Value::String(text) => text_len(text),
                 Value::Array(items) => items.iter().map(|item| value_len(item) + 1).sum::<usize>() + 2,
                 Value::Object(members) => members_len(members),
                 _ => 24,
@@ -231,7 +234,8 @@ impl CallToolResult {
             members.iter().map(|(key, value)| key.len() + 4 + value_len(value)).sum::<usize>() + 2
         }
         let blocks = self.content.iter().map(|block| match block {
-            ContentBlock::Text { text, extra, .. } => value_len(&Value::Null) + text.len() * 9 / 8 + members_len(extra),
+            // `{"type":"text","text":…}` around the text.
+            ContentBlock::Text { text, extra, .. } => 24 + text_len(text) + members_len(extra),
             ContentBlock::Other(members) => members_len(members),
         });
         blocks.sum::<usize>() + self.structured_content.as_ref().map_or(0, value_len) + members_len(&self.extra) + 64

@@ -70,11 +70,12 @@ struct Target {
 }
 
 /// What step 1 resolved, borrowed for the whole call: the snapshot it read
-/// and the tool's entry in it. While that snapshot is still the latest, the
-/// first attempt goes where it says without looking the tool up again.
+/// and the tool's entry in it (which names the tool's server). While that
+/// snapshot is still the latest, the first attempt goes where it says
+/// without looking the tool up again.
 #[derive(Clone, Copy)]
 pub(super) struct Resolved<'a> {
-    pub(super) snapshot: &'a Arc<Snapshot>,
+    pub(super) snapshot: &'a Snapshot,
     pub(super) entry: &'a Arc<ToolEntry>,
 }
 
@@ -82,9 +83,7 @@ pub(super) struct Resolved<'a> {
 pub(super) struct Attempt<'a> {
     /// The namespaced tool name.
     pub(super) name: &'a str,
-    /// Its server, as resolved in step 1.
-    pub(super) server: &'a str,
-    /// The tool as step 1 found it.
+    /// The tool and its server, as step 1 found them.
     pub(super) resolved: Resolved<'a>,
     /// The server's settings.
     pub(super) settings: &'a ServerSettings,
@@ -101,7 +100,8 @@ pub(super) async fn run(
     attempt: &Attempt<'_>,
     arguments: &Map<String, Value>,
 ) -> Result<CallToolResult, CallError> {
-    let Attempt { name, server, resolved, settings, timeout, options, ref asks } = *attempt;
+    let Attempt { name, resolved, settings, timeout, options, ref asks } = *attempt;
+    let server = resolved.entry.server.as_str();
     let deadline = Instant::now() + timeout;
     let mut failed_actor: Option<ActorId> = None;
     let mut number = 0u32;
@@ -419,7 +419,7 @@ impl Wait<'_> {
     /// snapshot (a lookup would find the same), else looked up.
     fn tool_in<'s>(&'s self, snapshot: &'s Snapshot) -> Option<&'s Arc<ToolEntry>> {
         match self.resolved {
-            Some(resolved) if std::ptr::eq(snapshot, &**resolved.snapshot) => Some(resolved.entry),
+            Some(resolved) if std::ptr::eq(snapshot, resolved.snapshot) => Some(resolved.entry),
             _ => snapshot.tools.get(self.name),
         }
     }

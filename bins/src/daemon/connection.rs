@@ -73,8 +73,10 @@ impl Answer {
         Answer { line, close: false, then_shutdown: false, ends: None }
     }
 
-    fn result(id: Option<&Value>, result: &Value) -> Answer {
-        let line = BridgeResponseLine { ok: true, id, result: Some(result), error: None }.to_line_sized(0);
+    /// `result`, written into a line sized up front for `len_hint` bytes
+    /// of it.
+    fn result(id: Option<&Value>, result: &impl serde::Serialize, len_hint: usize) -> Answer {
+        let line = BridgeResponseLine { ok: true, id, result: Some(result), error: None }.to_line_sized(len_hint);
         Answer { line, close: false, then_shutdown: false, ends: None }
     }
 }
@@ -244,15 +246,11 @@ where
 /// Runs one request to its answer line.
 async fn run(ops: Arc<Ops>, request: warden_protocol::BridgeRequest, id: Option<Value>, notices: Notices) -> Answer {
     let outcome = ops.run(request, notices).await;
-    let line = match &outcome.result {
-        Ok(result) => {
-            let line = BridgeResponseLine { ok: true, id: id.as_ref(), result: Some(result), error: None };
-            line.to_line_sized(result.len_hint())
-        }
-        Err(error) => BridgeResponseLine::<Value> { ok: false, id: id.as_ref(), result: None, error: Some(error) }
-            .to_line_sized(0),
+    let answer = match &outcome.result {
+        Ok(result) => Answer::result(id.as_ref(), result, result.len_hint()),
+        Err(error) => Answer::error(id.as_ref(), error),
     };
-    Answer { line, close: false, then_shutdown: outcome.then_shutdown, ends: None }
+    Answer { then_shutdown: outcome.then_shutdown, ..answer }
 }
 
 /// Writes one answer and does what it says after; false once the
@@ -302,7 +300,7 @@ async fn upgrade<R, W>(
             return;
         }
     };
-    let upgraded = Answer::result(id.as_ref(), &serde_json::json!({"mcp": true}));
+    let upgraded = Answer::result(id.as_ref(), &serde_json::json!({"mcp": true}), 0);
     if write.write_all(upgraded.line.as_bytes()).await.is_err() {
         return;
     }
