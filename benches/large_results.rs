@@ -2,8 +2,10 @@
 //! server's `huge`) through the three faces — embedded, the bridge, the
 //! HTTP front — timed, with the peak memory of the process that carries
 //! it (the bench's own for embedded, the daemon's for the others) over
-//! its memory before (the peak reset through `/proc/PID/clear_refs`), in copies of the result. The goal: no more than two
-//! copies at once.
+//! its memory before (the peak reset through `/proc/PID/clear_refs`), in
+//! copies of the result. The goal: no more than two copies at once, and
+//! what a call holds whatever its result — measured by a 64 KB row first
+//! ([`ROOM_KIB`]).
 //!
 //! Each face runs in a fresh process (this bench runs itself again with
 //! `WARDEN_LARGE_ONE`), each twice (both figures printed). The peak is
@@ -37,9 +39,14 @@ use warden_actors::{CallOptions, Warden, WardenConfig};
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
 const TOKEN: &str = "large-results-bench-token-0123456789";
 const CALLS: usize = 5;
-/// The goal, in copies of the result, with room for what is not the
-/// result: the JSON envelope around it, the request, pages not filled.
-const GOAL_COPIES: f64 = 2.05;
+/// What a call holds beside its result, whatever the result's size: the
+/// request and its future, buffers, the JSON envelope, pages of the
+/// allocator's first touched. The 64 KB row measures it (through the
+/// daemon, 150 to 400 KB held); the goal is two copies and this.
+const ROOM_KIB: u64 = 512;
+/// The reference row: a result small beside [`ROOM_KIB`], whose peak is
+/// what a call costs whatever it returns.
+const SMALL: usize = 64 << 10;
 /// Makes glibc map every block of 128 KiB or more on its own (see above),
 /// and the daemon's mimalloc give freed pages back at once instead of
 /// after its 10 ms delay: without that, the daemon's held peak counted
@@ -218,8 +225,8 @@ fn main() {
          the result, as run and with every large block mapped on its own (held); two runs each: first / second)\n"
     );
     println!("{:<10} {:>8} {:>19} {:>19} {:>19}   goal", "face", "result", "time (ms)", "peak as run", "peak held");
-    for bytes in [1 << 20, 10 << 20] {
-        let label = format!("{} MB", bytes >> 20);
+    for bytes in [SMALL, 1 << 20, 10 << 20] {
+        let label = if bytes < 1 << 20 { format!("{} KB", bytes >> 10) } else { format!("{} MB", bytes >> 20) };
         let copies = |kib: u64| kib as f64 * 1024.0 / bytes as f64;
         let mut rows: Vec<(&str, [(Duration, u64); 2], [(Duration, u64); 2])> = Vec::new();
         let embedded_run = |held: bool| {
@@ -239,16 +246,20 @@ fn main() {
         let (as_run, held) = twice(&|held| front(&Daemon::start(&warden, held), bytes));
         rows.push(("front", as_run, held));
         for (face, [first, second], [held_first, held_second]) in rows {
-            let worst = copies(held_first.1).max(copies(held_second.1));
+            let worst = held_first.1.max(held_second.1);
+            let verdict = match bytes {
+                SMALL => "(a call's own cost)",
+                _ if worst <= 2 * bytes as u64 / 1024 + ROOM_KIB => "held ≤ 2 copies: met",
+                _ => "held ≤ 2 copies: MISSED",
+            };
             println!(
-                "{face:<10} {label:>8} {:>8.1} / {:>8.1} {:>8.2} / {:>8.2} {:>8.2} / {:>8.2}   held ≤ 2 copies: {}",
+                "{face:<10} {label:>8} {:>8.1} / {:>8.1} {:>8.2} / {:>8.2} {:>8.2} / {:>8.2}   {verdict}",
                 first.0.as_secs_f64() * 1e3,
                 second.0.as_secs_f64() * 1e3,
                 copies(first.1),
                 copies(second.1),
                 copies(held_first.1),
                 copies(held_second.1),
-                if worst <= GOAL_COPIES { "met" } else { "MISSED" },
             );
         }
     }

@@ -18,6 +18,8 @@
 //! `isError` included); 2 bad usage or a bad config.
 
 mod advice;
+#[cfg(target_os = "linux")]
+mod allocator;
 mod cli;
 mod client;
 mod clients;
@@ -43,12 +45,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc, not glibc's malloc: a call through the daemon allocates and
-/// frees dozens of small blocks and a few over 1 KB (a request's future,
-/// hyper's buffers), and each of those made glibc consolidate its free
-/// lists — 16% of the front daemon's CPU under load went to malloc and
-/// free. mimalloc's per-thread free lists have no such step. Only the
-/// binary: an embedding host keeps its own allocator.
+/// mimalloc, with blocks of 4 MiB or more mapped on their own (see
+/// [`allocator`] for why). Only the binary: an embedding host keeps its
+/// own allocator. `mremap` is Linux's: elsewhere, mimalloc alone.
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
+#[cfg(not(target_os = "linux"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
