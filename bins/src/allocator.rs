@@ -1,11 +1,13 @@
-//! The `warden` binary's allocator: mimalloc for the many small blocks of
-//! a call, and large blocks mapped from the kernel on their own.
+//! The `warden` binary's allocator: mimalloc or glibc's malloc for the
+//! small blocks (by the command: `allocator/small.rs`), and large blocks
+//! mapped from the kernel on their own.
 //!
-//! mimalloc, not glibc's malloc: a call through the daemon allocates and
-//! frees dozens of small blocks and a few over 1 KB (a request's future,
-//! hyper's buffers), and each of those made glibc consolidate its free
-//! lists — 16% of the front daemon's CPU under load went to malloc and
-//! free. mimalloc's per-thread free lists have no such step.
+//! mimalloc in the daemon, not glibc's malloc: a call through it
+//! allocates and frees dozens of small blocks and a few over 1 KB (a
+//! request's future, hyper's buffers), and each of those made glibc
+//! consolidate its free lists — 16% of the front daemon's CPU under load
+//! went to malloc and free. mimalloc's per-thread free lists have no such
+//! step.
 //!
 //! But mimalloc keeps a large block that another thread frees: a block
 //! belongs to the thread that allocated it, a free from elsewhere only
@@ -24,7 +26,9 @@
 use std::alloc::{GlobalAlloc, Layout};
 use std::ptr;
 
-use mimalloc::MiMalloc;
+use small::Small;
+
+mod small;
 
 /// Blocks this large or larger are mapped on their own: far above any
 /// block a call allocates (its largest are a few KB), so only data the
@@ -39,7 +43,7 @@ pub(crate) const LARGE: usize = 4 << 20;
 /// The alignment a mapping always has (the smallest page size).
 const MAPPED_ALIGN: usize = 4096;
 
-/// mimalloc, with large blocks mapped (see the module doc).
+/// Small blocks from [`Small`], large ones mapped (see the module doc).
 pub(crate) struct Allocator;
 
 fn is_large(size: usize, align: usize) -> bool {
@@ -66,7 +70,7 @@ unsafe fn map(size: usize) -> *mut u8 {
     }
 }
 
-// SAFETY: every block is either mimalloc's or a mapping of its own, told
+// SAFETY: every block is either Small's or a mapping of its own, told
 // apart by its layout, which Rust passes back unchanged (or as resized by
 // `realloc`, which moves a block between the two when it crosses LARGE).
 unsafe impl GlobalAlloc for Allocator {
@@ -76,7 +80,7 @@ unsafe impl GlobalAlloc for Allocator {
             unsafe { map(layout.size()) }
         } else {
             // SAFETY: the caller's layout, as GlobalAlloc requires.
-            unsafe { MiMalloc.alloc(layout) }
+            unsafe { Small.alloc(layout) }
         }
     }
 
@@ -86,7 +90,7 @@ unsafe impl GlobalAlloc for Allocator {
             unsafe { map(layout.size()) }
         } else {
             // SAFETY: as in alloc.
-            unsafe { MiMalloc.alloc_zeroed(layout) }
+            unsafe { Small.alloc_zeroed(layout) }
         }
     }
 
@@ -95,16 +99,16 @@ unsafe impl GlobalAlloc for Allocator {
             // SAFETY: a mapping made for this layout (see the impl's note).
             unsafe { libc::munmap(block.cast(), layout.size()) };
         } else {
-            // SAFETY: a block mimalloc gave for this layout.
-            unsafe { MiMalloc.dealloc(block, layout) }
+            // SAFETY: a block Small gave for this layout.
+            unsafe { Small.dealloc(block, layout) }
         }
     }
 
     unsafe fn realloc(&self, block: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let (was_large, is_now_large) = (is_large(layout.size(), layout.align()), is_large(new_size, layout.align()));
         match (was_large, is_now_large) {
-            // SAFETY: mimalloc's block, as GlobalAlloc::realloc requires.
-            (false, false) => unsafe { MiMalloc.realloc(block, layout, new_size) },
+            // SAFETY: Small's block, as GlobalAlloc::realloc requires.
+            (false, false) => unsafe { Small.realloc(block, layout, new_size) },
             (true, true) => {
                 // SAFETY: a mapping of layout.size() bytes; the kernel moves
                 // its pages when they cannot grow in place.

@@ -45,9 +45,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc, with blocks of 4 MiB or more mapped on their own (see
-/// [`allocator`] for why). Only the binary: an embedding host keeps its
-/// own allocator. `mremap` is Linux's: elsewhere, mimalloc alone.
+/// mimalloc in the daemon, glibc's malloc in short commands, and blocks
+/// of 4 MiB or more mapped on their own (see [`allocator`] for why). Only
+/// the binary: an embedding host keeps its own allocator. Elsewhere than
+/// Linux (`mremap`, `/proc`), mimalloc alone.
 #[cfg(target_os = "linux")]
 #[global_allocator]
 static ALLOCATOR: allocator::Allocator = allocator::Allocator;

@@ -59,3 +59,15 @@ fn a_large_block_freed_on_another_thread_leaves_resident_memory() {
         "freed on another thread, 64 MiB must leave resident memory: {touched} bytes before, {after} after"
     );
 }
+
+#[test]
+fn the_daemon_and_the_mcp_server_are_long_lived_and_commands_are_not() {
+    let long_lived = |arguments: &[&str]| super::small::is_long_lived(arguments.join("\0").as_bytes());
+    assert!(long_lived(&["warden", "serve", "--config", "w.toml"]));
+    assert!(long_lived(&["/usr/bin/warden", "-vv", "serve"]));
+    assert!(long_lived(&["warden", "mcp", "--no-daemon"]));
+    assert!(!long_lived(&["warden", "call", "srv__tool", "{\"a\":1}"]));
+    assert!(!long_lived(&["warden", "tools", "serve"]), "only the command counts, not what it is given");
+    assert!(!long_lived(&["warden"]));
+    assert!(!long_lived(&["warden", "--version"]));
+}
