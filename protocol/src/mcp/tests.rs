@@ -145,31 +145,34 @@ impl From<DerivedResult> for CallToolResult {
     }
 }
 
+/// Call results as servers might send them, well formed or not.
+const RESULT_CASES: [&str; 21] = [
+    r#"{"content":[{"type":"text","text":"hi"}]}"#,
+    r#"{"content":[{"type":"text","text":"hi"}],"isError":true,"structuredContent":{"a":[1,2.5,-3]}}"#,
+    r#"{"_meta":{"k":"v"},"content":[],"future":null,"isError":false}"#,
+    r#"{}"#,
+    r#"{"isError":null,"structuredContent":null}"#,
+    r#"{"content":"not a list"}"#,
+    r#"{"content":null}"#,
+    r#"{"content":[5]}"#,
+    r#"{"content":[],"content":[]}"#,
+    r#"{"isError":true,"isError":false}"#,
+    r#"{"structuredContent":1,"structuredContent":2}"#,
+    r#"{"isError":"yes"}"#,
+    r#"{"x":1,"x":2,"y":{"z":[true]}}"#,
+    r#"{"c\u006fntent":[{"type":"text","text":"escaped"}],"is\u0045rror":true}"#,
+    r#"{"Content":[]}"#,
+    r#"[]"#,
+    r#"[{"type":"text","text":"hi"}]"#,
+    r#""text""#,
+    r#"5"#,
+    r#"null"#,
+    r#"true"#,
+];
+
 #[test]
 fn a_call_result_reads_as_the_flattening_derive_did() {
-    let cases = [
-        r#"{"content":[{"type":"text","text":"hi"}]}"#,
-        r#"{"content":[{"type":"text","text":"hi"}],"isError":true,"structuredContent":{"a":[1,2.5,-3]}}"#,
-        r#"{"_meta":{"k":"v"},"content":[],"future":null,"isError":false}"#,
-        r#"{}"#,
-        r#"{"isError":null,"structuredContent":null}"#,
-        r#"{"content":"not a list"}"#,
-        r#"{"content":null}"#,
-        r#"{"content":[5]}"#,
-        r#"{"content":[],"content":[]}"#,
-        r#"{"isError":true,"isError":false}"#,
-        r#"{"structuredContent":1,"structuredContent":2}"#,
-        r#"{"isError":"yes"}"#,
-        r#"{"x":1,"x":2,"y":{"z":[true]}}"#,
-        r#"{"c\u006fntent":[{"type":"text","text":"escaped"}],"is\u0045rror":true}"#,
-        r#"{"Content":[]}"#,
-        r#"[]"#,
-        r#"[{"type":"text","text":"hi"}]"#,
-        r#""text""#,
-        r#"5"#,
-        r#"null"#,
-        r#"true"#,
-    ];
+    let cases = RESULT_CASES;
     for case in cases {
         let message = |error: serde_json::Error| error.to_string().replace("DerivedResult", "CallToolResult");
         let derived = serde_json::from_str::<DerivedResult>(case).map(CallToolResult::from).map_err(message);
@@ -193,4 +196,32 @@ fn a_call_result_reads_as_the_flattening_derive_did() {
         let result = serde_json::from_str::<Read>(&answer).map(|a| a.result).map_err(|e| e.to_string());
         assert_eq!(result, derived, "in an answer: {case}");
     }
+}
+
+#[test]
+fn a_call_result_becomes_the_value_it_serialises_as() {
+    let mut read = 0;
+    for case in RESULT_CASES {
+        let Ok(result) = serde_json::from_str::<CallToolResult>(case) else { continue };
+        read += 1;
+        // Compared as text: equal values could still differ in key order.
+        let copied = serde_json::to_value(&result).unwrap().to_string();
+        assert_eq!(Value::from(result).to_string(), copied, "{case}");
+    }
+    let odd = CallToolResult {
+        content: vec![ContentBlock::Text {
+            kind: TextTag::Text,
+            text: "t".into(),
+            extra: Map::from_iter([
+                ("text".to_string(), json!("shadow")),
+                ("annotations".to_string(), json!({"a": 1})),
+            ]),
+        }],
+        structured_content: Some(json!({"s": 1})),
+        is_error: Some(false),
+        extra: Map::from_iter([("isError".to_string(), json!(true)), ("_meta".to_string(), json!({}))]),
+    };
+    let copied = serde_json::to_value(&odd).unwrap().to_string();
+    assert_eq!(Value::from(odd).to_string(), copied, "members named like fields");
+    assert!(read >= 8, "the cases hold results that read ({read})");
 }
