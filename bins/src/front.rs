@@ -43,6 +43,7 @@ pub(crate) use warden_protocol::LogLevel;
 pub(crate) mod asking;
 mod client_approver;
 pub(crate) mod http;
+mod json_text;
 pub(crate) mod lines;
 mod notifier;
 mod parked;

@@ -27,7 +27,7 @@ pub(crate) fn police_result(
     if !holds_a_secret(scanner, &result) {
         return result;
     }
-    let Ok(mut value) = serde_json::to_value(&result) else { return result };
+    let mut value = Value::from(result);
     let leaks = scanner.redact_json(&mut value);
     let action = if policy.leaks.value == LeakAction::Block { "withheld" } else { "redacted" };
     leaks_found.extend(leaks.iter().map(|leak| LeakNote {

@@ -19,6 +19,7 @@ use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::mpsc;
 use warden_protocol::{Frame, LineReader};
 
+use super::json_text::json_text;
 use super::session::{code, error, Received, Session};
 use super::view::View;
 use super::Front;
@@ -36,9 +37,9 @@ where
     let (outbox, mut outgoing) = mpsc::channel::<Value>(OUTBOX_DEPTH);
     let writer = tokio::spawn(async move {
         while let Some(message) = outgoing.recv().await {
-            let mut line = message.to_string();
-            line.push('\n');
-            if output.write_all(line.as_bytes()).await.is_err() || output.flush().await.is_err() {
+            let line = json_text(&message, b"", b"\n");
+            drop(message);
+            if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
                 return;
             }
         }

@@ -16,6 +16,8 @@ use hyper::body::Frame;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::super::json_text::json_text;
+
 /// Every body the front sends.
 pub(super) type Body = crate::http_server::Body;
 
@@ -30,27 +32,6 @@ pub(super) fn json(value: &Value) -> Body {
 /// One SSE event.
 pub(super) fn event(id: &str, message: &Value) -> Bytes {
     Bytes::from(json_text(message, format!("id: {id}\nevent: message\ndata: ").as_bytes(), b"\n\n"))
-}
-
-/// `value`'s JSON text between `before` and `after`, written into a buffer
-/// sized for it up front: one grown by doubling leaves its smaller copies
-/// behind, a tenth of a 1 MB answer more at its peak (`large_results`).
-fn json_text(value: &Value, before: &[u8], after: &[u8]) -> Vec<u8> {
-    let mut text = Vec::with_capacity(before.len() + json_size(value) + after.len());
-    text.extend_from_slice(before);
-    serde_json::to_writer(&mut text, value).expect("a JSON value always serialises");
-    text.extend_from_slice(after);
-    text
-}
-
-/// About how long `value`'s JSON text is: exact but for escapes and numbers.
-fn json_size(value: &Value) -> usize {
-    match value {
-        Value::String(text) => text.len() + 2,
-        Value::Array(items) => 2 + items.iter().map(|item| json_size(item) + 1).sum::<usize>(),
-        Value::Object(map) => 2 + map.iter().map(|(key, item)| key.len() + 4 + json_size(item)).sum::<usize>(),
-        Value::Null | Value::Bool(_) | Value::Number(_) => 8,
-    }
 }
 
 /// A POST's stream: every message from `messages` until the one whose id

@@ -72,12 +72,12 @@ impl Session {
             let _ = relay.await;
         }
         match outcome {
-            Ok(result) => Ok(serde_json::to_value(result).expect("a tool result serialises")),
+            Ok(result) => Ok(Value::from(result)),
             Err(CallError::UnknownTool { .. }) => {
                 Err((code::INVALID_PARAMS, format!("unknown tool '{name}': tools/list shows the tools")))
             }
             Err(error @ CallError::InvalidArguments { .. }) => Err((code::INVALID_PARAMS, error.to_string())),
-            Err(error) => Ok(serde_json::to_value(CallToolResult::error(error.to_string())).expect("serialises")),
+            Err(error) => Ok(Value::from(CallToolResult::error(error.to_string()))),
         }
     }
 }

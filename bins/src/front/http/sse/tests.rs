@@ -9,10 +9,3 @@ fn bodies_hold_the_json_text_and_events_frame_it() {
     assert_eq!(json_text(&message, b"", b""), text.as_bytes());
     assert_eq!(event("r1-0", &message), format!("id: r1-0\nevent: message\ndata: {text}\n\n").as_bytes());
 }
-
-#[test]
-fn a_body_is_sized_for_its_text_up_front() {
-    let message = json!({"result": {"content": [{"type": "text", "text": "x".repeat(1 << 20)}]}});
-    let text = json_text(&message, b"", b"");
-    assert!(text.capacity() < text.len() + 64, "capacity {} for {} bytes", text.capacity(), text.len());
-}
