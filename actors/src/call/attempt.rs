@@ -1,6 +1,7 @@
 //! Step 3 of a call: sending it, across crashes and restarts.
 //!
-//! For each attempt it reads the Registry's latest snapshot:
+//! For each attempt it reads the Registry's latest snapshot (where that
+//! sends it is `attempt/route.rs`):
 //!
 //! - server running → send the call to its ServerActor;
 //! - server restarting → wait for the next snapshot (within the deadline);
@@ -39,35 +40,18 @@ use super::CallOptions;
 use crate::client_features::AskContext;
 use crate::error::CallError;
 use crate::primitive_tools;
-use crate::registry::{ServerState, Snapshot, ToolEntry};
+use crate::registry::{Snapshot, ToolEntry};
 use crate::server_actor::{Answer, Sending, ServerMsg, ServerRef, ToolCall};
 use crate::server_settings::ServerSettings;
 use crate::tickets::{fresh_ticket, CastOnDrop};
 
+pub(crate) use route::unavailable;
+use route::{server_route, tool_route, wait_for_route, Wait};
+
+mod route;
+
 /// How many times a call is sent again after its answer stream broke.
 const MAX_STREAM_BREAKS: u32 = 3;
-
-/// What to do with a call given one snapshot.
-enum Route<T> {
-    /// Send it here.
-    Go(T),
-    /// Wait for the next snapshot.
-    Wait,
-    /// Give up with this error.
-    Fail(CallError),
-}
-
-/// Where one attempt of a tool call goes.
-struct Target {
-    server: ServerRef,
-    /// The tool's entry, shared with the snapshot (not its names copied):
-    /// the server's own name for it, and whether it is a wrapper.
-    tool: Arc<ToolEntry>,
-    /// Whether the call may be repeated if the server crashes running it.
-    repeatable: bool,
-    /// The tool must run as a task (`execution.taskSupport: "required"`).
-    as_task: bool,
-}
 
 /// What step 1 resolved, borrowed for the whole call: the snapshot it read
 /// and the tool's entry in it (which names the tool's server). While that
@@ -315,161 +299,4 @@ pub(super) async fn request(
         }
         failed_actor = Some(to.actor.get_id());
     }
-}
-
-/// What one attempt waits for.
-struct Wait<'a> {
-    name: &'a str,
-    server: &'a str,
-    /// Step 1's finding, for a first attempt.
-    resolved: Option<Resolved<'a>>,
-    /// The actor the previous attempt lost its call to.
-    failed_actor: Option<ActorId>,
-    deadline: Instant,
-    /// The request's timeout, which the deadline ends.
-    timeout: Duration,
-    settings: &'a ServerSettings,
-}
-
-/// How a snapshot routes an attempt: [`tool_route`] or [`server_route`].
-type Router<T> = fn(&Snapshot, &Wait<'_>) -> Route<T>;
-
-/// Waits until the server can take the call, or says why it cannot. The
-/// latest snapshot decides most calls at once; only a wait (a restart, a
-/// registry not yet told of a crash) needs the snapshot channel.
-async fn wait_for_route<T>(
-    snapshots: &watch::Receiver<Arc<Snapshot>>,
-    wait: Wait<'_>,
-    route: Router<T>,
-) -> Result<T, CallError> {
-    let routed = route(&snapshots.borrow(), &wait);
-    match routed {
-        Route::Go(target) => Ok(target),
-        Route::Fail(error) => Err(error),
-        // Boxed: its timer and channel futures would otherwise make every
-        // call's future larger (moved whole on every call).
-        Route::Wait => Box::pin(wait_for_next_route(snapshots.clone(), wait, route)).await,
-    }
-}
-
-/// Waits for snapshots until one routes the call, within its deadline.
-async fn wait_for_next_route<T>(
-    mut snapshots: watch::Receiver<Arc<Snapshot>>,
-    wait: Wait<'_>,
-    route: Router<T>,
-) -> Result<T, CallError> {
-    let Wait { name, server, deadline, .. } = wait;
-    loop {
-        let routed = route(&snapshots.borrow_and_update(), &wait);
-        match routed {
-            Route::Go(target) => return Ok(target),
-            Route::Fail(error) => return Err(error),
-            Route::Wait => {}
-        }
-        match tokio::time::timeout_at(deadline, snapshots.changed()).await {
-            Ok(Ok(())) => {}
-            // The Registry is gone: Warden is shutting down.
-            Ok(Err(_)) => return Err(unavailable(&snapshots.borrow(), name)),
-            Err(_) => {
-                let timeout = wait.timeout;
-                return Err(CallError::RestartTimeout { server: server.to_string(), name: name.to_string(), timeout });
-            }
-        }
-    }
-}
-
-/// Where a tool call goes: its server must be running and list the tool.
-fn tool_route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route<Target> {
-    let Wait { name, server, failed_actor, settings, .. } = *wait;
-    let Some(entry) = snapshot.servers.get(server) else {
-        return Route::Fail(CallError::UnknownTool { name: name.to_string() });
-    };
-    match &entry.status.state {
-        ServerState::Running => match (&entry.actor, wait.tool_in(snapshot)) {
-            // The snapshot still names the actor that just failed: the
-            // Registry has not heard yet.
-            (Some(to), _) if Some(to.actor.get_id()) == failed_actor => Route::Wait,
-            (Some(to), Some(tool)) => Route::Go(Target {
-                server: to.clone(),
-                tool: Arc::clone(tool),
-                // Wrappers only read; the server's tools as configured.
-                repeatable: tool.primitive_tool.is_some()
-                    || crate::server_settings::repeatable(settings.crash_retry, &tool.tool),
-                as_task: tool
-                    .tool
-                    .extra
-                    .get("execution")
-                    .and_then(|execution| execution.get("taskSupport"))
-                    .and_then(Value::as_str)
-                    == Some("required"),
-            }),
-            // The restarted server no longer lists the tool.
-            (Some(_), None) => Route::Fail(CallError::UnknownTool { name: name.to_string() }),
-            (None, _) => Route::Wait,
-        },
-        ServerState::Restarting { .. } => Route::Wait,
-        ServerState::Starting if failed_actor.is_none() => Route::Fail(unavailable(snapshot, name)),
-        ServerState::Starting => Route::Wait,
-        ServerState::Failed { .. } | ServerState::NeedsLogin { .. } => Route::Fail(unavailable(snapshot, name)),
-    }
-}
-
-impl Wait<'_> {
-    /// The tool's entry in `snapshot`: step 1's when step 1 read this very
-    /// snapshot (a lookup would find the same), else looked up.
-    fn tool_in<'s>(&'s self, snapshot: &'s Snapshot) -> Option<&'s Arc<ToolEntry>> {
-        match self.resolved {
-            Some(resolved) if std::ptr::eq(snapshot, resolved.snapshot) => Some(resolved.entry),
-            _ => snapshot.tools.get(self.name),
-        }
-    }
-}
-
-/// Where a request of the server's own goes: only the server's state
-/// matters.
-fn server_route(snapshot: &Snapshot, wait: &Wait<'_>) -> Route<ServerRef> {
-    let Some(entry) = snapshot.servers.get(wait.server) else {
-        return Route::Fail(CallError::UnknownTool { name: wait.name.to_string() });
-    };
-    let names = || (wait.server.to_string(), wait.name.to_string());
-    match (&entry.status.state, &entry.actor) {
-        (ServerState::Running, Some(to)) if Some(to.actor.get_id()) != wait.failed_actor => Route::Go(to.clone()),
-        (ServerState::Running, _) | (ServerState::Restarting { .. }, _) => Route::Wait,
-        (ServerState::Starting, _) if wait.failed_actor.is_some() => Route::Wait,
-        (ServerState::Starting, _) => {
-            let (server, name) = names();
-            Route::Fail(CallError::ServerStarting { server, name })
-        }
-        (ServerState::Failed { reason }, _) => {
-            let (server, name) = names();
-            Route::Fail(CallError::ServerFailed { server, name, reason: reason.clone() })
-        }
-        (ServerState::NeedsLogin { reason }, _) => {
-            let (server, name) = names();
-            Route::Fail(CallError::NeedsLogin { server, name, reason: reason.clone() })
-        }
-    }
-}
-
-/// The most useful error for a name that cannot be called right now.
-pub(crate) fn unavailable(snapshot: &Snapshot, name: &str) -> CallError {
-    let Some((server, _)) = snapshot.names.split(name) else {
-        return CallError::UnknownTool { name: name.to_string() };
-    };
-    let (server, name) = (server.to_string(), name.to_string());
-    match snapshot.servers.get(&server).map(|entry| &entry.status.state) {
-        Some(ServerState::Starting) => CallError::ServerStarting { server, name },
-        Some(ServerState::Failed { reason }) => CallError::ServerFailed { server, name, reason: reason.clone() },
-        Some(ServerState::NeedsLogin { reason }) => CallError::NeedsLogin { server, name, reason: reason.clone() },
-        // A name its server does not list: it never came up (so it may yet
-        // have the tool), or it did and does not have it.
-        Some(ServerState::Restarting { .. }) if !entry_ran(snapshot, &server) => {
-            CallError::ServerStarting { server, name }
-        }
-        Some(ServerState::Running | ServerState::Restarting { .. }) | None => CallError::UnknownTool { name },
-    }
-}
-
-fn entry_ran(snapshot: &Snapshot, server: &str) -> bool {
-    snapshot.servers.get(server).is_some_and(|entry| entry.ran)
 }
