@@ -36,6 +36,7 @@
 mod bridge;
 mod elicitation;
 mod framing;
+mod json_len;
 mod jsonrpc;
 mod log_level;
 mod mcp;
@@ -55,6 +56,7 @@ pub use elicitation::{
     FormSchema, RequestError as ElicitRequestError, TextFormat,
 };
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES, HEAD_BYTES};
+pub use json_len::json_len_hint;
 pub use jsonrpc::{
     json_kind, ErrorCode, ErrorObject, Message, Notification, ParseError, RawResponse, Request, RequestId, Response,
 };

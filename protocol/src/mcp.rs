@@ -10,6 +10,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::json_len::{json_len_hint, members_len_hint, text_len_hint};
+
 /// The protocol version Warden asks for.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
@@ -213,32 +215,17 @@ impl CallToolResult {
         self.is_error.unwrap_or(false)
     }
 
-    /// About how long the result is as JSON text: its strings' lengths,
-    /// an eighth more for escapes, and a little for each other value.
-    /// Enough to size a buffer up front, so that a large result is not
-    /// written into a buffer grown by doubling (which holds its old and
-    /// new capacity at once).
+    /// About how long the result is as JSON text (see `json_len.rs`).
     pub fn json_len_hint(&self) -> usize {
-        fn text_len(text: &str) -> usize {
-            text.len() + text.len() / 8 + 2
-        }
-        fn value_len(value: &Value) -> usize {
-            match value {
-                Value::String(text) => text_len(text),
-                Value::Array(items) => items.iter().map(|item| value_len(item) + 1).sum::<usize>() + 2,
-                Value::Object(members) => members_len(members),
-                _ => 24,
-            }
-        }
-        fn members_len(members: &Map<String, Value>) -> usize {
-            members.iter().map(|(key, value)| key.len() + 4 + value_len(value)).sum::<usize>() + 2
-        }
         let blocks = self.content.iter().map(|block| match block {
             // `{"type":"text","text":…}` around the text.
-            ContentBlock::Text { text, extra, .. } => 24 + text_len(text) + members_len(extra),
-            ContentBlock::Other(members) => members_len(members),
+            ContentBlock::Text { text, extra, .. } => 24 + text_len_hint(text) + members_len_hint(extra),
+            ContentBlock::Other(members) => members_len_hint(members),
         });
-        blocks.sum::<usize>() + self.structured_content.as_ref().map_or(0, value_len) + members_len(&self.extra) + 64
+        blocks.sum::<usize>()
+            + self.structured_content.as_ref().map_or(0, json_len_hint)
+            + members_len_hint(&self.extra)
+            + 64
     }
 
     /// The text blocks joined with newlines (other blocks are left out).

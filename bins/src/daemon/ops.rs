@@ -18,7 +18,8 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 use warden_actors::{ApprovalQueue, CallError, CallOptions, ToolEntry, Warden};
 use warden_protocol::{
-    BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, CallToolResult, ResultFormat, ToolListing,
+    json_len_hint, BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, CallToolResult, ResultFormat,
+    ToolListing,
 };
 
 use super::idle::Activity;
@@ -70,6 +71,8 @@ pub(crate) struct Outcome {
 /// first into JSON text of its own, which the line then copied again (a
 /// large tool result was held three times over, four with the buffer it
 /// grew in).
+#[derive(Serialize)]
+#[serde(untagged)]
 pub(crate) enum Answered {
     /// A value the op built.
     Value(Value),
@@ -81,18 +84,8 @@ impl Answered {
     /// About how long it is as JSON text, to size its line up front.
     pub(crate) fn len_hint(&self) -> usize {
         match self {
-            // Small: a status, a list of tools.
-            Answered::Value(_) => 0,
+            Answered::Value(value) => json_len_hint(value),
             Answered::Tool(result) => result.json_len_hint(),
-        }
-    }
-}
-
-impl Serialize for Answered {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Answered::Value(value) => value.serialize(serializer),
-            Answered::Tool(result) => result.serialize(serializer),
         }
     }
 }

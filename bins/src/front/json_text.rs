@@ -5,32 +5,26 @@
 //! buffer grown by doubling as the text is written holds its old and its
 //! new capacity at once at each step, and at the last one copies what it
 //! has: for a large tool result, a third copy of it, where the goal is two
-//! (`large_results`).
+//! (`large_results`). The size comes from the protocol crate's estimate,
+//! the one the bridge's answer lines use.
 
 use serde_json::Value;
+use warden_protocol::json_len_hint;
 
 /// `value`'s JSON text between `before` and `after`.
 pub(crate) fn json_text(value: &Value, before: &[u8], after: &[u8]) -> Vec<u8> {
-    let mut text = Vec::with_capacity(before.len() + json_size(value) + after.len());
+    let mut text = Vec::with_capacity(before.len() + json_len_hint(value) + after.len());
     text.extend_from_slice(before);
     serde_json::to_writer(&mut text, value).expect("a JSON value always serialises");
     text.extend_from_slice(after);
     text
 }
 
-/// About how long `value`'s JSON text is: exact but for escapes and numbers.
-fn json_size(value: &Value) -> usize {
-    match value {
-        Value::String(text) => text.len() + 2,
-        Value::Array(items) => 2 + items.iter().map(|item| json_size(item) + 1).sum::<usize>(),
-        Value::Object(map) => 2 + map.iter().map(|(key, item)| key.len() + 4 + json_size(item)).sum::<usize>(),
-        Value::Null | Value::Bool(_) | Value::Number(_) => 8,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+
+    use warden_protocol::json_len_hint;
 
     use super::json_text;
 
@@ -42,8 +36,15 @@ mod tests {
 
     #[test]
     fn a_large_messages_buffer_is_sized_for_it_up_front() {
-        let message = json!({"result": {"content": [{"type": "text", "text": "x".repeat(1 << 20)}]}});
-        let text = json_text(&message, b"", b"\n");
-        assert!(text.capacity() < text.len() + 64, "capacity {} for {} bytes", text.capacity(), text.len());
+        let prose = "A line of \"quoted\" text,\twith a tab and a newline.\n".repeat(20_000);
+        for text in ["x".repeat(1 << 20), prose] {
+            let message = json!({"result": {"content": [{"type": "text", "text": text}]}});
+            let reserved = json_len_hint(&message) + 1;
+            let line = json_text(&message, b"", b"\n");
+            // Never grown (a buffer that doubles holds its old and new
+            // capacity at once), and not much larger than it needs.
+            assert_eq!(line.capacity(), reserved, "grown past the estimate for {} bytes", line.len());
+            assert!(reserved <= line.len() * 5 / 4 + 64, "{reserved} reserved for {} bytes", line.len());
+        }
     }
 }
