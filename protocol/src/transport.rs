@@ -142,8 +142,10 @@ pub trait Connector: Send + Sync + 'static {
     /// pausing while `backlog` is full: the sink marks each delivery with
     /// [`Backlog::enter`] and drops the mark once it is handled. Transports
     /// that read on their own (stdio, HTTP) honour it; the default
-    /// ignores it. Answers `taker` takes skip the sink; stdio offers it
-    /// every plain answer, the others none yet.
+    /// ignores it. Answers `taker` takes skip the sink: stdio offers it
+    /// every plain answer, Streamable HTTP the answers to the requests it
+    /// POSTs (a JSON body or an event of the request's stream), the
+    /// others none.
     fn connect_paced(
         &self,
         sink: EventSink,
@@ -347,8 +349,13 @@ pub(crate) fn frame_to_event(frame: Frame) -> TransportEvent {
 
 /// Whether `taker` took `line` as an answer it waits for.
 pub(crate) fn taken(taker: Option<&dyn AnswerTaker>, line: &str) -> bool {
-    let Some(taker) = taker else { return false };
-    answer_head(line).is_some_and(|head| taker.take_answer(head.id, &line[head.result]))
+    taken_id(taker, line).is_some()
+}
+
+/// The id of the request whose answer `taker` took from `text`, if it did.
+pub(crate) fn taken_id(taker: Option<&dyn AnswerTaker>, text: &str) -> Option<i64> {
+    let taker = taker?;
+    answer_head(text).filter(|head| taker.take_answer(head.id, &text[head.result.clone()])).map(|head| head.id)
 }
 
 /// The event one line makes (what it holds is copied out of it).

@@ -268,11 +268,15 @@ impl Connector for HttpConnector {
         self.connect_paced(sink, Backlog::unlimited(), None)
     }
 
-    // No taker yet: an answer over HTTP is read the usual way.
-    fn connect_paced(&self, sink: EventSink, backlog: Arc<Backlog>, _: Option<Arc<dyn AnswerTaker>>) -> ConnectFuture {
+    fn connect_paced(
+        &self,
+        sink: EventSink,
+        backlog: Arc<Backlog>,
+        taker: Option<Arc<dyn AnswerTaker>>,
+    ) -> ConnectFuture {
         let spec = self.spec.clone();
         Box::pin(async move {
-            let (session, closer) = session::open(&spec, sink, backlog)?;
+            let (session, closer) = session::open(&spec, sink, backlog, taker)?;
             Ok(Connection::new(Box::new(outbound::HttpOutbound::new(session)), closer, StderrTail::default()))
         })
     }

@@ -24,7 +24,7 @@ use super::{
     VERSION_HEADER,
 };
 use crate::jsonrpc::{ErrorObject, Message, RawResponse, RequestId};
-use crate::transport::{excerpt, Backlog, Closer, EventSink, TransportError, TransportEvent};
+use crate::transport::{excerpt, taken_id, AnswerTaker, Backlog, Closer, EventSink, TransportError, TransportEvent};
 
 /// Everything the POST tasks of one connection share.
 pub(super) struct Session {
@@ -36,6 +36,8 @@ pub(super) struct Session {
     pub(super) headers: HeaderMap,
     pub(super) client: Client<tls::Connector, Full<Bytes>>,
     pub(super) sink: EventSink,
+    /// Takes the answers to POSTed requests before they become events.
+    pub(super) taker: Option<Arc<dyn AnswerTaker>>,
     /// What the sink has not handled yet: streams are read no further
     /// while it is full.
     pub(super) backlog: Arc<Backlog>,
@@ -83,6 +85,7 @@ pub(super) fn open(
     spec: &Arc<HttpSpec>,
     sink: EventSink,
     backlog: Arc<Backlog>,
+    taker: Option<Arc<dyn AnswerTaker>>,
 ) -> Result<(Arc<Session>, Closer), TransportError> {
     let unusable = |problem: String| TransportError::Url { url: spec.url.clone(), problem };
     let uri: Uri = spec.url.parse().map_err(|error| unusable(format!("not a valid URL: {error}")))?;
@@ -109,6 +112,7 @@ pub(super) fn open(
         headers,
         client: Client::builder(TokioExecutor::new()).build(connector),
         sink,
+        taker,
         backlog,
         session_id: Mutex::new(None),
         protocol_version: Mutex::new(None),
@@ -398,6 +402,13 @@ impl Session {
             (self.sink)(event);
         }
     }
+
+    /// The id of the request whose answer the taker took from `text` (a
+    /// body, an event's data): read once, not checked and copied into an
+    /// event first. Nothing is taken once the session is closed.
+    pub(super) fn took(&self, text: &str) -> Option<i64> {
+        (!self.closed.load(Ordering::SeqCst)).then(|| taken_id(self.taker.as_deref(), text)).flatten()
+    }
 }
 
 /// Reading what the server answered.
@@ -416,6 +427,9 @@ impl Session {
         let bytes = bytes.to_bytes();
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| Failure::Plain(format!("the answer from {} is not UTF-8", self.spec.url)))?;
+        if answer == Answer::Deliver && !initialize && self.took(text).is_some() {
+            return Ok(None);
+        }
         let event = parse_message(text).map_err(|problem| {
             Failure::Plain(format!("the answer from {} is not a JSON-RPC message: {problem}", self.spec.url))
         })?;

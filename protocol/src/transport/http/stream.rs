@@ -157,6 +157,16 @@ impl Session {
         let mut events = Vec::new();
         let mut failed = None;
         for item in items {
+            // An answer the taker takes goes to its caller from here, after
+            // the events that came before it.
+            if let SseItem::Event(event) = &item {
+                if answer == Answer::Deliver && !initialize && !event.data.is_empty() {
+                    if let Some(taken) = self.took_after(&event.data, &mut events) {
+                        answered = answered.or((*id == RequestId::Number(taken)).then_some(StreamEnd::Answered(None)));
+                        continue;
+                    }
+                }
+            }
             let event = match self.message_of(item) {
                 Ok(Some(event)) => event,
                 Ok(None) => continue,
@@ -194,6 +204,18 @@ impl Session {
             _ => self.deliver(TransportEvent::Batch(events)),
         }
         answered.or(failed)
+    }
+
+    /// The id whose answer the taker took from `data`, once `before` (the
+    /// events ahead of it) are delivered.
+    fn took_after(&self, data: &str, before: &mut Vec<TransportEvent>) -> Option<i64> {
+        self.taker.as_ref()?;
+        match before.len() {
+            0 => {}
+            1 => self.deliver(before.pop().expect("one event")),
+            _ => self.deliver(TransportEvent::Batch(std::mem::take(before))),
+        }
+        self.took(data)
     }
 
     /// The message an SSE item carries, or what is wrong with it; `None`

@@ -27,6 +27,7 @@ mod legacy;
 mod listening;
 mod sessions;
 mod streams;
+mod taker;
 
 /// One request the server received.
 #[derive(Debug)]
