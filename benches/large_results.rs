@@ -1,11 +1,12 @@
 //! Large results (issue 20): a 1 MB and a 10 MB tool result (the test
 //! server's `huge`) through the three faces — embedded, the bridge, the
-//! HTTP front — timed, with the peak memory of the process that carries
-//! it (the bench's own for embedded, the daemon's for the others) over
-//! its memory before (the peak reset through `/proc/PID/clear_refs`), in
-//! copies of the result. The goal: no more than two copies at once, and
-//! what a call holds whatever its result — measured by a 64 KB row first
-//! ([`ROOM_KIB`]).
+//! HTTP front — and from a server over Streamable HTTP (embedded, the
+//! server being a daemon's front), timed, with the CPU a call took and the
+//! peak memory of the process that carries it (the bench's own for the
+//! embedded rows, the daemon's for the others) over its memory before (the
+//! peak reset through `/proc/PID/clear_refs`), in copies of the result.
+//! The goal: no more than two copies at once, and what a call holds
+//! whatever its result — measured by a 64 KB row first ([`ROOM_KIB`]).
 //!
 //! Each face runs in a fresh process (this bench runs itself again with
 //! `WARDEN_LARGE_ONE`), each twice (both figures printed). The peak is
@@ -70,34 +71,72 @@ fn reset_peak(pid: &str) {
     let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
 }
 
+/// What one face's calls measured: the median call's time, the peak (KiB
+/// over resident before) and the CPU a call took in the process that
+/// carries the result.
+#[derive(Clone, Copy)]
+struct Measured {
+    time: Duration,
+    peak_kib: u64,
+    cpu: Duration,
+}
+
+/// The CPU time `pid`'s live threads have run (`/proc/PID/task/*/schedstat`,
+/// in nanoseconds: the tick-based counters are too coarse for a call).
+fn cpu_time(pid: &str) -> Duration {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("the process's threads");
+    let nanos = tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(nanos)
+}
+
 fn median(mut times: Vec<Duration>) -> Duration {
     times.sort_unstable();
     times[times.len() / 2]
 }
 
+/// The config of an embedded Warden whose one server, `front`, is the
+/// daemon's front at `port` (an MCP server over Streamable HTTP), which
+/// names the tool `big__huge`. Spoken to in 2025-11-25, as the SDKs'
+/// HTTP servers are today (a 2026-07-28 connection's calls go through
+/// the server's actor, not the lane that takes answers as they arrive).
+fn http_config_text(port: u16) -> String {
+    format!(
+        "output_limit_bytes = 33554432\nmax_message_bytes = 33554432\n[security]\nauto_approve = true\n\
+         [servers.front]\nurl = \"http://127.0.0.1:{port}/mcp\"\nprotocol_version = \"2025-11-25\"\nheaders = {{ Authorization = \"Bearer {TOKEN}\" }}\n"
+    )
+}
+
 /// Embedded, in this fresh process: (median time, peak KiB over before).
-fn embedded(bytes: usize) -> (Duration, u64) {
+/// `front_port`: the server is reached over HTTP, through that front.
+fn embedded(bytes: usize, front_port: Option<u16>) -> Measured {
     runtime(None).block_on(async {
-        let config = WardenConfig::from_toml(&config_text(None), "large").unwrap();
+        let text = front_port.map_or_else(|| config_text(None), http_config_text);
+        let config = WardenConfig::from_toml(&text, "large").unwrap();
+        let tool = if front_port.is_some() { "front__big__huge" } else { "big__huge" };
         let warden = Warden::start(&config).await.unwrap();
         warden.settled().await;
-        let first = warden.call("big__huge", json!({"bytes": bytes}), CallOptions::default()).await.unwrap();
+        let first = warden.call(tool, json!({"bytes": bytes}), CallOptions::default()).await.unwrap();
         assert_eq!(first.text().len(), bytes, "the whole result");
         drop(first);
         tokio::time::sleep(Duration::from_millis(300)).await;
         let before = proc_status("self", "VmRSS");
         reset_peak("self");
+        let cpu_before = cpu_time("self");
         let mut times = Vec::new();
         for _ in 0..CALLS {
             let started = Instant::now();
             // Held as the host gets it (no copy of its text made here).
-            let result = warden.call("big__huge", json!({"bytes": bytes}), CallOptions::default()).await.unwrap();
+            let result = warden.call(tool, json!({"bytes": bytes}), CallOptions::default()).await.unwrap();
             times.push(started.elapsed());
             assert!(!result.is_error());
         }
-        let peak = proc_status("self", "VmHWM").saturating_sub(before);
+        let peak_kib = proc_status("self", "VmHWM").saturating_sub(before);
+        let cpu = (cpu_time("self") - cpu_before) / CALLS as u32;
         warden.shutdown().await;
-        (median(times), peak)
+        Measured { time: median(times), peak_kib, cpu }
     })
 }
 
@@ -150,9 +189,10 @@ impl Drop for Daemon {
 
 /// `CALLS` calls made by `call` (the answer's length), timed, and the
 /// daemon's peak memory over its resident memory before them.
-fn peak_while(daemon: &Daemon, bytes: usize, mut call: impl FnMut() -> usize) -> (Duration, u64) {
+fn peak_while(daemon: &Daemon, bytes: usize, mut call: impl FnMut() -> usize) -> Measured {
     let before = proc_status(&daemon.pid(), "VmRSS");
     reset_peak(&daemon.pid());
+    let cpu_before = cpu_time(&daemon.pid());
     let mut times = Vec::new();
     for _ in 0..CALLS {
         let started = Instant::now();
@@ -160,10 +200,11 @@ fn peak_while(daemon: &Daemon, bytes: usize, mut call: impl FnMut() -> usize) ->
         times.push(started.elapsed());
         assert!(answered > bytes, "the whole result: {answered} bytes");
     }
-    (median(times), proc_status(&daemon.pid(), "VmHWM").saturating_sub(before))
+    let peak_kib = proc_status(&daemon.pid(), "VmHWM").saturating_sub(before);
+    Measured { time: median(times), peak_kib, cpu: (cpu_time(&daemon.pid()) - cpu_before) / CALLS as u32 }
 }
 
-fn bridge(daemon: &Daemon, bytes: usize) -> (Duration, u64) {
+fn bridge(daemon: &Daemon, bytes: usize) -> Measured {
     let stream = std::net::TcpStream::connect(daemon.lockfile["address"].as_str().unwrap()).unwrap();
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
@@ -180,7 +221,7 @@ fn bridge(daemon: &Daemon, bytes: usize) -> (Duration, u64) {
     peak_while(daemon, bytes, || ask().len())
 }
 
-fn front(daemon: &Daemon, bytes: usize) -> (Duration, u64) {
+fn front(daemon: &Daemon, bytes: usize) -> Measured {
     let post = |body: &Value, session: Option<&str>| -> (String, Vec<u8>) {
         let mut stream = std::net::TcpStream::connect(("127.0.0.1", daemon.port)).unwrap();
         let body = body.to_string();
@@ -215,51 +256,68 @@ fn front(daemon: &Daemon, bytes: usize) -> (Duration, u64) {
 fn main() {
     if let Ok(what) = std::env::var("WARDEN_LARGE_ONE") {
         let bytes: usize = what.parse().unwrap();
-        let (time, peak) = embedded(bytes);
-        println!("{}", json!({"ms": time.as_secs_f64() * 1e3, "peak_kib": peak}));
+        let front_port = std::env::var("WARDEN_LARGE_FRONT").ok().map(|port| port.parse().unwrap());
+        let measured = embedded(bytes, front_port);
+        let ms = |time: Duration| time.as_secs_f64() * 1e3;
+        println!("{}", json!({"ms": ms(measured.time), "peak_kib": measured.peak_kib, "cpu_ms": ms(measured.cpu)}));
         return;
     }
     let warden = build_warden();
     println!(
-        "\nlarge tool results (median of {CALLS} calls; peak = high-water mark over resident before, in copies of \
-         the result, as run and with every large block mapped on its own (held); two runs each: first / second)\n"
+        "\nlarge tool results (median of {CALLS} calls; CPU a call of the process carrying the result, as run; peak = \
+         high-water mark over resident before, in copies of the result, as run and with every large block mapped on \
+         its own (held); two runs each: first / second)\n"
     );
-    println!("{:<10} {:>8} {:>19} {:>19} {:>19}   goal", "face", "result", "time (ms)", "peak as run", "peak held");
+    println!(
+        "{:<10} {:>8} {:>19} {:>19} {:>19} {:>19}   goal",
+        "face", "result", "time (ms)", "CPU a call (ms)", "peak as run", "peak held"
+    );
     for bytes in [SMALL, 1 << 20, 10 << 20] {
         let label = if bytes < 1 << 20 { format!("{} KB", bytes >> 10) } else { format!("{} MB", bytes >> 20) };
         let copies = |kib: u64| kib as f64 * 1024.0 / bytes as f64;
-        let mut rows: Vec<(&str, [(Duration, u64); 2], [(Duration, u64); 2])> = Vec::new();
-        let embedded_run = |held: bool| {
-            let output = Command::new(std::env::current_exe().unwrap())
-                .env("WARDEN_LARGE_ONE", bytes.to_string())
-                .envs(if held { HELD } else { &[] }.iter().copied())
-                .output()
-                .unwrap();
-            let measured: Value = serde_json::from_slice(&output.stdout).expect("the embedded run's figures");
-            (Duration::from_secs_f64(measured["ms"].as_f64().unwrap() / 1e3), measured["peak_kib"].as_u64().unwrap())
+        let mut rows: Vec<(&str, [Measured; 2], [Measured; 2])> = Vec::new();
+        let embedded_run = |held: bool, front: Option<&Daemon>| {
+            let mut command = Command::new(std::env::current_exe().unwrap());
+            command.env("WARDEN_LARGE_ONE", bytes.to_string()).envs(if held { HELD } else { &[] }.iter().copied());
+            if let Some(daemon) = front {
+                command.env("WARDEN_LARGE_FRONT", daemon.port.to_string());
+            }
+            let output = command.output().unwrap();
+            let measured: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+                panic!("the embedded run's figures, not: {}", String::from_utf8_lossy(&output.stderr))
+            });
+            let ms = |name: &str| Duration::from_secs_f64(measured[name].as_f64().unwrap() / 1e3);
+            Measured { time: ms("ms"), peak_kib: measured["peak_kib"].as_u64().unwrap(), cpu: ms("cpu_ms") }
         };
-        let twice = |run: &dyn Fn(bool) -> (Duration, u64)| ([run(false), run(false)], [run(true), run(true)]);
-        let (as_run, held) = twice(&embedded_run);
+        let twice = |run: &dyn Fn(bool) -> Measured| ([run(false), run(false)], [run(true), run(true)]);
+        let (as_run, held) = twice(&|held| embedded_run(held, None));
         rows.push(("embedded", as_run, held));
+        // The server at the other end of HTTP is a daemon's front; the
+        // peak is the embedded process's, the HTTP transport's own.
+        let (as_run, held) = twice(&|held| embedded_run(held, Some(&Daemon::start(&warden, false))));
+        rows.push(("over HTTP", as_run, held));
         let (as_run, held) = twice(&|held| bridge(&Daemon::start(&warden, held), bytes));
         rows.push(("bridge", as_run, held));
         let (as_run, held) = twice(&|held| front(&Daemon::start(&warden, held), bytes));
         rows.push(("front", as_run, held));
         for (face, [first, second], [held_first, held_second]) in rows {
-            let worst = held_first.1.max(held_second.1);
+            let worst = held_first.peak_kib.max(held_second.peak_kib);
             let verdict = match bytes {
                 SMALL => "(a call's own cost)",
                 _ if worst <= 2 * bytes as u64 / 1024 + ROOM_KIB => "held ≤ 2 copies: met",
                 _ => "held ≤ 2 copies: MISSED",
             };
+            let ms = |time: Duration| time.as_secs_f64() * 1e3;
             println!(
-                "{face:<10} {label:>8} {:>8.1} / {:>8.1} {:>8.2} / {:>8.2} {:>8.2} / {:>8.2}   {verdict}",
-                first.0.as_secs_f64() * 1e3,
-                second.0.as_secs_f64() * 1e3,
-                copies(first.1),
-                copies(second.1),
-                copies(held_first.1),
-                copies(held_second.1),
+                "{face:<10} {label:>8} {:>8.1} / {:>8.1} {:>8.1} / {:>8.1} {:>8.2} / {:>8.2} {:>8.2} / {:>8.2}   {verdict}",
+                ms(first.time),
+                ms(second.time),
+                ms(first.cpu),
+                ms(second.cpu),
+                copies(first.peak_kib),
+                copies(second.peak_kib),
+                copies(held_first.peak_kib),
+                copies(held_second.peak_kib),
             );
         }
     }
