@@ -37,6 +37,7 @@ mod bridge;
 mod elicitation;
 mod framing;
 mod json_len;
+mod json_write;
 mod jsonrpc;
 mod log_level;
 mod mcp;
@@ -57,6 +58,7 @@ pub use elicitation::{
 };
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES, HEAD_BYTES};
 pub use json_len::json_len_hint;
+pub use json_write::write_json;
 pub use jsonrpc::{
     json_kind, ErrorCode, ErrorObject, Message, Notification, ParseError, RawResponse, Request, RequestId, Response,
 };
