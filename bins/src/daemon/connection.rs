@@ -44,7 +44,7 @@ use cancel::{Cancellable, Running};
 use in_flight::InFlight;
 
 use super::admission::{Arrival, Busy, MAX_CONNECTIONS, MAX_UNPROVEN_LINE_BYTES, PROVE_WITHIN};
-use super::ops::Ops;
+use super::ops::{Answered, Ops};
 use super::questions::Notices;
 use super::token;
 
@@ -54,6 +54,11 @@ const PIPELINE_DEPTH: usize = 256;
 /// How long the rest of an oversized line is read and discarded before the
 /// connection is closed.
 const DISCARD_LIMIT: Duration = Duration::from_secs(2);
+
+/// The size from which a tool's result is written from a value
+/// ([`Answer::answered`]): where serde_json's escape loop, a byte at a
+/// time, costs more than building the value.
+const LARGE_RESULT: usize = 16 * 1024;
 
 /// One answer line, and what happens after it is written.
 #[derive(Debug)]
@@ -73,11 +78,27 @@ impl Answer {
         Answer { line, close: false, then_shutdown: false, ends: None }
     }
 
-    /// `result`, written into a line sized up front for `len_hint` bytes
-    /// of it.
-    fn result(id: Option<&Value>, result: &impl serde::Serialize, len_hint: usize) -> Answer {
-        let line = BridgeResponseLine { ok: true, id, result: Some(result), error: None }.to_line_sized(len_hint);
+    /// `result`, written into a line sized up front for it.
+    fn result(id: Option<&Value>, result: &Value) -> Answer {
+        let line = BridgeResponseLine { ok: true, id, result: Some(result), error: None }.to_value_line();
         Answer { line, close: false, then_shutdown: false, ends: None }
+    }
+
+    /// An op's answer, written into a line sized up front for it: a large
+    /// tool result from a value (its strings moved into it, then copied in
+    /// runs: `json_write.rs`), a small one by its own `Serialize`, with no
+    /// value built first (a value's maps cost allocations on every call).
+    fn answered(id: Option<&Value>, answered: Answered) -> Answer {
+        let len_hint = answered.len_hint();
+        match answered {
+            Answered::Tool(result) if len_hint >= LARGE_RESULT => Answer::result(id, &Value::from(result)),
+            Answered::Value(value) => Answer::result(id, &value),
+            small => {
+                let line =
+                    BridgeResponseLine { ok: true, id, result: Some(&small), error: None }.to_line_sized(len_hint);
+                Answer { line, close: false, then_shutdown: false, ends: None }
+            }
+        }
     }
 }
 
@@ -246,9 +267,9 @@ where
 /// Runs one request to its answer line.
 async fn run(ops: Arc<Ops>, request: warden_protocol::BridgeRequest, id: Option<Value>, notices: Notices) -> Answer {
     let outcome = ops.run(request, notices).await;
-    let answer = match &outcome.result {
-        Ok(result) => Answer::result(id.as_ref(), result, result.len_hint()),
-        Err(error) => Answer::error(id.as_ref(), error),
+    let answer = match outcome.result {
+        Ok(answered) => Answer::answered(id.as_ref(), answered),
+        Err(error) => Answer::error(id.as_ref(), &error),
     };
     Answer { then_shutdown: outcome.then_shutdown, ..answer }
 }
@@ -300,7 +321,7 @@ async fn upgrade<R, W>(
             return;
         }
     };
-    let upgraded = Answer::result(id.as_ref(), &serde_json::json!({"mcp": true}), 0);
+    let upgraded = Answer::result(id.as_ref(), &serde_json::json!({"mcp": true}));
     if write.write_all(upgraded.line.as_bytes()).await.is_err() {
         return;
     }

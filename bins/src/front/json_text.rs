@@ -6,16 +6,17 @@
 //! new capacity at once at each step, and at the last one copies what it
 //! has: for a large tool result, a third copy of it, where the goal is two
 //! (`large_results`). The size comes from the protocol crate's estimate,
-//! the one the bridge's answer lines use.
+//! the one the bridge's answer lines use, and the text from its writer
+//! (serde_json's text, strings copied in runs: `json_write.rs`).
 
 use serde_json::Value;
-use warden_protocol::json_len_hint;
+use warden_protocol::{json_len_hint, write_json};
 
 /// `value`'s JSON text between `before` and `after`.
 pub(crate) fn json_text(value: &Value, before: &[u8], after: &[u8]) -> Vec<u8> {
     let mut text = Vec::with_capacity(before.len() + json_len_hint(value) + after.len());
     text.extend_from_slice(before);
-    serde_json::to_writer(&mut text, value).expect("a JSON value always serialises");
+    write_json(&mut text, value);
     text.extend_from_slice(after);
     text
 }

@@ -1,6 +1,6 @@
 //! Answer lines: the daemon writes them ([`ResponseLine`]), clients read
-//! them ([`Response`]). A tool's result is written straight into its line,
-//! not first into text of its own.
+//! them ([`Response`]). A tool's result is written straight into its line
+//! (`json_write.rs`), not first into text of its own.
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -8,6 +8,8 @@ use serde_json::Value;
 
 use super::BridgeError;
 use super::BridgeErrorCode;
+use crate::json_len::json_len_hint;
+use crate::json_write::write_json;
 
 /// One answer line, as the daemon writes it. The result is JSON text
 /// (`RawValue`), or anything that serialises: a tool's result is written
@@ -44,6 +46,31 @@ impl<R: ?Sized + Serialize> ResponseLine<'_, R> {
         serde_json::to_writer(&mut line, self).expect("an answer always serialises");
         line.push(b'\n');
         String::from_utf8(line).expect("serde_json writes UTF-8")
+    }
+}
+
+impl ResponseLine<'_, Value> {
+    /// The line's JSON text, with its newline: the text `to_line_sized`
+    /// writes, in a buffer sized for it up front, its strings copied in
+    /// runs (`json_write.rs`) — a large tool result is most of its line.
+    pub fn to_value_line(&self) -> String {
+        let result_bytes = self.result.map_or(0, json_len_hint);
+        let mut line = Vec::with_capacity(result_bytes + 256);
+        line.extend_from_slice(if self.ok { b"{\"ok\":true" } else { b"{\"ok\":false" });
+        if let Some(id) = self.id {
+            line.extend_from_slice(b",\"id\":");
+            write_json(&mut line, id);
+        }
+        if let Some(result) = self.result {
+            line.extend_from_slice(b",\"result\":");
+            write_json(&mut line, result);
+        }
+        if let Some(error) = self.error {
+            line.extend_from_slice(b",\"error\":");
+            serde_json::to_writer(&mut line, error).expect("an error always serialises");
+        }
+        line.extend_from_slice(b"}\n");
+        String::from_utf8(line).expect("JSON text is UTF-8")
     }
 }
 

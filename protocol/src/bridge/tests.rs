@@ -182,3 +182,28 @@ fn a_tool_result_is_written_into_a_line_sized_for_it_up_front() {
         assert_eq!(&serde_json::from_str::<CallToolResult>(answer.into_result().unwrap().get()).unwrap(), result);
     }
 }
+
+#[test]
+fn a_value_line_is_the_text_serde_writes_in_a_buffer_sized_for_it() {
+    use crate::CallToolResult;
+    let prose = "A line of \"quoted\" text,\twith a tab and a newline.\n".repeat(20_000);
+    let error = BridgeError::new(BridgeErrorCode::NOT_AVAILABLE, "no \"such\" thing\n");
+    let results = [
+        Value::from(CallToolResult::success("x".repeat(1 << 20))),
+        Value::from(CallToolResult::success(prose)),
+        json!({"text": "rendered ☃\u{1}\u{7f}", "is_error": false, "n": [1.5, -2, null]}),
+        json!({}),
+    ];
+    let ids = [None, Some(json!(7)), Some(json!("a\"b")), Some(json!({"k": [1]}))];
+    for (result, id) in results.iter().zip(&ids) {
+        for (ok, result, error) in [(true, Some(result), None), (false, None, Some(&error))] {
+            let line = ResponseLine { ok, id: id.as_ref(), result, error };
+            let written = line.to_value_line();
+            assert_eq!(written, line.to_line_sized(0), "the same text as serde's");
+            // Never grown: a buffer that doubles holds its old and new
+            // capacity at once.
+            let reserved = result.map_or(0, crate::json_len_hint) + 256;
+            assert_eq!(written.capacity(), reserved, "grown past the hint for {} bytes", written.len());
+        }
+    }
+}

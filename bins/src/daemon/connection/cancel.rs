@@ -74,7 +74,7 @@ impl Cancellable {
             result["why_not"] =
                 "no request with that `id` is running on this connection (it may have just ended)".into();
         }
-        Answer::result(id, &result, 0)
+        Answer::result(id, &result)
     }
 
     /// The request answered by `answer` no longer runs.
