@@ -349,13 +349,16 @@ pub(crate) fn frame_to_event(frame: Frame) -> TransportEvent {
 
 /// Whether `taker` took `line` as an answer it waits for.
 pub(crate) fn taken(taker: Option<&dyn AnswerTaker>, line: &str) -> bool {
-    taken_id(taker, line).is_some()
+    taken_id(taker, line, || {}).is_some()
 }
 
 /// The id of the request whose answer `taker` took from `text`, if it did.
-pub(crate) fn taken_id(taker: Option<&dyn AnswerTaker>, text: &str) -> Option<i64> {
+/// `first` runs before it is offered, only when `text` is an answer.
+pub(crate) fn taken_id(taker: Option<&dyn AnswerTaker>, text: &str, first: impl FnOnce()) -> Option<i64> {
     let taker = taker?;
-    answer_head(text).filter(|head| taker.take_answer(head.id, &text[head.result.clone()])).map(|head| head.id)
+    let head = answer_head(text)?;
+    first();
+    taker.take_answer(head.id, &text[head.result]).then_some(head.id)
 }
 
 /// The event one line makes (what it holds is copied out of it).

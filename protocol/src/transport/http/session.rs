@@ -405,9 +405,10 @@ impl Session {
 
     /// The id of the request whose answer the taker took from `text` (a
     /// body, an event's data): read once, not checked and copied into an
-    /// event first. Nothing is taken once the session is closed.
-    pub(super) fn took(&self, text: &str) -> Option<i64> {
-        (!self.closed.load(Ordering::SeqCst)).then(|| taken_id(self.taker.as_deref(), text)).flatten()
+    /// event first. `first` runs before an answer is offered. Nothing is
+    /// taken once the session is closed.
+    pub(super) fn took(&self, text: &str, first: impl FnOnce()) -> Option<i64> {
+        (!self.closed.load(Ordering::SeqCst)).then(|| taken_id(self.taker.as_deref(), text, first)).flatten()
     }
 }
 
@@ -427,7 +428,7 @@ impl Session {
         let bytes = bytes.to_bytes();
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| Failure::Plain(format!("the answer from {} is not UTF-8", self.spec.url)))?;
-        if answer == Answer::Deliver && !initialize && self.took(text).is_some() {
+        if answer == Answer::Deliver && !initialize && self.took(text, || {}).is_some() {
             return Ok(None);
         }
         let event = parse_message(text).map_err(|problem| {

@@ -206,16 +206,15 @@ impl Session {
         answered.or(failed)
     }
 
-    /// The id whose answer the taker took from `data`, once `before` (the
-    /// events ahead of it) are delivered.
+    /// The id whose answer the taker took from `data`, the events ahead
+    /// of it (`before`) delivered first — only when `data` is an answer,
+    /// so that a stream's other events still go to the sink together.
     fn took_after(&self, data: &str, before: &mut Vec<TransportEvent>) -> Option<i64> {
-        self.taker.as_ref()?;
-        match before.len() {
+        self.took(data, || match before.len() {
             0 => {}
             1 => self.deliver(before.pop().expect("one event")),
             _ => self.deliver(TransportEvent::Batch(std::mem::take(before))),
-        }
-        self.took(data)
+        })
     }
 
     /// The message an SSE item carries, or what is wrong with it; `None`

@@ -14,6 +14,8 @@ use crate::transport::{AnswerTaker, Backlog};
 struct Log {
     takes: Vec<i64>,
     seen: Mutex<Vec<String>>,
+    /// How many events each delivery to the sink held.
+    deliveries: Mutex<Vec<usize>>,
 }
 
 impl Log {
@@ -48,6 +50,7 @@ async fn connect_taking(url: &str, takes: &[i64]) -> (Connection, Arc<Log>) {
             TransportEvent::Batch(events) => events,
             event => vec![event],
         };
+        sink_log.deliveries.lock().unwrap().push(events.len());
         for event in events {
             let line = match event {
                 TransportEvent::Response(response) => format!("event response {:?} {}", response.id, response.result),
@@ -107,10 +110,11 @@ async fn an_answer_on_an_event_stream_is_taken_after_the_events_before_it() {
         if seen.rpc_method() == Some("initialize") {
             return json_response(initialize_result(&seen.body["id"]));
         }
-        // One chunk: a progress notification, then the answer.
+        // One chunk: two progress notifications, then the answer.
+        let progress =
+            json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}});
         let stream = format!(
-            "id: e1\ndata: {}\n\nid: e2\ndata: {}\n\n",
-            json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}),
+            "id: e1\ndata: {progress}\n\nid: e2\ndata: {progress}\n\nid: e3\ndata: {}\n\n",
             json!({"jsonrpc": "2.0", "id": &seen.body["id"], "result": {"content": []}}),
         );
         event_stream(full(stream))
@@ -120,13 +124,15 @@ async fn an_answer_on_an_event_stream_is_taken_after_the_events_before_it() {
     request(&connection, 1, "initialize");
     settle(&log, 1).await;
     request(&connection, 7, "tools/call");
-    assert_eq!(settle(&log, 3).await[1..], ["event notifications/progress", r#"taken 7 {"content":[]}"#]);
+    let progress = "event notifications/progress";
+    assert_eq!(settle(&log, 4).await[1..], [progress, progress, r#"taken 7 {"content":[]}"#]);
     // Taken, the answer still ends the request's stream: the next request
     // is answered as usual.
     request(&connection, 8, "tools/call");
-    assert_eq!(
-        settle(&log, 5).await[3..],
-        ["event notifications/progress", r#"event response Number(8) {"content":[]}"#]
-    );
+    assert_eq!(settle(&log, 7).await[4..], [progress, progress, r#"event response Number(8) {"content":[]}"#]);
+    // The events before an answer reach the sink together, not one by
+    // one: an answer-shaped event sends them on before it is offered (one
+    // the taker refuses then follows on its own).
+    assert_eq!(*log.deliveries.lock().unwrap(), [1, 2, 2, 1]);
     connection.close().await;
 }
