@@ -43,7 +43,8 @@
 //! a 2026-07-28 server's interim "input required" answers;
 //! `server_actor/discovery.rs` the handshake's answer and tool listing;
 //! `server_actor/calls.rs` calls in flight and their deadlines;
-//! `server_actor/lane.rs` the calls that go past the actor;
+//! `server_actor/lane.rs` the calls that go past the actor, and
+//! `server_actor/adopt.rs` one it takes on after all;
 //! `server_actor/cache.rs` a modern server's answers kept by their `ttlMs`;
 //! `server_actor/down.rs` going down (crash, hang, a login needed).
 
@@ -70,6 +71,7 @@ use crate::error::CallError;
 use crate::progress::Progress;
 use crate::server_settings::{ServerSettings, MAX_LIST_PAGES};
 
+mod adopt;
 mod asks;
 mod cache;
 mod calls;
@@ -145,6 +147,9 @@ pub enum ServerMsg {
     Transport(TransportEvent, Queued),
     /// A lane call ended while calls wait in the queue: a slot is free.
     SlotFreed,
+    /// A 2026-07-28 lane call whose answer is not final, for the actor
+    /// to take on (`adopt.rs`).
+    Adopt(Box<lane::Adopted>),
     /// The earliest pending call's deadline has come.
     DeadlineReached,
     /// The startup timer ran out.
@@ -228,7 +233,7 @@ enum Pending {
 
 struct PendingCall {
     call: ToolCall,
-    reply: RpcReplyPort<Result<Box<RawValue>, CallError>>,
+    reply: adopt::CallReply,
     /// When the caller stops waiting; a call still queued then is never sent.
     deadline: Instant,
     /// False while the call waits for a free slot.
@@ -268,8 +273,6 @@ pub struct ServerActorState {
     known_era: Option<KnownEra>,
     /// Takes silence after a `server/discover` probe for a legacy server.
     probe_timer: Option<JoinHandle<()>>,
-    /// The log said once that its tools ask the pre-2026 way.
-    told_old_style: bool,
     /// A modern connection's `subscriptions/listen`.
     subscription: subscription::Subscription,
     /// The server runs tools as tasks (2025-11-25 `tasks.requests.tools.call`).
@@ -328,7 +331,6 @@ impl Actor for ServerActor {
             spoken: era::Spoken::Plain,
             known_era: args.known_era,
             probe_timer: None,
-            told_old_style: false,
             subscription: Default::default(),
             tool_tasks: false,
             task_extension: false,
@@ -365,6 +367,7 @@ impl Actor for ServerActor {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             ServerMsg::CallTool { call, reply } => state.start_call(&myself, call, reply),
+            ServerMsg::Adopt(adopted) => state.adopt(&myself, *adopted),
             ServerMsg::CancelCall { ticket } => state.cancel_call(ticket),
             ServerMsg::Transport(event, _handled) => state.transport_event(&myself, event),
             ServerMsg::SlotFreed => state.send_queued_calls(),
@@ -450,13 +453,11 @@ impl ServerActorState {
     }
 
     /// Opens the fast lane when calls need nothing of the actor: the server
-    /// is ready, speaks a pre-2026 revision (no envelope, interim answers
-    /// or cache) and has no crash streak to end with a success.
+    /// is ready and has no crash streak to end with a success. A modern
+    /// connection's lane writes its envelope.
     fn open_lane(&self) {
-        if let (Phase::Ready, false, 0, Some(connection)) =
-            (self.phase, self.is_modern(), self.restart_attempt, &self.connection)
-        {
-            self.lane.open(connection.outbound());
+        if let (Phase::Ready, 0, Some(connection)) = (self.phase, self.restart_attempt, &self.connection) {
+            self.lane.open(connection.outbound(), self.spoken_envelope().cloned());
         }
     }
 

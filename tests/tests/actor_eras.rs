@@ -12,10 +12,10 @@ use common::*;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 use warden_actors::{
-    CallError, ElicitReply, ElicitationAnswer, ElicitationRequest, PolicyRules, ProtocolChoice, ServerSpec,
-    ServerState, Warden,
+    CallError, CallOptions, ElicitReply, ElicitationAnswer, ElicitationRequest, PolicyRules, ProtocolChoice,
+    ServerRequest, ServerSpec, ServerState, Warden,
 };
-use warden_protocol::{ErrorCode, ErrorObject, MemoryConnector, MemoryPeer, Message, Request};
+use warden_protocol::{ErrorCode, ErrorObject, MemoryConnector, MemoryPeer, Message, Request, LOG_LEVEL_KEY};
 
 const MODERN: &str = "2026-07-28";
 
@@ -290,5 +290,64 @@ async fn a_task_of_the_2026_extension_is_polled_asks_through_the_elicitor_and_en
         "result": {"content": [{"type": "text", "text": "deployed"}]}}),
     );
     assert_eq!(call.await.unwrap().unwrap().text(), "deployed");
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_level_set_for_a_modern_server_goes_with_every_later_call_beside_the_calls_own_meta() {
+    let (warden, mut peer) = start_one(settings()).await;
+    modern_start(&mut peer, tools(&["echo"])).await;
+    within("the server settles", warden.settled()).await;
+    let meta = |request: &Request| request.params.as_ref().unwrap()["_meta"].clone();
+
+    let call = spawn_call(&warden, "srv__echo", json!({}));
+    let before = next_request(&mut peer, "tools/call").await;
+    assert_envelope(&before);
+    assert_eq!(meta(&before).get(LOG_LEVEL_KEY), None, "no level is asked for until one is set");
+    reply(&peer, &before, json!({"content": []}));
+    call.await.unwrap().unwrap();
+
+    let set = warden.request(SRV, ServerRequest::SetLogLevel, json!({"level": "warning"}), None);
+    assert_eq!(within("the level is set", set).await.unwrap(), json!({}));
+    assert_silent(&mut peer).await; // 2026-07-28 has no `logging/setLevel`: the level goes with each request
+
+    let mut own = Map::new();
+    own.insert("traceparent".into(), json!("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+    let (caller, options) = (warden.clone(), CallOptions::default().meta(own));
+    let traced = tokio::spawn(async move { caller.call("srv__echo", json!({}), options).await });
+    let plain = spawn_call(&warden, "srv__echo", json!({"n": 2}));
+    for _ in 0..2 {
+        let request = next_request(&mut peer, "tools/call").await;
+        assert_envelope(&request);
+        assert_eq!(meta(&request)[LOG_LEVEL_KEY], "warning", "the level goes with every call");
+        let traced_call = arguments(&request).get("n").is_none();
+        assert_eq!(meta(&request)["traceparent"].is_string(), traced_call, "a call's own `_meta` stays beside it");
+        reply(&peer, &request, json!({"content": [{"type": "text", "text": "ok"}]}));
+    }
+    assert_eq!(traced.await.unwrap().unwrap().text(), "ok");
+    assert_eq!(plain.await.unwrap().unwrap().text(), "ok");
+    warden.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_caller_that_leaves_a_call_the_server_made_a_task_of_has_the_task_cancelled() {
+    let (warden, mut peer) = start_one(settings()).await;
+    let discover = next_request(&mut peer, "server/discover").await;
+    let mut offers = discover_result();
+    offers["capabilities"]["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+    reply(&peer, &discover, offers);
+    let _listen = next_request(&mut peer, "subscriptions/listen").await;
+    let list = next_request(&mut peer, "tools/list").await;
+    reply(&peer, &list, json!({"tools": tools(&["deploy"])}));
+    within("the server settles", warden.settled()).await;
+
+    let call = spawn_call(&warden, "srv__deploy", json!({}));
+    let request = next_request(&mut peer, "tools/call").await;
+    reply(&peer, &request, json!({"resultType": "task", "taskId": "t-1", "status": "working", "pollIntervalMs": 500}));
+    let get = next_request(&mut peer, "tasks/get").await;
+    reply(&peer, &get, json!({"resultType": "complete", "taskId": "t-1", "status": "working"}));
+    call.abort();
+    let cancel = next_request(&mut peer, "tasks/cancel").await;
+    assert_eq!(cancel.params.as_ref().unwrap()["taskId"], "t-1", "the server stops the work nobody awaits");
     warden.shutdown().await;
 }

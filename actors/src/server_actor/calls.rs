@@ -152,6 +152,7 @@ impl ServerActorState {
         }
         self.arm_deadline_timer(myself, deadline);
         let (input, task) = Default::default();
+        let reply = adopt::CallReply::Actor(reply);
         let call = PendingCall { call, reply, deadline, sent: false, input, task, cache_ticket };
         self.pending.insert(id, Pending::Call(call));
         self.queued.push_back(id);
@@ -224,7 +225,7 @@ impl ServerActorState {
         if call.call.progress.is_some() {
             self.progress_routes.remove(&call.call.ticket);
         }
-        let _ = call.reply.send(result);
+        call.reply.send(result);
         self.send_queued_calls();
     }
 
@@ -296,7 +297,7 @@ impl ServerActorState {
         };
         let reason = format!("timed out after {}", crate::error::secs(call.call.timeout));
         if let Some(PendingCall { call, reply, sent, .. }) = self.withdraw(id, &reason) {
-            let _ = reply.send(Err(CallError::Timeout { name: call.name, timeout: call.timeout, sent }));
+            reply.send(Err(CallError::Timeout { name: call.name, timeout: call.timeout, sent }));
         }
     }
 
@@ -405,7 +406,7 @@ impl ServerActorState {
         self.lane.close(|name| error(name, true));
         for (_, pending) in self.pending.drain() {
             if let Pending::Call(PendingCall { call, reply, sent, .. }) = pending {
-                let _ = reply.send(Err(error(call.name, sent)));
+                reply.send(Err(error(call.name, sent)));
             }
         }
     }

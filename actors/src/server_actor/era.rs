@@ -209,26 +209,14 @@ impl ServerActorState {
         }
     }
 
-    /// A server on a current SDK whose tools still ask their client the
-    /// pre-2026 way (a request mid-call) fails those questions when spoken
-    /// to in 2026-07-28: the Python SDK says "no back-channel for
-    /// server-initiated requests". The operator is told, once, what fixes it.
-    pub(super) fn note_old_style_question(&mut self, outcome: &Result<Box<RawValue>, ErrorObject>) {
-        if !self.is_modern() || self.told_old_style {
-            return;
-        }
-        let text = match outcome {
-            Ok(result) => result.get(),
-            Err(error) => error.message.as_str(),
-        };
-        if text.contains("back-channel for server-initiated requests") {
-            self.told_old_style = true;
-            tracing::warn!(
-                server = %self.name,
-                "MCP '{}': a tool tried to ask its client with a request of its own, which MCP 2026-07-28 does not \
-                 allow; if its tools ask questions the old way, set `protocol_version = \"2025-11-25\"` for it",
-                self.name
-            );
+    /// Tells the operator, once, when a tool failed asking the pre-2026
+    /// way (`lane/modern.rs`).
+    pub(super) fn note_old_style_question(&self, outcome: &Result<Box<RawValue>, ErrorObject>) {
+        if self.is_modern() {
+            self.lane.note_old_style_question(match outcome {
+                Ok(result) => result.get(),
+                Err(error) => error.message.as_str(),
+            });
         }
     }
 
@@ -269,7 +257,16 @@ impl ServerActorState {
             .and_then(|params| params.get("level").and_then(Value::as_str).map(str::to_string));
         tracing::debug!(server = %self.name, level = ?level, "log level asked for with every request (2026-07-28)");
         envelope.set_log_level(level.as_deref());
+        self.lane.set_envelope(envelope.clone());
         Some(serde_json::value::to_raw_value(&json!({})).expect("a JSON value always serialises"))
+    }
+
+    /// The envelope of a modern connection's requests.
+    pub(super) fn spoken_envelope(&self) -> Option<&Envelope> {
+        match &self.spoken {
+            Spoken::Modern(envelope) => Some(envelope),
+            Spoken::Plain => None,
+        }
     }
 
     /// Whether the connection speaks the modern revision.

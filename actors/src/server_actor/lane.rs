@@ -1,9 +1,10 @@
 //! The fast lane: a call its server's actor need not see.
 //!
 //! A plain call to a ready server — no progress wanted, no log messages,
-//! not run as a task, to a server that speaks a pre-2026 revision (so no
-//! envelope, no interim answers, no cache) — needs nothing of the actor
-//! but an id, a slot and somewhere to wait for its answer. Through the
+//! not run as a task — needs nothing of the actor but an id, a slot and
+//! somewhere to wait for its answer (on a 2026-07-28 connection, also the
+//! envelope, and the actor again for an answer that is not final:
+//! `lane/modern.rs`). Through the
 //! actor's mailbox it cost two more task wake-ups a call than a bare client
 //! pays (caller → actor, and reader → actor → caller) and two ractor
 //! messages. So the caller takes an id and a slot here, writes its request
@@ -29,7 +30,7 @@
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -40,15 +41,21 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use warden_config::CrashRetry;
 use warden_protocol::{
-    AnswerTaker, CallToolResult, ErrorObject, Message, Outbound, RawResponse, RequestId, TransportEvent,
+    AnswerTaker, CallToolResult, Envelope, ErrorObject, Message, Outbound, RawResponse, RequestId, Response,
+    TransportEvent,
 };
 
 use super::calls::{answer_error, cancellation, IdHasher};
-use super::{ServerMsg, ToolCall};
+use super::{Params, ServerMsg, ToolCall};
 use crate::client_features::{AskContext, During};
 use crate::error::CallError;
 
 mod deadlines;
+mod modern;
+mod wait;
+
+pub(super) use modern::Adopted;
+pub(crate) use wait::{LaneWait, Sending};
 
 /// Where a running server's calls go: its actor, or its fast lane.
 #[derive(Clone)]
@@ -64,7 +71,7 @@ impl std::fmt::Debug for ServerRef {
 }
 
 /// What a call's caller waits for.
-type Reply = oneshot::Sender<Result<Answer, CallError>>;
+pub(super) type Reply = oneshot::Sender<Result<Answer, CallError>>;
 
 /// A lane call's answer: a `tools/call` result the reader could decode
 /// as it read it ([`Lane::take_answer`]), else the result's text.
@@ -96,12 +103,19 @@ pub struct Lane {
     next_id: AtomicI64,
     /// Poked when a lane call frees a slot a queued call waits for.
     actor: OnceLock<ActorRef<ServerMsg>>,
+    /// Set when it opens on a 2026-07-28 connection: read by the reader
+    /// on every answer, without the lock.
+    modern: AtomicBool,
+    /// The log said once that its tools ask the pre-2026 way.
+    told_old_style: AtomicBool,
     state: Mutex<LaneState>,
 }
 
 struct LaneState {
     /// Where requests go; `Some` while the lane is open.
     outbound: Option<Arc<dyn Outbound>>,
+    /// The envelope of a 2026-07-28 connection's requests.
+    envelope: Option<Arc<Envelope>>,
     /// Calls sent and not yet over, the actor's and the lane's.
     in_flight: usize,
     max_in_flight: usize,
@@ -122,6 +136,9 @@ struct LaneCall {
     deadline: Instant,
     timeout: Duration,
     reply: Reply,
+    /// A modern call's params, for the actor to send again should the
+    /// server ask for input first (`lane/modern.rs`).
+    kept: Option<Params>,
 }
 
 impl Lane {
@@ -131,8 +148,11 @@ impl Lane {
             crash_retry,
             next_id: AtomicI64::new(0),
             actor: OnceLock::new(),
+            modern: AtomicBool::new(false),
+            told_old_style: AtomicBool::new(false),
             state: Mutex::new(LaneState {
                 outbound: None,
+                envelope: None,
                 in_flight: 0,
                 max_in_flight,
                 queued: 0,
@@ -155,9 +175,18 @@ impl Lane {
         self.next_id.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// Lets calls in, writing to `outbound`.
-    pub(super) fn open(&self, outbound: Arc<dyn Outbound>) {
-        self.lock().outbound = Some(outbound);
+    /// Lets calls in, writing to `outbound`, in `envelope` when the
+    /// connection speaks 2026-07-28.
+    pub(super) fn open(&self, outbound: Arc<dyn Outbound>, envelope: Option<Envelope>) {
+        let mut state = self.lock();
+        state.outbound = Some(outbound);
+        self.modern.store(envelope.is_some(), Ordering::Relaxed);
+        state.envelope = envelope.map(Arc::new);
+    }
+
+    /// The envelope changed (a log level set): later calls carry this one.
+    pub(super) fn set_envelope(&self, envelope: Envelope) {
+        self.lock().envelope = Some(Arc::new(envelope));
     }
 
     /// Shuts the lane: every call in it is answered `error(its name)`, and
@@ -226,10 +255,12 @@ impl Lane {
             return Sending::Refused(Box::new(call));
         }
         let (reply, answer) = oneshot::channel();
-        let (id, outbound, in_company) = {
+        let ticket = call.ticket;
+        let (id, outbound, in_company, line) = {
             let mut state = self.lock();
             let Some(outbound) = state.outbound.clone() else { return Sending::Refused(Box::new(call)) };
-            if state.queued > 0 || state.in_flight >= state.max_in_flight {
+            let modern = state.envelope.is_some();
+            if state.queued > 0 || state.in_flight >= state.max_in_flight || (modern && call.method != "tools/call") {
                 return Sending::Refused(Box::new(call));
             }
             state.in_flight += 1;
@@ -237,13 +268,20 @@ impl Lane {
             let id = self.fresh_id();
             let (deadline, timeout) = (call.deadline, call.timeout);
             let tool = call.method == "tools/call";
-            let lane_call =
-                LaneCall { name: call.name, tool, ticket: call.ticket, asks: call.asks, deadline, timeout, reply };
+            // A modern call's line is written here, its params kept; an
+            // older one's is its params' own buffer, after the lock.
+            let params = call.params;
+            let (line, kept) = match &state.envelope {
+                Some(envelope) => (Ok(modern::enveloped_line(envelope, &params, id)), Some(params)),
+                None => (Err(params), None),
+            };
+            let (name, asks) = (call.name, call.asks);
+            let lane_call = LaneCall { name, tool, ticket, asks, deadline, timeout, reply, kept };
             state.calls.insert(id, lane_call);
             self.arm(&mut state, deadline);
-            (id, outbound, state.in_flight > 1)
+            (id, outbound, state.in_flight > 1, line)
         };
-        let line = call.params.into_line(id);
+        let line = line.unwrap_or_else(|params| params.into_line(id));
         // With others under way it may wait a moment to go out with them
         // (see `Outbound::send_json_in_company`), as the actor's calls do.
         let written = if in_company { outbound.send_json_in_company(line) } else { outbound.send_json(line) };
@@ -260,7 +298,7 @@ impl Lane {
                 }));
             }
         }
-        Sending::Sent(LaneWait { lane: Arc::clone(self), id, answer })
+        Sending::Sent(LaneWait { lane: Arc::clone(self), id, ticket, answer })
     }
 
     /// Takes call `id` out of the lane, freeing its slot.
@@ -287,15 +325,6 @@ impl Lane {
         }
     }
 
-    /// Withdraws call `id` (its caller stopped waiting) and tells the
-    /// server why.
-    fn withdraw(&self, id: i64, reason: &str) {
-        if self.remove(id).is_some() {
-            let outbound = self.lock().outbound.clone();
-            cancel_on(outbound.as_deref(), id, reason);
-        }
-    }
-
     /// Answers the lane calls `event` answers; what is left is the actor's.
     /// Called by the transport's reader, in its own task.
     pub(super) fn answer(&self, event: TransportEvent) -> Option<TransportEvent> {
@@ -308,13 +337,31 @@ impl Lane {
                     _ => Some(TransportEvent::Batch(rest)),
                 }
             }
-            TransportEvent::Response(RawResponse { id: RequestId::Number(id), result }) => match self.remove(id) {
-                Some(call) => {
-                    let _ = call.reply.send(Ok(Answer::Raw(result)));
-                    None
+            TransportEvent::Response(RawResponse { id: RequestId::Number(id), result }) => {
+                // An answer that is not final goes to the actor, with its call.
+                let result = match self.hand_over(id, result) {
+                    Ok(()) => return None,
+                    Err(result) => result,
+                };
+                match self.remove(id) {
+                    Some(call) => {
+                        if call.kept.is_some() {
+                            self.note_old_style_question(result.get());
+                        }
+                        let _ = call.reply.send(Ok(Answer::Raw(result)));
+                        None
+                    }
+                    None => Some(TransportEvent::Response(RawResponse { id: RequestId::Number(id), result })),
                 }
-                None => Some(TransportEvent::Response(RawResponse { id: RequestId::Number(id), result })),
-            },
+            }
+            // Only from test peers: transports deliver results raw.
+            TransportEvent::Message(Message::Response(Response {
+                id: Some(RequestId::Number(id)),
+                outcome: Ok(result),
+            })) if self.lock().calls.contains_key(&id) => {
+                let result = serde_json::value::to_raw_value(&result).expect("a JSON value always serialises");
+                self.answer(TransportEvent::Response(RawResponse { id: RequestId::Number(id), result }))
+            }
             TransportEvent::Message(Message::Response(response)) => {
                 let call = match &response.id {
                     Some(RequestId::Number(id)) => self.remove(*id),
@@ -322,11 +369,16 @@ impl Lane {
                 };
                 let Some(call) = call else { return Some(TransportEvent::Message(Message::Response(response))) };
                 let outcome = match response.outcome {
-                    // Only from test peers: transports deliver results raw.
+                    // Not reached for a lane call's result (the arm above).
                     Ok(result) => Ok(Answer::Raw(
                         serde_json::value::to_raw_value(&result).expect("a JSON value always serialises"),
                     )),
-                    Err(error) => Err(self.error(call.name.clone(), error)),
+                    Err(error) => {
+                        if call.kept.is_some() {
+                            self.note_old_style_question(&error.message);
+                        }
+                        Err(self.error(call.name.clone(), error))
+                    }
                 };
                 let _ = call.reply.send(outcome);
                 None
@@ -340,19 +392,25 @@ impl Lane {
     }
 }
 
-/// The stdio reader offers every plain successful answer here first. A
+/// The readers (stdio, Streamable HTTP) offer every plain successful answer here first. A
 /// lane `tools/call` has its result decoded now, in the reader's task, from
 /// the line itself: the answer is read once, where the envelope parse used
 /// to check and copy it and the caller then decoded the copy. Anything
 /// else — an id that is not a lane tool call, a result that does not
-/// decode as one (the usual path then words the error as before) — is
-/// left to become an event.
+/// decode as one (the usual path then words the error as before), a
+/// 2026-07-28 answer that is not final — is left to become an event.
 impl AnswerTaker for Lane {
-    fn take_answer(&self, id: i64, result: &str) -> bool {
-        if !self.lock().calls.get(&id).is_some_and(|call| call.tool) {
+    fn take_answer(&self, id: i64, text: &str) -> bool {
+        let Some(modern) = self.lock().calls.get(&id).filter(|call| call.tool).map(|call| call.kept.is_some()) else {
             return false;
+        };
+        let Ok(result) = serde_json::from_str::<CallToolResult>(text) else { return false };
+        if modern {
+            if result.extra.get("resultType").is_some_and(|kind| *kind != "complete") {
+                return false; // Not final: it goes to the actor (`lane/modern.rs`).
+            }
+            self.note_old_style_question(text);
         }
-        let Ok(result) = serde_json::from_str::<CallToolResult>(result) else { return false };
         // Gone meanwhile (timed out, withdrawn): the line goes on as a late
         // answer, as it did before.
         let Some(call) = self.remove(id) else { return false };
@@ -372,66 +430,5 @@ fn cancel_on(outbound: Option<&dyn Outbound>, id: i64, reason: &str) {
 impl LaneCall {
     fn during(&self) -> During {
         During { tool: self.name.clone(), ticket: self.ticket, context: self.asks.clone() }
-    }
-}
-
-/// What became of a call offered to the lane.
-pub(crate) enum Sending {
-    /// It was written; wait for its answer.
-    Sent(LaneWait),
-    /// The connection was found gone before the call left (boxed, as a
-    /// refused call is).
-    Unsent(Box<CallError>),
-    /// Not for the lane: the actor takes it. Boxed, so that what a caller's
-    /// future holds after the offer is small (it is moved on every call).
-    Refused(Box<ToolCall>),
-}
-
-/// A call in the lane, waiting for its answer.
-pub(crate) struct LaneWait {
-    lane: Arc<Lane>,
-    id: i64,
-    answer: oneshot::Receiver<Result<Answer, CallError>>,
-}
-
-impl LaneWait {
-    /// The server's answer to call `name`, or why there is none. Dropped
-    /// before then, the call is withdrawn.
-    pub(crate) async fn answer(self, name: &str) -> Result<Answer, CallError> {
-        let LaneWait { lane, id, answer } = self;
-        let leave = WithdrawOnDrop { lane: &lane, id: Some(id) };
-        let outcome = answer.await;
-        leave.disarm();
-        outcome.unwrap_or_else(|_| Err(lane.gone(name)))
-    }
-}
-
-impl Lane {
-    /// A call that left the lane unanswered: its connection is gone, and it
-    /// may or may not have reached the server.
-    fn gone(&self, name: &str) -> CallError {
-        let reason = "the connection closed".to_string();
-        CallError::ServerGone { server: self.server.clone(), name: name.to_string(), reason, delivered: true }
-    }
-}
-
-/// Withdraws a lane call whose caller's future is dropped.
-struct WithdrawOnDrop<'a> {
-    lane: &'a Lane,
-    id: Option<i64>,
-}
-
-impl WithdrawOnDrop<'_> {
-    fn disarm(mut self) {
-        self.id = None;
-    }
-}
-
-impl Drop for WithdrawOnDrop<'_> {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take() {
-            tracing::debug!(server = %self.lane.server, id, "the caller cancelled a call");
-            self.lane.withdraw(id, "the caller cancelled the call");
-        }
     }
 }

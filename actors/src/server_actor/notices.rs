@@ -101,8 +101,12 @@ impl ServerActorState {
                 _ => None,
             })
         };
-        if let Some(call) = only(in_flight()) {
-            return call.call.logs.as_ref();
+        // The lane's count holds its own calls too, which ask for no
+        // messages of their own but carry a level the connection sets.
+        if self.lane.in_flight() == 1 {
+            if let Some(call) = only(in_flight()) {
+                return call.call.logs.as_ref();
+            }
         }
         if self.logs_for_everyone() {
             return None;

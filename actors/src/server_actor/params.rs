@@ -81,6 +81,31 @@ impl Params {
         line.drain(..start);
         line
     }
+
+    /// The request line for request `id` with `members` (JSON object
+    /// members, no braces) as the params' `_meta`: a copy, so the params
+    /// stay as they were (a 2026-07-28 lane call keeps them for a retry).
+    /// `None` when the params are not an object, or have a `_meta` of
+    /// their own to merge with.
+    pub(crate) fn line_with_meta(&self, id: i64, members: &str) -> Option<Vec<u8>> {
+        let params = self.get();
+        if !params.starts_with('{') || !params.ends_with('}') || params.contains(r#""_meta""#) {
+            return None;
+        }
+        let mut line = Vec::with_capacity(self.line.len() + members.len() + 12);
+        // The head's room, the method and the params but for their `}`.
+        line.extend_from_slice(&self.line[..self.params.end - 1]);
+        if params.len() > 2 {
+            line.push(b',');
+        }
+        line.extend_from_slice(br#""_meta":{"#);
+        line.extend_from_slice(members.as_bytes());
+        line.extend_from_slice(b"}}");
+        let end = line.len();
+        line.reserve_exact(TAIL_ROOM);
+        line.push(b'}');
+        Some(Params { line, params: self.params.start..end }.into_line(id))
+    }
 }
 
 #[cfg(test)]
@@ -103,5 +128,24 @@ mod tests {
             assert_eq!(request.method, "tools/call");
             assert_eq!(request.params, Some(value.clone()));
         }
+    }
+
+    #[test]
+    fn a_line_with_meta_carries_the_params_and_the_members_as_its_meta() {
+        let members = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","x":{"a":1}"#;
+        for value in [json!({"name": "echo", "arguments": {"message": "hi"}}), json!({})] {
+            let params = Params::new("tools/call", &value);
+            let line = String::from_utf8(params.line_with_meta(42, members).unwrap()).unwrap();
+            let Ok(Message::Request(request)) = Message::parse(&line) else { panic!("not a request: {line}") };
+            let mut expected = value.clone();
+            expected["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "x": {"a": 1}});
+            assert_eq!(request.id, RequestId::Number(42));
+            assert_eq!(request.method, "tools/call");
+            assert_eq!(request.params, Some(expected));
+            assert_eq!(params.get(), value.to_string(), "the params are kept as they were");
+        }
+        let own = Params::new("tools/call", &json!({"name": "echo", "_meta": {"traceparent": "t"}}));
+        assert!(own.line_with_meta(1, members).is_none(), "a call's own _meta is merged the slow way");
+        assert!(Params::new("tools/call", &json!([1])).line_with_meta(1, members).is_none());
     }
 }

@@ -57,6 +57,12 @@ impl Envelope {
         self.write_members();
     }
 
+    /// The envelope's fields as JSON object members, without the braces:
+    /// a request's whole `_meta` when it has none of its own.
+    pub fn members(&self) -> &str {
+        &self.members
+    }
+
     /// Whether every request asks for log messages (a level was set).
     pub fn asks_logs(&self) -> bool {
         self.fields.contains_key(LOG_LEVEL_KEY)
