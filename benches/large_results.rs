@@ -25,6 +25,11 @@
 //! the test server too, which makes those runs slower; their times are
 //! not printed.)
 //!
+//! Then large arguments: a 1 MB and a 10 MB argument (text with a quote
+//! and a newline now and then, as a file's content is) to a tool that
+//! answers in a few bytes, embedded — what writing the request costs the
+//! host's process.
+//!
 //! Run with `cargo bench -p warden-tests --bench large_results`.
 
 mod bench_support;
@@ -100,8 +105,7 @@ fn median(mut times: Vec<Duration>) -> Duration {
 /// The config of an embedded Warden whose one server, `front`, is the
 /// daemon's front at `port` (an MCP server over Streamable HTTP), which
 /// names the tool `big__huge`. Spoken to in 2025-11-25, as the SDKs'
-/// HTTP servers are today (a 2026-07-28 connection's calls go through
-/// the server's actor, not the lane that takes answers as they arrive).
+/// HTTP servers are today.
 fn http_config_text(port: u16) -> String {
     format!(
         "output_limit_bytes = 33554432\nmax_message_bytes = 33554432\n[security]\nauto_approve = true\n\
@@ -112,15 +116,33 @@ fn http_config_text(port: u16) -> String {
 /// Embedded, in this fresh process: (median time, peak KiB over before).
 /// `front_port`: the server is reached over HTTP, through that front.
 fn embedded(bytes: usize, front_port: Option<u16>) -> Measured {
+    embedded_calls(front_port, json!({"bytes": bytes}), bytes)
+}
+
+/// A call whose argument is `bytes` of `kind` — a file's `text`, or
+/// `base64` (an image or a binary file) — answered in 16 bytes.
+fn large_argument(bytes: usize, kind: &str) -> Measured {
+    let sample = match kind {
+        "text" => "A line of a file, with a \"quote\" now and then.\n",
+        _ => "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg/+",
+    };
+    let content: String = sample.chars().cycle().take(bytes).collect();
+    embedded_calls(None, json!({"bytes": 16, "content": content}), 16)
+}
+
+/// Embedded calls with `arguments`, whose answers are `answer` bytes long.
+fn embedded_calls(front_port: Option<u16>, arguments: Value, answer: usize) -> Measured {
     runtime(None).block_on(async {
         let text = front_port.map_or_else(|| config_text(None), http_config_text);
         let config = WardenConfig::from_toml(&text, "large").unwrap();
         let tool = if front_port.is_some() { "front__big__huge" } else { "big__huge" };
         let warden = Warden::start(&config).await.unwrap();
         warden.settled().await;
-        let first = warden.call(tool, json!({"bytes": bytes}), CallOptions::default()).await.unwrap();
-        assert_eq!(first.text().len(), bytes, "the whole result");
+        let first = warden.call(tool, arguments.clone(), CallOptions::default()).await.unwrap();
+        assert_eq!(first.text().len(), answer, "the whole result");
         drop(first);
+        // Each call's arguments copied ahead: the copying is not Warden's.
+        let mut arguments: Vec<Value> = (0..CALLS).map(|_| arguments.clone()).collect();
         tokio::time::sleep(Duration::from_millis(300)).await;
         let before = proc_status("self", "VmRSS");
         reset_peak("self");
@@ -129,7 +151,8 @@ fn embedded(bytes: usize, front_port: Option<u16>) -> Measured {
         for _ in 0..CALLS {
             let started = Instant::now();
             // Held as the host gets it (no copy of its text made here).
-            let result = warden.call(tool, json!({"bytes": bytes}), CallOptions::default()).await.unwrap();
+            let arguments = arguments.pop().expect("one for each call");
+            let result = warden.call(tool, arguments, CallOptions::default()).await.unwrap();
             times.push(started.elapsed());
             assert!(!result.is_error());
         }
@@ -257,7 +280,10 @@ fn main() {
     if let Ok(what) = std::env::var("WARDEN_LARGE_ONE") {
         let bytes: usize = what.parse().unwrap();
         let front_port = std::env::var("WARDEN_LARGE_FRONT").ok().map(|port| port.parse().unwrap());
-        let measured = embedded(bytes, front_port);
+        let measured = match std::env::var("WARDEN_LARGE_ARGUMENT") {
+            Ok(kind) => large_argument(bytes, &kind),
+            Err(_) => embedded(bytes, front_port),
+        };
         let ms = |time: Duration| time.as_secs_f64() * 1e3;
         println!("{}", json!({"ms": ms(measured.time), "peak_kib": measured.peak_kib, "cpu_ms": ms(measured.cpu)}));
         return;
@@ -318,6 +344,43 @@ fn main() {
                 copies(second.peak_kib),
                 copies(held_first.peak_kib),
                 copies(held_second.peak_kib),
+            );
+        }
+    }
+    print_large_arguments();
+}
+
+/// The large arguments' table: embedded, each size and kind in two fresh
+/// processes.
+fn print_large_arguments() {
+    println!(
+        "\nlarge tool arguments, embedded (median of {CALLS} calls answered in 16 bytes; CPU a call of the host's \
+         process; peak over resident before, in copies of the argument; two runs each: first / second)\n"
+    );
+    println!("{:<8} {:>8} {:>19} {:>19} {:>19}", "argument", "size", "time (ms)", "CPU a call (ms)", "peak as run");
+    for kind in ["text", "base64"] {
+        for bytes in [1 << 20, 10 << 20] {
+            let run = || {
+                let mut command = Command::new(std::env::current_exe().unwrap());
+                command.env("WARDEN_LARGE_ONE", bytes.to_string()).env("WARDEN_LARGE_ARGUMENT", kind);
+                let output = command.output().unwrap();
+                let measured: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+                    panic!("the embedded run's figures, not: {}", String::from_utf8_lossy(&output.stderr))
+                });
+                let number = |name: &str| measured[name].as_f64().unwrap();
+                (number("ms"), number("cpu_ms"), number("peak_kib"))
+            };
+            let (first, second) = (run(), run());
+            let copies = |kib: f64| kib * 1024.0 / bytes as f64;
+            println!(
+                "{kind:<8} {:>5} MB {:>8.1} / {:>8.1} {:>8.1} / {:>8.1} {:>8.2} / {:>8.2}",
+                bytes >> 20,
+                first.0,
+                second.0,
+                first.1,
+                second.1,
+                copies(first.2),
+                copies(second.2)
             );
         }
     }
