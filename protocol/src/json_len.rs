@@ -29,6 +29,6 @@ pub(crate) fn text_len_hint(text: &str) -> usize {
 }
 
 /// About how long an object with these members is as JSON text.
-pub(crate) fn members_len_hint(members: &Map<String, Value>) -> usize {
+pub fn members_len_hint(members: &Map<String, Value>) -> usize {
     members.iter().map(|(key, value)| key.len() + 4 + json_len_hint(value)).sum::<usize>() + 2
 }

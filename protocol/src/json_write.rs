@@ -17,7 +17,7 @@
 //! `\u00xx` in lowercase), numbers written by serde_json itself, members
 //! in the map's order — which the tests hold it to.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Appends `value`'s compact JSON text to `out`.
 pub fn write_json(out: &mut Vec<u8>, value: &Value) {
@@ -37,19 +37,27 @@ pub fn write_json(out: &mut Vec<u8>, value: &Value) {
             }
             out.push(b']');
         }
-        Value::Object(members) => {
-            out.push(b'{');
-            for (index, (key, member)) in members.iter().enumerate() {
-                if index > 0 {
-                    out.push(b',');
-                }
-                write_string(out, key);
-                out.push(b':');
-                write_json(out, member);
-            }
-            out.push(b'}');
-        }
+        Value::Object(members) => write_json_object(out, members),
     }
+}
+
+/// Appends the compact JSON text of an object with `members` to `out`.
+pub fn write_json_object(out: &mut Vec<u8>, members: &Map<String, Value>) {
+    out.push(b'{');
+    for (index, (key, member)) in members.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write_string(out, key);
+        out.push(b':');
+        write_json(out, member);
+    }
+    out.push(b'}');
+}
+
+/// Appends `text` as a JSON string to `out`.
+pub fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    write_string(out, text);
 }
 
 /// Eight bytes of one value each, and their high bits.

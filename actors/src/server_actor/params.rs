@@ -46,13 +46,21 @@ impl Params {
     pub fn new(method: &str, params: &impl serde::Serialize) -> Params {
         // Room for most calls' params: growing while serde writes is a
         // realloc and a copy.
-        let mut line = Vec::with_capacity(LINE_CAPACITY);
+        Params::written(method, LINE_CAPACITY, |line| {
+            serde_json::to_writer(line, params).expect("request params always serialise");
+        })
+    }
+
+    /// The params `write` appends to the line (as JSON text) as the params
+    /// of a `method` request, in a line with room for `capacity` bytes.
+    pub(crate) fn written(method: &str, capacity: usize, write: impl FnOnce(&mut Vec<u8>)) -> Params {
+        let mut line = Vec::with_capacity(capacity.max(LINE_CAPACITY));
         line.resize(HEAD_ROOM, b' ');
         line.extend_from_slice(br#","method":""#);
         line.extend_from_slice(method.as_bytes());
         line.extend_from_slice(br#"","params":"#);
         let start = line.len();
-        serde_json::to_writer(&mut line, params).expect("request params always serialise");
+        write(&mut line);
         let end = line.len();
         line.reserve_exact(TAIL_ROOM);
         line.push(b'}');
