@@ -126,7 +126,7 @@ impl Session {
             method => self.serve(method, params, reply, false).await,
         };
         match outcome {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": complete(method, result)}),
+            Ok(result) => super::result(id.clone(), complete(method, result)),
             // 2026-07-28 says "invalid params" for a resource not found.
             Err((code::RESOURCE_NOT_FOUND, message)) => error(id, code::INVALID_PARAMS, &message),
             Err((code, message)) => error(id, code, &message),

@@ -86,7 +86,7 @@ impl Session {
         let task = tokio::spawn(async move {
             let outcome = call.serve("tools/call", params, &outbox, true).await;
             let last = match outcome {
-                Ok(result) => json!({"jsonrpc": "2.0", "id": FINAL, "result": result}),
+                Ok(result) => super::result(json!(FINAL), result),
                 Err((code, message)) => {
                     json!({"jsonrpc": "2.0", "id": FINAL, "error": {"code": code, "message": message}})
                 }
