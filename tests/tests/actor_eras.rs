@@ -237,17 +237,23 @@ async fn a_server_that_keeps_asking_is_given_up_on_after_ten_rounds() {
     warden.shutdown().await;
 }
 
+/// Starts a modern server offering the 2026 tasks extension, with one
+/// tool, `deploy`.
+async fn tasks_extension_start(peer: &mut MemoryPeer, warden: &Warden) {
+    let discover = next_request(peer, "server/discover").await;
+    let mut offers = discover_result();
+    offers["capabilities"]["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
+    reply(peer, &discover, offers);
+    let _listen = next_request(peer, "subscriptions/listen").await;
+    let list = next_request(peer, "tools/list").await;
+    reply(peer, &list, json!({"tools": tools(&["deploy"])}));
+    within("the server settles", warden.settled()).await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_task_of_the_2026_extension_is_polled_asks_through_the_elicitor_and_ends_with_its_result() {
     let (warden, mut peer, mut questions) = with_elicitor(settings()).await;
-    let discover = next_request(&mut peer, "server/discover").await;
-    let mut offers = discover_result();
-    offers["capabilities"]["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
-    reply(&peer, &discover, offers);
-    let _listen = next_request(&mut peer, "subscriptions/listen").await;
-    let list = next_request(&mut peer, "tools/list").await;
-    reply(&peer, &list, json!({"tools": tools(&["deploy"])}));
-    within("the server settles", warden.settled()).await;
+    tasks_extension_start(&mut peer, &warden).await;
 
     let call = spawn_call(&warden, "srv__deploy", json!({}));
     let request = next_request(&mut peer, "tools/call").await;
@@ -332,14 +338,7 @@ async fn a_level_set_for_a_modern_server_goes_with_every_later_call_beside_the_c
 #[tokio::test(start_paused = true)]
 async fn a_caller_that_leaves_a_call_the_server_made_a_task_of_has_the_task_cancelled() {
     let (warden, mut peer) = start_one(settings()).await;
-    let discover = next_request(&mut peer, "server/discover").await;
-    let mut offers = discover_result();
-    offers["capabilities"]["extensions"] = json!({"io.modelcontextprotocol/tasks": {}});
-    reply(&peer, &discover, offers);
-    let _listen = next_request(&mut peer, "subscriptions/listen").await;
-    let list = next_request(&mut peer, "tools/list").await;
-    reply(&peer, &list, json!({"tools": tools(&["deploy"])}));
-    within("the server settles", warden.settled()).await;
+    tasks_extension_start(&mut peer, &warden).await;
 
     let call = spawn_call(&warden, "srv__deploy", json!({}));
     let request = next_request(&mut peer, "tools/call").await;
