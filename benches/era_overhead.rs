@@ -1,8 +1,11 @@
 //! What speaking MCP 2026-07-28 to a server costs per call, next to the
 //! `initialize` revisions: every request then carries the envelope in its
 //! `_meta` (protocol version, capabilities, client name), which the
-//! ServerActor writes into the caller's params — a parse and a write of
-//! the params per call, where a legacy request is framed as it came.
+//! caller writes into its request line down the fast lane (spliced in, or
+//! merged with the call's own `_meta`), and every answer is checked for
+//! being final (`resultType`) — where a legacy request is framed as it
+//! came. (Before 2026-07-28 calls took the lane, this measured a modern
+//! server at 0.36× a legacy one's throughput.)
 //!
 //! Two embedded Wardens, each with one server reached through an
 //! in-memory connection ([`warden_protocol::MemoryConnector`]) whose far
