@@ -303,17 +303,12 @@ fn main() {
         let copies = |kib: u64| kib as f64 * 1024.0 / bytes as f64;
         let mut rows: Vec<(&str, [Measured; 2], [Measured; 2])> = Vec::new();
         let embedded_run = |held: bool, front: Option<&Daemon>| {
-            let mut command = Command::new(std::env::current_exe().unwrap());
-            command.env("WARDEN_LARGE_ONE", bytes.to_string()).envs(if held { HELD } else { &[] }.iter().copied());
+            let mut command = one_run(bytes);
+            command.envs(if held { HELD } else { &[] }.iter().copied());
             if let Some(daemon) = front {
                 command.env("WARDEN_LARGE_FRONT", daemon.port.to_string());
             }
-            let output = command.output().unwrap();
-            let measured: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
-                panic!("the embedded run's figures, not: {}", String::from_utf8_lossy(&output.stderr))
-            });
-            let ms = |name: &str| Duration::from_secs_f64(measured[name].as_f64().unwrap() / 1e3);
-            Measured { time: ms("ms"), peak_kib: measured["peak_kib"].as_u64().unwrap(), cpu: ms("cpu_ms") }
+            measured_by(command)
         };
         let twice = |run: &dyn Fn(bool) -> Measured| ([run(false), run(false)], [run(true), run(true)]);
         let (as_run, held) = twice(&|held| embedded_run(held, None));
@@ -361,27 +356,39 @@ fn print_large_arguments() {
     for kind in ["text", "base64"] {
         for bytes in [1 << 20, 10 << 20] {
             let run = || {
-                let mut command = Command::new(std::env::current_exe().unwrap());
-                command.env("WARDEN_LARGE_ONE", bytes.to_string()).env("WARDEN_LARGE_ARGUMENT", kind);
-                let output = command.output().unwrap();
-                let measured: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
-                    panic!("the embedded run's figures, not: {}", String::from_utf8_lossy(&output.stderr))
-                });
-                let number = |name: &str| measured[name].as_f64().unwrap();
-                (number("ms"), number("cpu_ms"), number("peak_kib"))
+                let mut command = one_run(bytes);
+                command.env("WARDEN_LARGE_ARGUMENT", kind);
+                measured_by(command)
             };
             let (first, second) = (run(), run());
-            let copies = |kib: f64| kib * 1024.0 / bytes as f64;
+            let ms = |time: Duration| time.as_secs_f64() * 1e3;
+            let copies = |kib: u64| kib as f64 * 1024.0 / bytes as f64;
             println!(
                 "{kind:<8} {:>5} MB {:>8.1} / {:>8.1} {:>8.1} / {:>8.1} {:>8.2} / {:>8.2}",
                 bytes >> 20,
-                first.0,
-                second.0,
-                first.1,
-                second.1,
-                copies(first.2),
-                copies(second.2)
+                ms(first.time),
+                ms(second.time),
+                ms(first.cpu),
+                ms(second.cpu),
+                copies(first.peak_kib),
+                copies(second.peak_kib)
             );
         }
     }
+}
+
+/// This bench run again for one embedded measurement of `bytes`.
+fn one_run(bytes: usize) -> Command {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.env("WARDEN_LARGE_ONE", bytes.to_string());
+    command
+}
+
+/// What the run `command` starts measured (it prints its figures as JSON).
+fn measured_by(mut command: Command) -> Measured {
+    let output = command.output().unwrap();
+    let measured: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|_| panic!("the embedded run's figures, not: {}", String::from_utf8_lossy(&output.stderr)));
+    let ms = |name: &str| Duration::from_secs_f64(measured[name].as_f64().unwrap() / 1e3);
+    Measured { time: ms("ms"), peak_kib: measured["peak_kib"].as_u64().unwrap(), cpu: ms("cpu_ms") }
 }

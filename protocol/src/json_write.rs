@@ -26,7 +26,7 @@ pub fn write_json(out: &mut Vec<u8>, value: &Value) {
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(number) => serde_json::to_writer(&mut *out, number).expect("a number always serialises"),
-        Value::String(text) => write_string(out, text),
+        Value::String(text) => write_json_string(out, text),
         Value::Array(items) => {
             out.push(b'[');
             for (index, item) in items.iter().enumerate() {
@@ -48,16 +48,11 @@ pub fn write_json_object(out: &mut Vec<u8>, members: &Map<String, Value>) {
         if index > 0 {
             out.push(b',');
         }
-        write_string(out, key);
+        write_json_string(out, key);
         out.push(b':');
         write_json(out, member);
     }
     out.push(b'}');
-}
-
-/// Appends `text` as a JSON string to `out`.
-pub fn write_json_string(out: &mut Vec<u8>, text: &str) {
-    write_string(out, text);
 }
 
 /// Eight bytes of one value each, and their high bits.
@@ -92,8 +87,8 @@ fn escape_of(byte: u8) -> u8 {
     }
 }
 
-/// Appends `text` as a JSON string.
-fn write_string(out: &mut Vec<u8>, text: &str) {
+/// Appends `text` as a JSON string to `out`.
+pub fn write_json_string(out: &mut Vec<u8>, text: &str) {
     let bytes = text.as_bytes();
     out.push(b'"');
     // `written`: where the run not yet copied starts.
