@@ -98,7 +98,10 @@ fn main() -> ExitCode {
     }
     drop(entered);
     raise_open_files();
-    let outcome = runtime.block_on(commands::run(cli, log));
+    // On the heap: the future is as large as the largest command's (tens
+    // of KB), and on the stack every page of it is touched (stack probes),
+    // a page fault each, whichever command runs.
+    let outcome = runtime.block_on(Box::pin(commands::run(cli, log)));
     // A prompt still reading the terminal (a call cancelled with Ctrl-C
     // while it asked for approval) must not hold the process open.
     runtime.shutdown_background();
