@@ -29,6 +29,8 @@ mod front;
 mod http_server;
 mod logging;
 mod observe;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod pow;
 mod render;
 mod secret;
 mod telemetry;
