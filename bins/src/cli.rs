@@ -18,9 +18,10 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 // Each subcommand's arguments are built only when it is the one run: every
-// `warden` process built all 27 (some 120 arguments, ~100 KB of heap and a
-// 70 KB stack frame, a page fault per page), 0.2 ms of a `warden call`.
-// `--help`, completions and the man page still see all of them.
+// `warden` process built all 27 (some 120 arguments, ~110 KB of heap and a
+// 70 KB stack frame, a page fault per page), 0.1-0.2 ms of a `warden call`.
+// `--help`, completions and the man page still see all of them. (`config`
+// and `service` are outside it: see [`ConfigBranch`].)
 #[command(defer = true)]
 pub(crate) enum Command {
     /// List the tools of every running server.
@@ -200,11 +201,8 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run Warden as a systemd service (`warden serve`, restarted on failure).
-    Service {
-        #[command(subcommand)]
-        command: ServiceCommand,
-    },
+    #[command(flatten)]
+    Service(ServiceBranch),
     /// Print shell completions: `warden completions bash > ~/.local/share/bash-completion/completions/warden`.
     Completions {
         /// The shell: bash, zsh, fish, elvish or powershell.
@@ -218,11 +216,8 @@ pub(crate) enum Command {
         #[arg(long, short, env = "WARDEN_CONFIG", value_name = "FILE")]
         config: Option<PathBuf>,
     },
-    /// Work with the config file.
-    Config {
-        #[command(subcommand)]
-        command: ConfigCommand,
-    },
+    #[command(flatten)]
+    Config(ConfigBranch),
     /// Make the running daemon re-read its config: added servers start,
     /// removed ones stop, changed ones restart, policy applies to the next
     /// call. A config that does not load leaves the running one in place.
@@ -273,6 +268,19 @@ pub(crate) enum LogFormat {
     Json,
 }
 
+/// `warden config` itself, outside [`Command`]'s deferral: clap copies
+/// the command tree for `help` before it builds deferred arguments, and a
+/// deferred `config` lost its subcommands from that copy (the completion
+/// of `warden help config check`).
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigBranch {
+    /// Work with the config file.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
 /// `warden config …`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum ConfigCommand {
@@ -287,6 +295,17 @@ pub(crate) enum ConfigCommand {
         /// Print JSON for scripts instead of text for people.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// `warden service` itself, outside [`Command`]'s deferral (as
+/// [`ConfigBranch`]).
+#[derive(Debug, Subcommand)]
+pub(crate) enum ServiceBranch {
+    /// Run Warden as a systemd service (`warden serve`, restarted on failure).
+    Service {
+        #[command(subcommand)]
+        command: ServiceCommand,
     },
 }
 
@@ -314,7 +333,9 @@ pub(crate) enum ServiceCommand {
     },
 }
 
-/// Options every client command takes.
+// Options every client command takes.
+// Not a doc comment: under `defer`, clap would show it as the about of
+// every command that takes these, in place of the command's own.
 #[derive(Debug, Args)]
 pub(crate) struct Common {
     /// The config file (TOML; or YAML, JSON by extension). Default:

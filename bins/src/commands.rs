@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use serde_json::Value;
 use warden_config::{ConfigError, Discovered, WardenConfig};
 
-use crate::cli::{Cli, Command, Common, ConfigCommand, ServiceCommand};
+use crate::cli::{Cli, Command, Common, ConfigBranch, ConfigCommand, ServiceBranch, ServiceCommand};
 
 pub(crate) use crate::usage::UsageError;
 
@@ -68,10 +68,12 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         Command::Uninstall { client, force } => install::uninstall(&client, force),
         Command::Clients { json } => install::list(json),
         Command::Audit { since, tool, json } => audit::run(since.as_deref(), tool.as_deref(), json),
-        Command::Service { command: ServiceCommand::Install { user, config, dry_run } } => {
+        Command::Service(ServiceBranch::Service { command: ServiceCommand::Install { user, config, dry_run } }) => {
             service::install(user, config.as_deref(), dry_run)
         }
-        Command::Service { command: ServiceCommand::Uninstall { user } } => service::uninstall(user),
+        Command::Service(ServiceBranch::Service { command: ServiceCommand::Uninstall { user } }) => {
+            service::uninstall(user)
+        }
         Command::Man => {
             clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut std::io::stdout())?;
             Ok(ExitCode::SUCCESS)
@@ -79,7 +81,9 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         Command::Login { name, no_browser, common } => login::login(&common, &name, no_browser).await,
         Command::Logout { name, common } => login::logout(&common, &name).await,
         Command::Reload { config } => remote::reload(config.as_deref()).await,
-        Command::Config { command: ConfigCommand::Check { config, json } } => check::run(config.as_deref(), json),
+        Command::Config(ConfigBranch::Config { command: ConfigCommand::Check { config, json } }) => {
+            check::run(config.as_deref(), json)
+        }
         Command::Tools { policy: true, common } if common.no_daemon => local::tool_policies(&common).await,
         Command::Tools { common, .. } if common.no_daemon => local::tools(&common).await,
         Command::Call { name, arguments, common } if common.no_daemon => {

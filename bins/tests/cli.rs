@@ -431,3 +431,31 @@ fn completions_for_three_shells_and_a_man_page_are_generated_from_the_commands()
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("invalid value 'tcsh'"), "{}", stderr(&output));
 }
+
+/// A command's arguments are built only when it is the one run (clap's
+/// `defer`): its help still starts with its own description and lists
+/// every option, a mistake still exits 2 naming the option and the
+/// command, and completions still know `warden help config check`.
+#[test]
+fn a_command_s_help_and_mistakes_show_its_own_description_and_options() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_warden")).args(args).env_remove("WARDEN_CONFIG").output().unwrap()
+    };
+    let top = stdout(&run(&["--help"]));
+    for command in ["tools", "call", "approve", "service", "config", "serve", "mcp"] {
+        assert!(top.contains(&format!("\n  {command} ")), "{command} missing from:\n{top}");
+    }
+    let call = stdout(&run(&["call", "--help"]));
+    assert!(call.starts_with("Call one tool by its namespaced name"), "{call}");
+    for option in ["<NAME>", "[ARGUMENTS]", "--config <FILE>", "--json", "--no-daemon", "--verbose"] {
+        assert!(call.contains(option), "{option} missing from:\n{call}");
+    }
+    let check = stdout(&run(&["config", "check", "--help"]));
+    assert!(check.starts_with("Read and check the config"), "{check}");
+    let mistake = run(&["approve", "a1", "--grnt"]);
+    assert_eq!(mistake.status.code(), Some(2));
+    let said = stderr(&mistake);
+    assert!(said.contains("unexpected argument '--grnt'") && said.contains("Usage: warden approve"), "{said}");
+    let bash = stdout(&run(&["completions", "bash"]));
+    assert!(bash.contains("warden__subcmd__help__subcmd__config__subcmd__check"), "no `warden help config check`");
+}

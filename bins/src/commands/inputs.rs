@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use super::ask::read_line;
-use crate::cli::{Cli, Command, ConfigCommand};
+use crate::cli::{Cli, Command, ConfigBranch, ConfigCommand};
 
 /// Asks for the unset inputs of the config `cli`'s command loads. Runs
 /// before the async runtime, while this is the process's only thread (so
@@ -54,7 +54,8 @@ fn config_loaded_by(command: &Command) -> Option<Option<&Path>> {
         | Command::Status { common, .. }
         | Command::Login { common, .. }
         | Command::Logout { common, .. } => Some(common.config.as_deref()),
-        Command::Serve { config, .. } | Command::Config { command: ConfigCommand::Check { config, .. } } => {
+        Command::Serve { config, .. }
+        | Command::Config(ConfigBranch::Config { command: ConfigCommand::Check { config, .. } }) => {
             Some(config.as_deref())
         }
         _ => None,
