@@ -135,3 +135,22 @@ fn raise_open_files() {
         Err(error) => tracing::warn!("could not raise the open-file limit ({error}); {how}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The unwinder linked in statically (`build.rs`, for every binary of
+    /// this package) catches a panic and walks the stack for a backtrace,
+    /// as libgcc_s did: ractor's supervision and tokio's tasks rely on it.
+    #[test]
+    fn a_panic_is_caught_and_a_backtrace_walks_the_stack() {
+        let caught = std::panic::catch_unwind(|| {
+            let empty: Vec<u8> = Vec::new();
+            empty[std::hint::black_box(3)]
+        });
+        assert!(caught.is_err());
+        let joined = std::thread::spawn(|| panic!("in a thread")).join();
+        assert!(joined.is_err());
+        let backtrace = std::backtrace::Backtrace::force_capture().to_string();
+        assert!(backtrace.lines().count() > 2, "{backtrace}");
+    }
+}
