@@ -34,6 +34,7 @@ mod pow;
 mod render;
 mod secret;
 mod telemetry;
+mod unix_stream;
 mod usage;
 
 // The CLI tests' dev-dependency, seen by this crate's own test build.

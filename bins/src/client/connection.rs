@@ -58,9 +58,8 @@ impl Client {
     /// or when the socket cannot be reached — on its TCP port.
     pub(crate) async fn connect(lockfile: Lockfile) -> std::io::Result<Client> {
         if let Some(socket) = &lockfile.socket {
-            match UnixStream::connect(socket).await {
-                Ok(stream) => {
-                    let (read, writer) = stream.into_split();
+            match UnixStream::connect(socket).await.and_then(crate::unix_stream::split) {
+                Ok((read, writer)) => {
                     let endpoint = socket.display().to_string();
                     return Ok(Client::of(Box::new(read), Box::new(writer), lockfile, endpoint));
                 }

@@ -36,6 +36,7 @@ use super::pid_lock;
 use super::shutdown::Shutdown;
 use super::state_dir::StateDir;
 use super::{connection, token};
+use crate::unix_stream;
 
 /// The longest calls in flight are waited for at shutdown.
 const DRAIN_LIMIT: Duration = Duration::from_secs(30);
@@ -263,11 +264,8 @@ async fn accept_until_shutdown(listener: TcpListener, unix: Option<UnixListener>
                 }
                 Err(error) => accept_failed(error).await,
             },
-            accepted = accept_unix(unix.as_ref()) => match accepted {
-                Ok((stream, _)) => {
-                    let (read, write) = stream.into_split();
-                    spawn_connection(&mut connections, &admission, ops, read, write);
-                }
+            accepted = accept_unix(unix.as_ref()) => match accepted.and_then(|(stream, _)| unix_stream::split(stream)) {
+                Ok((read, write)) => spawn_connection(&mut connections, &admission, ops, read, write),
                 Err(error) => accept_failed(error).await,
             },
         }
