@@ -21,6 +21,8 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    // The archive is asked of this compiler: another one may answer otherwise.
+    println!("cargo:rerun-if-env-changed=CC");
     let target = |key: &str| env::var(key).unwrap_or_default();
     let glibc = target("CARGO_CFG_TARGET_OS") == "linux" && target("CARGO_CFG_TARGET_ENV") == "gnu";
     let static_crt = target("CARGO_CFG_TARGET_FEATURE").split(',').any(|feature| feature == "crt-static");

@@ -1,13 +1,6 @@
 use super::*;
 use warden_actors::Decision;
 
-fn scratch(label: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("warden-audit-log-{label}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    dir
-}
-
 fn record(n: usize) -> AuditRecord {
     AuditRecord {
         time: 1_800_000_000.0 + n as f64,
@@ -47,7 +40,7 @@ const NEVER: Duration = Duration::from_secs(3600);
 
 #[test]
 fn a_call_only_buffers_its_record_and_closing_writes_them_all_in_order() {
-    let dir = scratch("order");
+    let dir = warden_tests::scratch_dir("audit-log-order");
     let path = dir.join("audit.jsonl");
     let log = AuditLog::open_flushing_every(path.clone(), &config(10.0, 2), NEVER).expect("opened");
     // Some 100 KB: an 8 KiB write buffer would have written a dozen times.
@@ -57,12 +50,11 @@ fn a_call_only_buffers_its_record_and_closing_writes_them_all_in_order() {
     assert_eq!(std::fs::metadata(&path).expect("created").len(), 0, "a record is written by the flusher, not the call");
     log.close();
     assert_eq!(numbers(&path), (0..300).collect::<Vec<_>>());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn the_flusher_writes_what_waits_without_being_asked() {
-    let dir = scratch("flusher");
+    let dir = warden_tests::scratch_dir("audit-log-flusher");
     let path = dir.join("audit.jsonl");
     let log = AuditLog::open_flushing_every(path.clone(), &config(10.0, 2), Duration::from_millis(10)).expect("opened");
     log.record(&record(1));
@@ -73,12 +65,11 @@ fn the_flusher_writes_what_waits_without_being_asked() {
     }
     assert_eq!(numbers(&path), [1]);
     log.close();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn past_its_size_the_file_rotates_between_whole_lines_and_keeps_the_newest() {
-    let dir = scratch("rotate");
+    let dir = warden_tests::scratch_dir("audit-log-rotate");
     let path = dir.join("audit.jsonl");
     let max_mb = 0.01;
     let log = AuditLog::open_flushing_every(path.clone(), &config(max_mb, 2), NEVER).expect("opened");
@@ -99,12 +90,11 @@ fn past_its_size_the_file_rotates_between_whole_lines_and_keeps_the_newest() {
     let first = kept[0];
     assert_eq!(kept, (first..200).collect::<Vec<_>>());
     assert!(first > 0, "three files of 10 KiB cannot hold 200 records");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_call_writes_the_buffer_itself_when_the_flusher_falls_far_behind() {
-    let dir = scratch("behind");
+    let dir = warden_tests::scratch_dir("audit-log-behind");
     let path = dir.join("audit.jsonl");
     let log = AuditLog::open_flushing_every(path.clone(), &config(100.0, 2), NEVER).expect("opened");
     let mut n = 0;
@@ -115,5 +105,4 @@ fn a_call_writes_the_buffer_itself_when_the_flusher_falls_far_behind() {
     }
     log.close();
     assert_eq!(numbers(&path), (0..n).collect::<Vec<_>>());
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -87,9 +87,7 @@ impl Session {
             let outcome = call.serve("tools/call", params, &outbox, true).await;
             let last = match outcome {
                 Ok(result) => super::result(json!(FINAL), result),
-                Err((code, message)) => {
-                    json!({"jsonrpc": "2.0", "id": FINAL, "error": {"code": code, "message": message}})
-                }
+                Err((code, message)) => super::error(&json!(FINAL), code, &message),
             };
             let _ = outbox.send(last).await;
         });
