@@ -20,6 +20,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use serde_json::Value;
 use warden_policy::{LeakScanner, ResolvedPolicy};
+use warden_protocol::{json_len_hint, run_heavy};
 
 use crate::error::CallError;
 
@@ -144,11 +145,15 @@ impl AuditDraft {
     /// A call of `tool` with `arguments`: digested, and kept redacted when
     /// `keep` says so.
     pub(crate) fn new(tool: &str, arguments: &Value, keep: Option<&LeakScanner>) -> AuditDraft {
-        let sha = crate::sha256::sha256_json_hex(arguments);
-        let arguments = keep.map(|scanner| {
-            let mut shown = arguments.clone();
-            scanner.redact_json(&mut shown);
-            shown
+        // Large arguments are digested off the worker (`run_heavy`).
+        let (sha, arguments) = run_heavy(json_len_hint(arguments), || {
+            let sha = crate::sha256::sha256_json_hex(arguments);
+            let arguments = keep.map(|scanner| {
+                let mut shown = arguments.clone();
+                scanner.redact_json(&mut shown);
+                shown
+            });
+            (sha, arguments)
         });
         AuditDraft { tool: tool.to_string(), arguments_sha256: sha, arguments, ..AuditDraft::default() }
     }

@@ -52,7 +52,7 @@ use tracing::Instrument as _;
 use ractor::ActorRef;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
-use warden_protocol::{json_kind, CallToolResult};
+use warden_protocol::{json_kind, run_heavy, CallToolResult};
 
 use crate::approver::Approver;
 use crate::audit::{self, AuditDraft, AuditSink, LeakNote};
@@ -363,8 +363,10 @@ impl CallPath {
             other => other?,
         };
 
-        // 4. Police.
-        let result = police::police_result(&rules.scanner, &policy, name, result, &mut leaks);
+        // 4. Police (a large result's scan off the worker: `run_heavy`).
+        let result = run_heavy(result.json_len_hint(), || {
+            police::police_result(&rules.scanner, &policy, name, result, &mut leaks)
+        });
         let own = settings.oauth.as_ref().map(|authorizer| oauth_leaks::of(server, authorizer)).unwrap_or_default();
         let result = match oauth_leaks::scanner_for(own, &result) {
             Some(tokens) => police::police_result(&tokens, &policy, name, result, &mut leaks),

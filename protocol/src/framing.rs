@@ -17,6 +17,8 @@ use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 
+use crate::heavy_work::{run_heavy, YIELD_EVERY_BYTES};
+
 /// The default largest message Warden reads from a server: 16 MiB, enough
 /// for a large base64 image, small enough that one bad server cannot eat
 /// the machine's memory.
@@ -68,18 +70,27 @@ pub struct LineReader<R> {
     tail: Vec<u8>,
     /// Bytes seen of the current line, counting discarded ones.
     seen: usize,
+    /// Bytes taken since this reader last gave its worker back.
+    since_yield: usize,
     max: usize,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// A reader that accepts lines of at most `max` bytes.
     pub fn new(inner: R, max: usize) -> Self {
-        LineReader { inner, line: Vec::new(), head: Vec::new(), tail: Vec::new(), seen: 0, max }
+        LineReader { inner, line: Vec::new(), head: Vec::new(), tail: Vec::new(), seen: 0, since_yield: 0, max }
     }
 
     /// The next non-empty line, or `None` at end of stream.
     pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
         loop {
+            if self.since_yield >= YIELD_EVERY_BYTES {
+                // A long line from a fast writer never makes a read wait:
+                // let the worker see to its other tasks and sockets
+                // (`heavy_work.rs`). Cancelled here, nothing is lost.
+                self.since_yield = 0;
+                tokio::task::yield_now().await;
+            }
             let available = self.inner.fill_buf().await?;
             if available.is_empty() {
                 // End of stream. A last line without a newline still counts:
@@ -112,6 +123,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             }
             let consumed = chunk.len() + usize::from(found_newline);
             self.inner.consume(consumed);
+            self.since_yield += consumed;
             if found_newline {
                 if let Some(frame) = self.finish_line() {
                     return Ok(Some(frame));
@@ -124,7 +136,8 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// without waiting: the next line when it is already buffered (or can
     /// be read at once); `None` when it would have to wait for the stream.
     /// Bytes of an incomplete line are kept for the next call, as they are
-    /// when `next_frame` is cancelled.
+    /// when `next_frame` is cancelled. A line long enough that reading it
+    /// yields on the way counts as having to wait.
     pub fn ready_frame(&mut self) -> Option<std::io::Result<Option<Frame>>> {
         // Polled once with a waker that does nothing: the task's own waker
         // is registered again by the next `next_frame().await`, which polls
@@ -159,7 +172,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             // copy), so the unused half is given back now, in place.
             bytes.shrink_to_fit();
         }
-        Some(match String::from_utf8(bytes) {
+        Some(match run_heavy(bytes.len(), || String::from_utf8(bytes)) {
             Ok(line) => Frame::Line(line),
             Err(_) => Frame::NotUtf8 { bytes: seen },
         })

@@ -14,6 +14,9 @@
 //!   the interim `input_required` answers of multi-round-trip requests.
 //! - [`framing`](LineReader): newline-delimited messages with a maximum size.
 //!   An oversized or broken line is reported and skipped, never fatal.
+//! - [`heavy_work`](run_heavy): large messages handled without stalling the
+//!   runtime — reading loops yield, one-piece steps (decoding, scanning,
+//!   writing a message) leave the worker to the runtime's other tasks.
 //! - [`transport`](Connector): how a server is reached. A [`Connector`] opens
 //!   a [`Connection`] and pushes whatever arrives into an [`EventSink`]; the
 //!   caller writes [`Message`]s into the connection without ever waiting on
@@ -36,6 +39,7 @@
 mod bridge;
 mod elicitation;
 mod framing;
+mod heavy_work;
 mod json_len;
 mod json_write;
 mod jsonrpc;
@@ -57,6 +61,7 @@ pub use elicitation::{
     FormSchema, RequestError as ElicitRequestError, TextFormat,
 };
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES, HEAD_BYTES};
+pub use heavy_work::{run_heavy, HEAVY_BYTES, YIELD_EVERY_BYTES};
 pub use json_len::{json_len_hint, members_len_hint};
 pub use json_write::{write_json, write_json_object, write_json_string};
 pub use jsonrpc::{

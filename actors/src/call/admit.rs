@@ -13,6 +13,7 @@ use ractor::ActorRef;
 use serde_json::Value;
 use tracing::Instrument as _;
 use warden_policy::{approval_need, ApprovalNeed, AutoApproval, LeakAction, LeakScanner, ResolvedPolicy};
+use warden_protocol::{json_len_hint, run_heavy};
 
 use std::sync::Arc;
 
@@ -73,10 +74,14 @@ pub(crate) async fn admit(
 ) -> Result<Decision, CallError> {
     let Called { name, agent, .. } = *called;
     if policy.leaks.value != LeakAction::Off {
-        let mut leaks = rules.scanner.find_in_json(arguments);
-        if let (true, Some(tokens)) = (leaks.is_empty(), tokens) {
-            leaks = tokens.find_in_json(arguments);
-        }
+        // Large arguments are scanned off the worker (`run_heavy`).
+        let leaks = run_heavy(json_len_hint(arguments), || {
+            let leaks = rules.scanner.find_in_json(arguments);
+            match tokens {
+                Some(tokens) if leaks.is_empty() => tokens.find_in_json(arguments),
+                _ => leaks,
+            }
+        });
         if !leaks.is_empty() {
             // Each kind once, in the order found (a secret at /a and /c
             // with another at /b is still named once).

@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::Instrument as _;
-use warden_protocol::CallToolResult;
+use warden_protocol::{run_heavy, CallToolResult};
 
 use super::CallOptions;
 use crate::client_features::AskContext;
@@ -137,11 +137,13 @@ pub(super) async fn run(
                 send(&target.server, server, name, call).instrument(span).await.and_then(|answer| match answer {
                     // The lane's reader decoded it already.
                     Answer::Tool(result) => Ok(result),
-                    Answer::Raw(result) => decode_result(&result).map_err(|error| CallError::BadResult {
-                        server: server.to_string(),
-                        name: name.to_string(),
-                        problem: error.to_string(),
-                    }),
+                    Answer::Raw(result) => {
+                        run_heavy(result.get().len(), || decode_result(&result)).map_err(|error| CallError::BadResult {
+                            server: server.to_string(),
+                            name: name.to_string(),
+                            problem: error.to_string(),
+                        })
+                    }
                 })
             }
         };

@@ -41,7 +41,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use warden_config::CrashRetry;
 use warden_protocol::{
-    AnswerTaker, CallToolResult, Envelope, ErrorObject, Message, Outbound, RawResponse, RequestId, Response,
+    run_heavy, AnswerTaker, CallToolResult, Envelope, ErrorObject, Message, Outbound, RawResponse, RequestId, Response,
     TransportEvent,
 };
 
@@ -404,7 +404,8 @@ impl AnswerTaker for Lane {
         let Some(modern) = self.lock().calls.get(&id).filter(|call| call.tool).map(|call| call.kept.is_some()) else {
             return false;
         };
-        let Ok(result) = serde_json::from_str::<CallToolResult>(text) else { return false };
+        // Off the worker when large: the reader's task is one of many.
+        let Ok(result) = run_heavy(text.len(), || serde_json::from_str::<CallToolResult>(text)) else { return false };
         if modern {
             if result.extra.get("resultType").is_some_and(|kind| *kind != "complete") {
                 return false; // Not final: it goes to the actor (`lane/modern.rs`).

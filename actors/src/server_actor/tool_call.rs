@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 use tokio::time::Instant;
-use warden_protocol::{members_len_hint, write_json_object, write_json_string};
+use warden_protocol::{members_len_hint, run_heavy, write_json_object, write_json_string};
 
 use super::Params;
 use crate::client_features::AskContext;
@@ -63,7 +63,8 @@ impl ToolCall {
         let params = if arguments_len < LARGE_ARGUMENTS {
             by_serde(tool, arguments, meta)
         } else {
-            by_write_json(tool, arguments, meta, arguments_len)
+            // Off the worker when large (`run_heavy`).
+            run_heavy(arguments_len, || by_write_json(tool, arguments, meta, arguments_len))
         };
         ToolCall::framed(name, "tools/call", params, deadline, timeout)
     }

@@ -32,7 +32,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
-use warden_protocol::{BridgeError, BridgeErrorCode as Code, BridgeRequestLine, BridgeResponseLine, MAX_REQUEST_BYTES};
+use warden_protocol::{
+    run_heavy, BridgeError, BridgeErrorCode as Code, BridgeRequestLine, BridgeResponseLine, MAX_REQUEST_BYTES,
+};
 
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
@@ -90,6 +92,11 @@ impl Answer {
     /// value built first (a value's maps cost allocations on every call).
     fn answered(id: Option<&Value>, answered: Answered) -> Answer {
         let len_hint = answered.len_hint();
+        // A large result's writing is done off the worker (`run_heavy`).
+        run_heavy(len_hint, || Answer::written(id, answered, len_hint))
+    }
+
+    fn written(id: Option<&Value>, answered: Answered, len_hint: usize) -> Answer {
         match answered {
             Answered::Tool(result) if len_hint >= LARGE_RESULT => Answer::result(id, &Value::from(result)),
             Answered::Value(value) => Answer::result(id, &value),
@@ -332,7 +339,9 @@ async fn upgrade<R, W>(
 
 /// Everything that can be answered without waiting: envelope, token, op.
 fn prepare(ops: &Ops, line: &str, standing: &mut Standing) -> Prepared {
-    let envelope = match BridgeRequestLine::parse(line) {
+    // A large request (a file's content as arguments) is decoded off the
+    // worker (`run_heavy`).
+    let envelope = match run_heavy(line.len(), || BridgeRequestLine::parse(line)) {
         Ok(envelope) => envelope,
         Err((id, error)) => return Prepared::Answer(Answer::error(id.as_ref(), &error)),
     };

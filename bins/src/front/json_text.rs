@@ -10,15 +10,19 @@
 //! (serde_json's text, strings copied in runs: `json_write.rs`).
 
 use serde_json::Value;
-use warden_protocol::{json_len_hint, write_json};
+use warden_protocol::{json_len_hint, run_heavy, write_json};
 
 /// `value`'s JSON text between `before` and `after`.
 pub(crate) fn json_text(value: &Value, before: &[u8], after: &[u8]) -> Vec<u8> {
-    let mut text = Vec::with_capacity(before.len() + json_len_hint(value) + after.len());
-    text.extend_from_slice(before);
-    write_json(&mut text, value);
-    text.extend_from_slice(after);
-    text
+    let len_hint = json_len_hint(value);
+    // A large result's writing is done off the worker (`run_heavy`).
+    run_heavy(len_hint, || {
+        let mut text = Vec::with_capacity(before.len() + len_hint + after.len());
+        text.extend_from_slice(before);
+        write_json(&mut text, value);
+        text.extend_from_slice(after);
+        text
+    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,8 @@
 use tokio::io::BufReader;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use super::*;
 
 async fn frames(input: &[u8], max: usize, buffer: usize) -> Vec<Frame> {
@@ -119,4 +122,56 @@ async fn a_recycled_buffer_with_much_room_is_let_go() {
     reader.recycle(String::with_capacity(SLACK_BYTES + 1));
     assert_eq!(reader.line.capacity(), 0, "a large buffer is not kept for small lines");
     assert_eq!(reader.next_frame().await.unwrap(), Some(Frame::Line("x".into())));
+}
+
+/// A line of `len` `x`s that is always ready, as a server writing a long
+/// line faster than it is read looks. It notes whether `flag` was already
+/// set when it had given out `watch_at` bytes.
+struct FastWriter {
+    len: usize,
+    given: usize,
+    watch_at: usize,
+    flag: Arc<AtomicBool>,
+    seen_while_reading: Option<bool>,
+}
+
+impl tokio::io::AsyncRead for FastWriter {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.given >= self.watch_at && self.seen_while_reading.is_none() {
+            self.seen_while_reading = Some(self.flag.load(Ordering::SeqCst));
+        }
+        let n = buf.remaining().min(self.len - self.given);
+        buf.put_slice(&vec![b'x'; n]);
+        self.given += n;
+        if self.given == self.len && buf.remaining() > 0 {
+            buf.put_slice(b"\n");
+            self.len += 1;
+            self.given += 1;
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_long_line_that_is_always_ready_lets_other_tasks_run_while_it_is_read() {
+    // One thread: a task spawned beside the reader runs before the line
+    // ends only if the reader gives the thread back on the way.
+    let flag = Arc::new(AtomicBool::new(false));
+    tokio::spawn({
+        let flag = flag.clone();
+        async move { flag.store(true, Ordering::SeqCst) }
+    });
+    let len = 16 * YIELD_EVERY_BYTES;
+    let writer = FastWriter { len, given: 0, watch_at: 2 * YIELD_EVERY_BYTES, flag, seen_while_reading: None };
+    let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, writer), usize::MAX);
+    match reader.next_frame().await.unwrap() {
+        Some(Frame::Line(line)) => assert_eq!(line.len(), len),
+        other => panic!("expected the whole line, got {other:?}"),
+    }
+    let seen = reader.into_inner().into_inner().seen_while_reading;
+    assert_eq!(seen, Some(true), "the other task ran before the reader was half a MiB in");
 }
