@@ -20,6 +20,8 @@
 //! - [`log_file`]: `daemon.log` rotated by size (`[daemon] log_max_mb`).
 //! - [`shutdown`]: the one stop switch (signals, `shutdown` op, idle).
 //! - [`reload`]: live config reload (the `reload` op and SIGHUP).
+//! - [`workers`]: the threads it runs on (`[daemon] workers`), read before
+//!   the runtime is built.
 //! - [`state_dir`], [`lockfile`], [`pid_lock`], [`token`]: the daemon's
 //!   files and its secret, shared with the client side.
 //!
@@ -45,6 +47,8 @@ mod shutdown;
 pub(crate) mod state_dir;
 mod token;
 mod unix_socket;
+mod workers;
 
 pub(crate) use log_file::{shift as shift_log, RotatingLog};
 pub(crate) use serve::run;
+pub(crate) use workers::workers;

@@ -81,7 +81,11 @@ fn main() -> ExitCode {
     let mut builder = if one_errand {
         tokio::runtime::Builder::new_current_thread()
     } else {
-        tokio::runtime::Builder::new_multi_thread()
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        if let Some(workers) = daemon::workers(&cli.command) {
+            builder.worker_threads(workers);
+        }
+        builder
     };
     let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,

@@ -78,6 +78,21 @@ fn no_idle_exit_keeps_a_service_running_past_its_idle_timeout() {
 }
 
 #[test]
+fn daemon_workers_sets_the_threads_it_runs_on_and_says_so() {
+    // 3: neither one per core on the 1- and 2-core machines tests run on,
+    // nor tokio's default anywhere else but a 3-core one.
+    for (setting, said) in [("workers = 3", "; 3 worker threads"), ("workers = 1", "; 1 worker thread")] {
+        let home = Home::with_test_server("serve-workers", &format!("[daemon]\n{setting}\n"));
+        let (mut child, mut lines) = serve(&home, &[]);
+        let started = lines.by_ref().take(50).map_while(Result::ok).find(|line| line.contains("listening on"));
+        let _ = child.kill();
+        let _ = child.wait();
+        let started = started.expect("the daemon says it is listening");
+        assert!(started.ends_with(said), "{setting}: {started}");
+    }
+}
+
+#[test]
 fn the_service_unit_is_one_systemd_accepts_and_without_systemd_it_is_printed_not_written() {
     let home = Home::with_test_server("service-unit", "");
     let output = home.command(&["service", "install", "--dry-run", "--config"]).arg(&home.config).output().unwrap();

@@ -8,6 +8,7 @@
 //! connection_idle_secs = 300     # close a client connection idle this long
 //! log_max_mb = 10                # rotate daemon.log past this size
 //! log_files = 3                  # rotated logs kept (daemon.log.1 … .3)
+//! workers = 2                    # the daemon's threads (left out: one per core)
 //! ```
 //!
 //! The bridge hands out every tool of every server to whoever has the token,
@@ -16,6 +17,16 @@
 //! error that says how to allow it, not a daemon quietly open to the network.
 //! The idle timeout is a float so tests (and impatient users) can use
 //! seconds.
+//!
+//! `workers` is how many threads run the daemon's own work (tokio's worker
+//! threads; the servers are processes of their own). One per core by
+//! default, so a daemon under many clients uses the machine. One worker
+//! saves the hand-offs between workers: on a 2-core machine a bridge call
+//! cost the daemon about a quarter less CPU (`benches/bridge_latency.rs`
+//! with `WARDEN_BENCH_DAEMON_WORKERS=1`), and since large messages leave
+//! the worker (`protocol/src/heavy_work.rs`) a 10 MB result no longer
+//! holds up the other calls (`benches/head_of_line.rs`); what it gives up
+//! is a second core for Warden's own work under load.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -46,7 +57,14 @@ pub struct DaemonConfig {
     /// How many rotated logs are kept beside `daemon.log`.
     #[serde(default = "default_log_files")]
     pub log_files: u32,
+    /// The daemon's worker threads; `None`: one per core.
+    #[serde(default)]
+    pub workers: Option<u32>,
 }
+
+/// The most worker threads `workers` may ask for: more than any machine
+/// Warden runs on has cores; a typo of a few zeros is an error.
+const MAX_WORKERS: u32 = 1024;
 
 /// The default for `idle_timeout_minutes`.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
@@ -83,6 +101,7 @@ impl Default for DaemonConfig {
             connection_idle_secs: default_connection_idle_secs(),
             log_max_mb: default_log_max_mb(),
             log_files: default_log_files(),
+            workers: None,
         }
     }
 }
@@ -129,6 +148,12 @@ impl DaemonConfig {
         }
         if self.log_files == 0 {
             return Err(("daemon.log_files", "must be at least 1 (the rotated log kept beside daemon.log)".into()));
+        }
+        if let Some(workers) = self.workers.filter(|workers| !(1..=MAX_WORKERS).contains(workers)) {
+            return Err((
+                "daemon.workers",
+                format!("must be from 1 to {MAX_WORKERS} threads (leave it out for one per core), not {workers}"),
+            ));
         }
         Ok(())
     }

@@ -47,7 +47,7 @@ const SERVER_FIELDS: [(&str, Kind); 16] = [
 ];
 
 /// Fields outside `servers`, by their full dotted name.
-const SETTINGS: [(&str, Kind); 41] = [
+const SETTINGS: [(&str, Kind); 42] = [
     ("call_timeout_secs", Kind::Number),
     ("max_message_bytes", Kind::Integer),
     ("output_limit_bytes", Kind::Integer),
@@ -58,6 +58,7 @@ const SETTINGS: [(&str, Kind); 41] = [
     ("daemon.connection_idle_secs", Kind::Number),
     ("daemon.log_max_mb", Kind::Number),
     ("daemon.log_files", Kind::Integer),
+    ("daemon.workers", Kind::Integer),
     ("front.listen", Kind::Text),
     ("front.allow_non_loopback", Kind::Boolean),
     ("front.auth", Kind::Text),

@@ -99,6 +99,11 @@ fn errors_name_the_file_the_server_and_the_field() {
         ),
         ("[daemon]\nidle_timout_minutes = 1", "unknown field `idle_timout_minutes`"),
         (
+            "[daemon]\nworkers = 0",
+            "`daemon.workers` must be from 1 to 1024 threads (leave it out for one per core), not 0",
+        ),
+        ("[daemon]\nworkers = 100000", "`daemon.workers` must be from 1 to 1024 threads"),
+        (
             "[servers.a]\ncommand = \"x\"\nrename = { read = \"get\", fetch = \"get\" }",
             "server 'a': `rename` gives 'fetch' and 'read' the same name 'get'; pick two names",
         ),
@@ -352,6 +357,8 @@ fn the_daemon_listens_on_loopback_and_idles_out_after_five_minutes_by_default() 
     assert_eq!(service.daemon.idle_timeout(), None, "0: never exit on idleness");
     let config = load("[daemon]\nlisten = \"[::1]:7000\"").unwrap();
     assert_eq!(config.daemon.listen_addr().unwrap(), "[::1]:7000".parse().unwrap());
+    assert_eq!(config.daemon.workers, None, "one worker per core unless asked");
+    assert_eq!(load("[daemon]\nworkers = 1").unwrap().daemon.workers, Some(1));
 }
 
 #[test]

@@ -106,7 +106,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     let hangups = super::reload::hangups();
     lockfile.write(&state.lockfile()).context("cannot write the daemon's lockfile")?;
     tracing::info!(
-        "warden daemon (pid {}) listening on {address}{} for {}; idle timeout {}",
+        "warden daemon (pid {}) listening on {address}{} for {}; idle timeout {}; {}",
         lockfile.pid,
         match &lockfile.socket {
             Some(path) => format!(" and {}", path.display()),
@@ -117,7 +117,8 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
             Some(timeout) => format!("{:.0} s", timeout.as_secs_f64()),
             None if no_idle_exit => "none (--no-idle-exit)".into(),
             None => "none (idle_timeout_minutes = 0)".into(),
-        }
+        },
+        super::workers::described(),
     );
 
     let front = crate::front::Front::new(warden.clone());
