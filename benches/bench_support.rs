@@ -45,6 +45,19 @@ pub(crate) fn env_usize(name: &str, default: usize) -> usize {
     }
 }
 
+/// `WARDEN_BENCH_DAEMON_WORKERS` as a `[daemon]` line (`workers = N`), or
+/// nothing (one worker per core); and how the table names it.
+#[allow(dead_code)] // Each bench uses some of this file.
+pub(crate) fn daemon_workers() -> (String, String) {
+    match std::env::var("WARDEN_BENCH_DAEMON_WORKERS") {
+        Ok(_) => {
+            let workers = env_usize("WARDEN_BENCH_DAEMON_WORKERS", 0);
+            (format!("workers = {workers}\n"), format!("{workers} worker thread(s)"))
+        }
+        Err(_) => (String::new(), "one worker thread per core".into()),
+    }
+}
+
 /// The sizes of a two-client comparison run in rounds, from the
 /// `WARDEN_BENCH_*` environment variables.
 #[derive(Debug, Clone, Copy)]

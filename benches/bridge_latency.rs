@@ -42,6 +42,7 @@
 //! | `WARDEN_BENCH_ROUNDS`           | 6       | rounds                                           |
 //! | `WARDEN_BENCH_CLI_RUNS`         | 30      | `warden call` processes timed                    |
 //! | `WARDEN_BENCH_WORKERS`          | cores   | tokio worker threads                             |
+//! | `WARDEN_BENCH_DAEMON_WORKERS`   | cores   | the daemon's `[daemon] workers`                  |
 //!
 //! The `warden` binary belongs to another package, so Cargo does not build
 //! it for this bench; the bench builds it (`cargo build --release -p
@@ -65,8 +66,8 @@ mod bench_support;
 mod bridge_breakdown;
 mod floor_process;
 use bench_support::{
-    both, build_warden, embedded_echo, env_usize, percentile_of, run_rounds, runtime, sequential, start_warden,
-    toml_string, verdict, Caller, ComparisonTable, Knobs, Spread, Totals,
+    both, build_warden, daemon_workers, embedded_echo, env_usize, percentile_of, run_rounds, runtime, sequential,
+    start_warden, toml_string, verdict, Caller, ComparisonTable, Knobs, Spread, Totals,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -112,8 +113,11 @@ async fn run(settings: Settings, warden_bin: &Path) {
     let scratch = warden_tests::scratch_dir("bridge-bench");
     let config = scratch.join("warden.toml");
     let server = toml_string(TEST_SERVER);
-    std::fs::write(&config, format!("[daemon]\nidle_timeout_minutes = 60\n[security]\nauto_approve = true\n[servers.bench]\ncommand = {server}\n"))
-        .unwrap();
+    let (workers, _) = daemon_workers();
+    let text = format!(
+        "[daemon]\nidle_timeout_minutes = 60\n{workers}[security]\nauto_approve = true\n[servers.bench]\ncommand = {server}\n"
+    );
+    std::fs::write(&config, text).unwrap();
     let home = scratch.join("home");
 
     let embedded = WardenConfig::load(&config).expect("the bench config is valid");
@@ -212,8 +216,8 @@ fn print_table(settings: &Settings, totals: &[Totals; 2], overheads: Vec<f64>, c
         knobs.rounds
     );
     println!(
-        "  per client: {} timed sequential calls (after {} warm-up), {} calls by {} concurrent callers (bridge: one connection each)",
-        totals[0].sequential_calls, knobs.warmup, totals[0].concurrent_calls, knobs.callers,
+        "  per client: {} timed sequential calls (after {} warm-up), {} calls by {} concurrent callers (bridge: one connection each); the daemon on {}",
+        totals[0].sequential_calls, knobs.warmup, totals[0].concurrent_calls, knobs.callers, daemon_workers().1,
     );
     let table = ComparisonTable::new("embedded", "bridge", 11);
     let goal = format!("within +{GOAL_P50_OVERHEAD_US} µs");

@@ -26,7 +26,7 @@
 //!
 //! Knobs: `WARDEN_BENCH_SMALL_CALLS` (small calls a phase, 600),
 //! `WARDEN_BENCH_LARGE_BYTES` (10000000), `WARDEN_BENCH_DAEMON_WORKERS`
-//! (the daemons' tokio worker threads; unset: one per core),
+//! (the daemons' `[daemon] workers`; unset: one per core),
 //! `WARDEN_BENCH_BINARY` (a `warden` binary to use instead of building one).
 //!
 //! Run with `cargo bench -p warden-tests --bench head_of_line`.
@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bench_support::{build_warden, env_usize, toml_string, verdict};
+use bench_support::{build_warden, daemon_workers, env_usize, toml_string, verdict};
 use serde_json::{json, Value};
 
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
@@ -60,17 +60,21 @@ impl Daemon {
         let home = warden_tests::scratch_dir("head-of-line");
         let config = home.join("warden.toml");
         let server = toml_string(TEST_SERVER);
+        let (workers, _) = daemon_workers();
         let text = format!(
             "output_limit_bytes = 33554432\nmax_message_bytes = 33554432\n[daemon]\nidle_timeout_minutes = 60\n\
-             [security]\nauto_approve = true\n[servers.small]\ncommand = {server}\n[servers.big]\ncommand = {server}\n"
+             {workers}[security]\nauto_approve = true\n[servers.small]\ncommand = {server}\n\
+             [servers.big]\ncommand = {server}\n"
         );
         std::fs::write(&config, text).unwrap();
-        let mut command = Command::new(warden);
-        command.args(["serve", "--config"]).arg(&config).env("WARDEN_HOME", home.join("state"));
-        if let Ok(workers) = std::env::var("WARDEN_BENCH_DAEMON_WORKERS") {
-            command.env("TOKIO_WORKER_THREADS", workers);
-        }
-        let child = command.env("RUST_LOG", "warn").stdin(Stdio::null()).spawn().unwrap();
+        let child = Command::new(warden)
+            .args(["serve", "--config"])
+            .arg(&config)
+            .env("WARDEN_HOME", home.join("state"))
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
         let started = Instant::now();
         let lockfile: Value = loop {
             let path = home.join("state").join("daemon.json");
@@ -188,7 +192,7 @@ fn main() {
     let warden = build_warden();
     let calls = env_usize("WARDEN_BENCH_SMALL_CALLS", 600);
     let bytes = env_usize("WARDEN_BENCH_LARGE_BYTES", 10_000_000);
-    let workers = std::env::var("WARDEN_BENCH_DAEMON_WORKERS").unwrap_or_else(|_| "one per core".into());
+    let (_, workers) = daemon_workers();
     let daemon = Daemon::start(&warden);
     let other = Daemon::start(&warden);
     let phases = [
@@ -210,7 +214,7 @@ fn main() {
 
     println!(
         "\nhead-of-line: small calls (echo, one every {} ms) while another client loops on {:.1} MB results; \
-         daemons on {workers} worker threads; {calls} small calls a phase, two runs each (run 1 / run 2)",
+         daemons on {workers}; {calls} small calls a phase, two runs each (run 1 / run 2)",
         GAP.as_millis(),
         bytes as f64 / 1e6
     );
