@@ -17,7 +17,7 @@ use std::task::{Context, Poll, Waker};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _};
 
-use crate::heavy_work::{run_heavy, YIELD_EVERY_BYTES};
+use crate::heavy_work::{run_heavy, HEAVY_BYTES, YIELD_EVERY_BYTES};
 
 /// The default largest message Warden reads from a server: 16 MiB, enough
 /// for a large base64 image, small enough that one bad server cannot eat
@@ -84,7 +84,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// The next non-empty line, or `None` at end of stream.
     pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
         loop {
-            if self.since_yield >= YIELD_EVERY_BYTES {
+            if self.seen >= HEAVY_BYTES && self.since_yield >= YIELD_EVERY_BYTES {
                 // A long line from a fast writer never makes a read wait:
                 // let the worker see to its other tasks and sockets
                 // (`heavy_work.rs`). Cancelled here, nothing is lost.

@@ -15,9 +15,10 @@
 //!
 //! Two remedies, one for each kind of work:
 //!
-//! - a loop that reads a long message gives the worker back every
-//!   [`YIELD_EVERY_BYTES`] (`tokio::task::yield_now`: the worker then polls
-//!   the driver and runs what became ready before reading on);
+//! - a loop that reads a long message, once [`HEAVY_BYTES`] of it are in,
+//!   gives the worker back every [`YIELD_EVERY_BYTES`]
+//!   (`tokio::task::yield_now`: the worker then polls the driver and runs
+//!   what became ready before reading on);
 //! - one step that cannot be cut (serde decoding or writing a message, a
 //!   leak scan, UTF-8 validation) runs through [`run_heavy`], which for a
 //!   message of [`HEAVY_BYTES`] or more tells a multi-thread runtime that
@@ -26,16 +27,29 @@
 //!   and every message on a current-thread runtime (where there is no
 //!   other thread to hand them to, and `block_in_place` would panic), do
 //!   the work in place, as before.
+//!
+//! Both remedies move a message's work between threads: a yielding task
+//! may be stolen by another worker, and `block_in_place` leaves the worker
+//! to a new thread. Allocators keep a block on the thread that allocated
+//! it (mimalloc queues a block another thread frees; glibc returns it to
+//! its arena), so a message whose blocks are spread over threads leaves
+//! freed copies resident in several heaps: with both remedies from 256 KiB
+//! on, the daemon held 6 to 13 copies of a 1 MB result at its peak where
+//! two were alive (`large_results`). Hence [`HEAVY_BYTES`] is where the
+//! `warden` binary maps blocks on their own (`bins/src/allocator.rs`:
+//! unmapped when freed, whichever thread frees them): below it nothing
+//! moves, and a message that size stalls its worker a few milliseconds at
+//! most; above it the blocks that move are mappings.
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 
-/// The size from which a single step of work on a message is done off the
-/// worker. Decoding 256 KiB of JSON is about 0.1 ms here, the order of
-/// what handing the worker over costs; below it, the hand-over would cost
-/// more than the stall it saves.
-pub const HEAVY_BYTES: usize = 256 * 1024;
+/// The size from which a message's work leaves the worker: a step on it
+/// through [`run_heavy`], and the reading of a line past it. The size of
+/// the blocks the `warden` binary maps on its own (see above): 4 MiB of
+/// JSON is a few milliseconds of decoding.
+pub const HEAVY_BYTES: usize = 4 << 20;
 
-/// How many bytes of one message a reading loop takes before it yields.
+/// How many bytes of a long line a reading loop takes between two yields.
 /// Four 64 KiB reads: a fraction of a millisecond of copying.
 pub const YIELD_EVERY_BYTES: usize = 256 * 1024;
 

@@ -156,22 +156,33 @@ impl tokio::io::AsyncRead for FastWriter {
     }
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn a_long_line_that_is_always_ready_lets_other_tasks_run_while_it_is_read() {
-    // One thread: a task spawned beside the reader runs before the line
-    // ends only if the reader gives the thread back on the way.
+/// Reads one always-ready line of `len` bytes on one thread beside a task
+/// spawned just before: whether that task had run when the reader was
+/// `watch_at` bytes in — only if the reader gave the thread back.
+async fn other_task_ran_while_reading(len: usize, watch_at: usize) -> bool {
     let flag = Arc::new(AtomicBool::new(false));
     tokio::spawn({
         let flag = flag.clone();
         async move { flag.store(true, Ordering::SeqCst) }
     });
-    let len = 16 * YIELD_EVERY_BYTES;
-    let writer = FastWriter { len, given: 0, watch_at: 2 * YIELD_EVERY_BYTES, flag, seen_while_reading: None };
+    let writer = FastWriter { len, given: 0, watch_at, flag, seen_while_reading: None };
     let mut reader = LineReader::new(BufReader::with_capacity(64 * 1024, writer), usize::MAX);
     match reader.next_frame().await.unwrap() {
         Some(Frame::Line(line)) => assert_eq!(line.len(), len),
         other => panic!("expected the whole line, got {other:?}"),
     }
-    let seen = reader.into_inner().into_inner().seen_while_reading;
-    assert_eq!(seen, Some(true), "the other task ran before the reader was half a MiB in");
+    reader.into_inner().into_inner().seen_while_reading.expect("the reader got that far")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_long_line_that_is_always_ready_lets_other_tasks_run_while_it_is_read() {
+    let len = HEAVY_BYTES + 16 * YIELD_EVERY_BYTES;
+    assert!(other_task_ran_while_reading(len, HEAVY_BYTES + 2 * YIELD_EVERY_BYTES).await);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_line_under_the_heavy_size_is_read_without_leaving_the_thread() {
+    // Nothing moves below it (`heavy_work.rs`: blocks spread over threads
+    // stay resident).
+    assert!(!other_task_ran_while_reading(HEAVY_BYTES - 1, HEAVY_BYTES - 64 * 1024).await);
 }
