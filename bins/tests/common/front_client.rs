@@ -22,27 +22,35 @@ pub(crate) fn free_port() -> u16 {
 }
 
 /// A home whose daemon runs the test server (and, with `everything`,
-/// server-everything) behind an HTTP front; the daemon is started.
+/// server-everything) behind an HTTP front; the daemon is started. A port
+/// taken by another test between [`free_port`] and the daemon's bind is
+/// given up for another one (up to three tries).
 pub(crate) fn front_home(label: &str, everything: bool, front_extra: &str) -> (Home, u16) {
     let home = Home::new(label);
-    let port = free_port();
-    let mut text = format!(
-        "[security]\nauto_approve = true\n\n[servers.test]\ncommand = {:?}\n\
-         args = [\"--tools\", \"echo,sleep,notify,cancellations,crash,progress\"]\nrestart_delay_secs = 0.2\n",
-        bins::test_server().display().to_string()
-    );
-    if everything {
-        let (node, args) = real_servers::EVERYTHING.command(&[]);
-        text += &format!("\n[servers.everything]\ncommand = {node:?}\nargs = {args:?}\n");
+    for _ in 0..3 {
+        let port = free_port();
+        let mut text = format!(
+            "[security]\nauto_approve = true\n\n[servers.test]\ncommand = {:?}\n\
+             args = [\"--tools\", \"echo,sleep,notify,cancellations,crash,progress\"]\nrestart_delay_secs = 0.2\n",
+            bins::test_server().display().to_string()
+        );
+        if everything {
+            let (node, args) = real_servers::EVERYTHING.command(&[]);
+            text += &format!("\n[servers.everything]\ncommand = {node:?}\nargs = {args:?}\n");
+        }
+        text += &format!(
+            "\n[[agents]]\nname = \"coder\"\nallowed_tools = [\"test__echo\"]\n\n[front]\nlisten = \"127.0.0.1:{port}\"\n\
+             tokens = [{{ token = \"{TOKEN}\" }}, {{ token = \"{CODER_TOKEN}\", agent = \"coder\" }}]\n{front_extra}"
+        );
+        std::fs::write(&home.config, text).unwrap();
+        let status = home.warden(&["status", "--json"]);
+        if status.status.code() != Some(0) && stderr(&status).contains("Address already in use") {
+            continue;
+        }
+        assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+        return (home, port);
     }
-    text += &format!(
-        "\n[[agents]]\nname = \"coder\"\nallowed_tools = [\"test__echo\"]\n\n[front]\nlisten = \"127.0.0.1:{port}\"\n\
-         tokens = [{{ token = \"{TOKEN}\" }}, {{ token = \"{CODER_TOKEN}\", agent = \"coder\" }}]\n{front_extra}"
-    );
-    std::fs::write(&home.config, text).unwrap();
-    let status = home.warden(&["status", "--json"]);
-    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
-    (home, port)
+    panic!("three free ports were each taken before the daemon could bind them");
 }
 
 /// One answer: status, headers (lower-case names), body.
