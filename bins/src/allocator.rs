@@ -40,6 +40,12 @@ mod small;
 /// lost there.
 pub(crate) const LARGE: usize = 4 << 20;
 
+// A message of `HEAVY_BYTES` or more has its work moved between threads
+// (`protocol/src/heavy_work.rs`); its blocks must be mappings, unmapped
+// wherever they are freed, or freed copies stay resident in other
+// threads' heaps.
+const _: () = assert!(LARGE <= warden_protocol::HEAVY_BYTES, "large messages move between threads: map their blocks");
+
 /// The alignment a mapping always has (the smallest page size).
 const MAPPED_ALIGN: usize = 4096;
 

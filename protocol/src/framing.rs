@@ -70,27 +70,18 @@ pub struct LineReader<R> {
     tail: Vec<u8>,
     /// Bytes seen of the current line, counting discarded ones.
     seen: usize,
-    /// Bytes taken since this reader last gave its worker back.
-    since_yield: usize,
     max: usize,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// A reader that accepts lines of at most `max` bytes.
     pub fn new(inner: R, max: usize) -> Self {
-        LineReader { inner, line: Vec::new(), head: Vec::new(), tail: Vec::new(), seen: 0, since_yield: 0, max }
+        LineReader { inner, line: Vec::new(), head: Vec::new(), tail: Vec::new(), seen: 0, max }
     }
 
     /// The next non-empty line, or `None` at end of stream.
     pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
         loop {
-            if self.seen >= HEAVY_BYTES && self.since_yield >= YIELD_EVERY_BYTES {
-                // A long line from a fast writer never makes a read wait:
-                // let the worker see to its other tasks and sockets
-                // (`heavy_work.rs`). Cancelled here, nothing is lost.
-                self.since_yield = 0;
-                tokio::task::yield_now().await;
-            }
             let available = self.inner.fill_buf().await?;
             if available.is_empty() {
                 // End of stream. A last line without a newline still counts:
@@ -101,6 +92,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 Some(at) => (&available[..at], true),
                 None => (available, false),
             };
+            let seen_before = self.seen;
             self.seen += chunk.len();
             if self.seen <= self.max {
                 self.line.extend_from_slice(chunk);
@@ -123,11 +115,16 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             }
             let consumed = chunk.len() + usize::from(found_newline);
             self.inner.consume(consumed);
-            self.since_yield += consumed;
             if found_newline {
                 if let Some(frame) = self.finish_line() {
                     return Ok(Some(frame));
                 }
+            } else if self.seen >= HEAVY_BYTES && seen_before / YIELD_EVERY_BYTES != self.seen / YIELD_EVERY_BYTES {
+                // A long line from a fast writer never makes a read wait:
+                // past each YIELD_EVERY_BYTES of it, let the worker see to
+                // its other tasks and sockets (`heavy_work.rs`). Cancelled
+                // here, nothing is lost.
+                tokio::task::yield_now().await;
             }
         }
     }

@@ -51,7 +51,7 @@ pub const HEAVY_BYTES: usize = 4 << 20;
 
 /// How many bytes of a long line a reading loop takes between two yields.
 /// Four 64 KiB reads: a fraction of a millisecond of copying.
-pub const YIELD_EVERY_BYTES: usize = 256 * 1024;
+pub(crate) const YIELD_EVERY_BYTES: usize = 256 * 1024;
 
 /// Runs `work` on a message of `bytes` bytes: off the worker when the
 /// message is large and the runtime is a multi-thread one, in place

@@ -61,7 +61,7 @@ pub use elicitation::{
     FormSchema, RequestError as ElicitRequestError, TextFormat,
 };
 pub use framing::{Frame, LineReader, DEFAULT_MAX_MESSAGE_BYTES, HEAD_BYTES};
-pub use heavy_work::{run_heavy, HEAVY_BYTES, YIELD_EVERY_BYTES};
+pub use heavy_work::{run_heavy, HEAVY_BYTES};
 pub use json_len::{json_len_hint, members_len_hint};
 pub use json_write::{write_json, write_json_object, write_json_string};
 pub use jsonrpc::{
