@@ -194,15 +194,15 @@ fn front_call(port: u16, token: &str, tool: &str, arguments: Value) -> Value {
 #[test]
 fn a_front_call_is_recorded_with_the_name_of_the_token_it_came_with_never_the_token() {
     let home = home("audit-front", 10.0);
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let (named, unnamed) = ("front-token-named-0123456789", "front-token-plain-0123456789");
     let mut config = std::fs::read_to_string(&home.config).unwrap();
     config += &format!(
-        "[front]\nlisten = \"127.0.0.1:{port}\"\n\
+        "[front]\nlisten = \"127.0.0.1:0\"\n\
          tokens = [{{ token = \"{named}\", name = \"ci\" }}, {{ token = \"{unnamed}\" }}]\n"
     );
     std::fs::write(&home.config, config).unwrap();
     assert!(home.warden(&["status"]).status.success());
+    let port = home.front_port();
     for token in [named, unnamed] {
         let answer = front_call(port, token, "test__echo", json!({"message": "hi"}));
         assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");

@@ -76,13 +76,11 @@ fn the_client_is_asked_through_the_daemon_and_nothing_waits_in_its_queue() {
 
 #[test]
 fn the_client_is_asked_on_its_calls_stream_over_the_http_front() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let home = home(
-        "asking-http",
-        &format!("\n[front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n"),
-    );
+    let home =
+        home("asking-http", &format!("\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n"));
     let status = home.warden(&["status", "--json"]);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    let port = home.front_port();
     let seen = run_client(&home, "http", &format!("http://127.0.0.1:{port}/mcp"), TOKEN);
     assert_relayed(&seen);
     // The TypeScript SDK's client, on the same daemon.
@@ -139,17 +137,18 @@ fn a_call_that_needs_approval_asks_its_own_client_once_for_the_session_or_denied
 
 #[test]
 fn a_server_asking_for_roots_during_a_clients_call_is_told_that_clients_own_and_no_one_elses() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let home = home(
         "asking-roots",
-        &format!("roots = [\"/srv/default\"]\n\n[front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n"),
+        &format!(
+            "roots = [\"/srv/default\"]\n\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n"
+        ),
     );
     // Top-level `roots` must come before any table: move it to the top.
     let text = std::fs::read_to_string(&home.config).unwrap().replace("roots = [\"/srv/default\"]\n", "");
     std::fs::write(&home.config, format!("roots = [\"/srv/default\"]\n{text}")).unwrap();
     let status = home.warden(&["status", "--json"]);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let url = format!("http://127.0.0.1:{}/mcp", home.front_port());
     let client = |roots: &str| {
         let (program, mut args) = python_server_command(&python_script("roots_client.py"));
         args.extend([url.clone(), TOKEN.to_string(), roots.to_string()]);

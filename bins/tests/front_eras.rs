@@ -20,10 +20,10 @@ const TOKEN: &str = "front-token-0123456789abcdef";
 const OTHER_TOKEN: &str = "other-token-0123456789abcdef";
 
 /// A home with the era servers `modern` and `legacy` and an HTTP front on
-/// a free port; its daemon started.
+/// a port of the daemon's choosing; its daemon started. The home and that
+/// port.
 fn home(label: &str) -> (Home, u16) {
     let home = Home::new(label);
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let (python, args) = python_server_command(&python_script("era_server.py"));
     let mut text = String::from("[security]\nauto_approve = true\n");
     for era in ["modern", "legacy"] {
@@ -32,11 +32,12 @@ fn home(label: &str) -> (Home, u16) {
         text += &format!("\n[servers.{era}]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n");
     }
     text += &format!(
-        "\n[front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}, {{ token = \"{OTHER_TOKEN}\" }}]\n"
+        "\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}, {{ token = \"{OTHER_TOKEN}\" }}]\n"
     );
     std::fs::write(&home.config, text).unwrap();
     let status = home.warden(&["status", "--json"]);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    let port = home.front_port();
     (home, port)
 }
 

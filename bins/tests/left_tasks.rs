@@ -14,7 +14,8 @@ use common::{stderr, stdout, Home};
 use serde_json::Value;
 use warden_tests::real_servers::{python_script, python_server_command};
 
-/// The task server on a free port, its tasks done `seconds` after a call.
+/// The task server on a port of its choosing, its tasks done `seconds`
+/// after a call.
 struct TaskServer {
     child: Child,
     url: String,
@@ -22,15 +23,23 @@ struct TaskServer {
 
 impl TaskServer {
     fn start(seconds: f64) -> TaskServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let (python, mut args) = python_server_command(&python_script("task_server.py"));
-        args.extend([port.to_string(), seconds.to_string()]);
-        let child = Command::new(python).args(&args).stdin(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the task server never listened");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        args.extend(["0".to_string(), seconds.to_string()]);
+        let mut child = Command::new(python)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // It prints the port it listens on, then nothing more.
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line);
+        let Some(port) = line.trim().strip_prefix("listening on port ") else {
+            let _ = child.kill();
+            panic!("the task server did not say it listens: {line:?}");
+        };
+        let port: u16 = port.parse().unwrap();
         TaskServer { child, url: format!("http://127.0.0.1:{port}/mcp") }
     }
 }

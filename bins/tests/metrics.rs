@@ -17,21 +17,19 @@ use serde_json::Value;
 
 const TOKEN: &str = "metrics-token-0123456789";
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// The test server, a server that cannot start, and metrics on `port`.
-fn home(label: &str, port: u16) -> Home {
+/// The test server, a server that cannot start, and metrics on a port of
+/// the daemon's choosing; the daemon started. The home and that port.
+fn home(label: &str) -> (Home, u16) {
     let home = Home::with_test_server(
         label,
         &format!(
             "[servers.broken]\ncommand = \"/nonexistent/warden-test\"\nmax_restarts = 0\n\
-             [metrics]\nlisten = \"127.0.0.1:{port}\"\ntoken = \"{TOKEN}\"\n"
+             [metrics]\nlisten = \"127.0.0.1:0\"\ntoken = \"{TOKEN}\"\n"
         ),
     );
     home.start_daemon();
-    home
+    let port = home.logged_port("metrics on http://");
+    (home, port)
 }
 
 /// A GET with these extra header lines: status, headers, body.
@@ -52,8 +50,7 @@ fn authorized() -> String {
 
 #[test]
 fn metrics_count_every_call_exactly_pass_promtool_and_readiness_names_the_broken_server() {
-    let port = free_port();
-    let home = home("metrics", port);
+    let (home, port) = home("metrics");
     for message in ["a", "b"] {
         home.call("test__echo", &format!(r#"{{"message":"{message}"}}"#));
     }
@@ -129,8 +126,7 @@ impl Drop for Prometheus {
 
 #[test]
 fn a_prometheus_server_scrapes_the_daemon_and_its_query_shows_the_calls() {
-    let port = free_port();
-    let home = home("metrics-prometheus", port);
+    let (home, port) = home("metrics-prometheus");
     for _ in 0..4 {
         home.call("test__echo", r#"{"message":"x"}"#);
     }
@@ -145,30 +141,27 @@ fn a_prometheus_server_scrapes_the_daemon_and_its_query_shows_the_calls() {
         ),
     )
     .unwrap();
-    let web = free_port();
     let server = Command::new("prometheus")
         .arg(format!("--config.file={}", config.display()))
         .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{web}"))
+        .arg("--web.listen-address=127.0.0.1:0")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("prometheus (Debian's `prometheus` package; .ci/run installs it)");
-    let _server = Prometheus(server);
+    let server = Prometheus(server);
+    let web = warden_tests::listening::listening_port(server.0.id(), "prometheus", Duration::from_secs(60));
     // start_daemon's call and the four above.
     let query = "/api/v1/query?query=warden_tool_calls_total%7Btool%3D%22test__echo%22%2Coutcome%3D%22ok%22%7D";
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut last = String::new();
     loop {
-        // Until Prometheus listens, there is nothing to ask.
-        if TcpStream::connect(("127.0.0.1", web)).is_ok() {
-            let (status, _, body) = get(web, query, "");
-            last = body.clone();
-            if status == 200 {
-                let answer: Value = serde_json::from_str(&body).unwrap_or_default();
-                if answer["data"]["result"][0]["value"][1] == "5" {
-                    break;
-                }
+        let (status, _, body) = get(web, query, "");
+        last = body.clone();
+        if status == 200 {
+            let answer: Value = serde_json::from_str(&body).unwrap_or_default();
+            if answer["data"]["result"][0]["value"][1] == "5" {
+                break;
             }
         }
         assert!(Instant::now() < deadline, "Prometheus never saw 5 calls; its last answer: {last}");

@@ -190,15 +190,15 @@ const FRONT_TOKEN: &str = "front-token-0123456789abcdef";
 
 #[test]
 fn without_an_exporter_the_callers_trace_context_reaches_the_server_as_it_came_even_from_a_header() {
-    let front = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let home = Home::new("traces-pass-through");
     let server = warden_tests::bins::test_server().display().to_string();
     let config = format!(
         "[security]\nauto_approve = true\n[servers.test]\ncommand = {server:?}\nargs = [\"--tools\", \"echo,meta\"]\n\
-         [front]\nlisten = \"127.0.0.1:{front}\"\ntokens = [{{ token = \"{FRONT_TOKEN}\" }}]\n"
+         [front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{FRONT_TOKEN}\" }}]\n"
     );
     std::fs::write(&home.config, config).unwrap();
     home.start_daemon();
+    let front = home.front_port();
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "traces", "version": "1"}}});
     let (head, _) = post(front, None, "", &initialize);

@@ -4,6 +4,8 @@ that a daemon that dies mid-call leaves the task to the next one.
 
     task_server.py PORT SECONDS
 
+(PORT 0: any free port; the one it got is printed on stdout.)
+
 No pinned SDK serves the tasks extension yet, so this is written by hand
 with the standard library, after the extension's text: `server/discover`
 offers the extension; `tools/call` of `long(word)` answers at once with
@@ -86,4 +88,6 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
-    ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+    server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+    print(f"listening on port {server.server_address[1]}", flush=True)
+    server.serve_forever()

@@ -3,8 +3,9 @@
 //! - [`real_servers`]: MCP servers other people wrote, installed at pinned
 //!   versions into a cache under `target/`, so the suites test Warden against
 //!   the servers users run rather than against Warden's own idea of MCP.
-//! - [`http_everything`]: server-everything over Streamable HTTP on a free
-//!   loopback port, for the HTTP suites and benchmark.
+//! - [`http_everything`]: server-everything over Streamable HTTP on a
+//!   loopback port, for the HTTP suites and benchmark; [`listening`] finds
+//!   which port a child started on port 0 got.
 //! - [`python_http`]: a server on the pinned Python SDK over Streamable
 //!   HTTP on a free loopback port.
 //! - [`test_certs`]: a private CA and a server certificate made at test
@@ -21,6 +22,7 @@ pub mod bins;
 pub mod browser;
 pub mod fault_matrix;
 pub mod http_everything;
+pub mod listening;
 pub mod oauth_server;
 pub mod python_http;
 pub mod real_servers;

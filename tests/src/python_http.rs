@@ -18,10 +18,27 @@ pub struct PythonHttpServer {
 }
 
 impl PythonHttpServer {
-    /// Starts `tests/python/<script>` with `args` and then the port, and
-    /// waits (up to 60 s) until uvicorn says it listens.
+    /// Starts `tests/python/<script>` with `args` and then a free port, and
+    /// waits (up to 60 s) until uvicorn says it listens. A port another
+    /// test took between our look and uvicorn's bind is given up for
+    /// another one (up to three tries): the scripts need their port before
+    /// they listen (the OAuth server names itself by it), so port 0 would
+    /// not do.
     pub async fn start(script: &str, args: &[&str]) -> PythonHttpServer {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut said = String::new();
+        for _ in 0..3 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            match PythonHttpServer::start_on(script, args, port).await {
+                Ok(server) => return server,
+                Err(stderr) if stderr.contains("address already in use") => said = stderr,
+                Err(stderr) => panic!("the Python server exited before listening:\n{stderr}"),
+            }
+        }
+        panic!("three free ports were each taken before the Python server could bind them:\n{said}");
+    }
+
+    /// Starts it on `port`; what it said on stderr if it exits first.
+    async fn start_on(script: &str, args: &[&str], port: u16) -> Result<PythonHttpServer, String> {
         let (python, mut command_args) = python_server_command(&python_script(script));
         command_args.extend(args.iter().map(ToString::to_string));
         command_args.push(port.to_string());
@@ -40,15 +57,19 @@ impl PythonHttpServer {
         let listening = async {
             while let Some(line) = lines.next_line().await.unwrap() {
                 if line.contains(&format!("Uvicorn running on http://127.0.0.1:{port}")) {
-                    return;
+                    return true;
                 }
                 seen.push(line);
             }
-            panic!("the Python server exited before listening:\n{}", seen.join("\n"));
+            false
         };
-        tokio::time::timeout(Duration::from_secs(60), listening).await.expect("the Python server listens in time");
+        let listened =
+            tokio::time::timeout(Duration::from_secs(60), listening).await.expect("the Python server listens in time");
+        if !listened {
+            return Err(seen.join("\n"));
+        }
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        PythonHttpServer { child, url: format!("http://127.0.0.1:{port}/mcp") }
+        Ok(PythonHttpServer { child, url: format!("http://127.0.0.1:{port}/mcp") })
     }
 
     /// Kills it and waits for it.

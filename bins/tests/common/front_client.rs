@@ -16,41 +16,29 @@ use super::{stderr, Home};
 pub(crate) const TOKEN: &str = "front-token-0123456789abcdef";
 pub(crate) const CODER_TOKEN: &str = "coder-token-0123456789abcdef";
 
-/// A free loopback port (taken and released: the daemon binds it next).
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 /// A home whose daemon runs the test server (and, with `everything`,
-/// server-everything) behind an HTTP front; the daemon is started. A port
-/// taken by another test between [`free_port`] and the daemon's bind is
-/// given up for another one (up to three tries).
+/// server-everything) behind an HTTP front on a port of its choosing; the
+/// daemon is started. Returns the home and the front's port.
 pub(crate) fn front_home(label: &str, everything: bool, front_extra: &str) -> (Home, u16) {
     let home = Home::new(label);
-    for _ in 0..3 {
-        let port = free_port();
-        let mut text = format!(
-            "[security]\nauto_approve = true\n\n[servers.test]\ncommand = {:?}\n\
-             args = [\"--tools\", \"echo,sleep,notify,cancellations,crash,progress\"]\nrestart_delay_secs = 0.2\n",
-            bins::test_server().display().to_string()
-        );
-        if everything {
-            let (node, args) = real_servers::EVERYTHING.command(&[]);
-            text += &format!("\n[servers.everything]\ncommand = {node:?}\nargs = {args:?}\n");
-        }
-        text += &format!(
-            "\n[[agents]]\nname = \"coder\"\nallowed_tools = [\"test__echo\"]\n\n[front]\nlisten = \"127.0.0.1:{port}\"\n\
-             tokens = [{{ token = \"{TOKEN}\" }}, {{ token = \"{CODER_TOKEN}\", agent = \"coder\" }}]\n{front_extra}"
-        );
-        std::fs::write(&home.config, text).unwrap();
-        let status = home.warden(&["status", "--json"]);
-        if status.status.code() != Some(0) && stderr(&status).contains("Address already in use") {
-            continue;
-        }
-        assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
-        return (home, port);
+    let mut text = format!(
+        "[security]\nauto_approve = true\n\n[servers.test]\ncommand = {:?}\n\
+         args = [\"--tools\", \"echo,sleep,notify,cancellations,crash,progress\"]\nrestart_delay_secs = 0.2\n",
+        bins::test_server().display().to_string()
+    );
+    if everything {
+        let (node, args) = real_servers::EVERYTHING.command(&[]);
+        text += &format!("\n[servers.everything]\ncommand = {node:?}\nargs = {args:?}\n");
     }
-    panic!("three free ports were each taken before the daemon could bind them");
+    text += &format!(
+        "\n[[agents]]\nname = \"coder\"\nallowed_tools = [\"test__echo\"]\n\n[front]\nlisten = \"127.0.0.1:0\"\n\
+         tokens = [{{ token = \"{TOKEN}\" }}, {{ token = \"{CODER_TOKEN}\", agent = \"coder\" }}]\n{front_extra}"
+    );
+    std::fs::write(&home.config, text).unwrap();
+    let status = home.warden(&["status", "--json"]);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    let port = home.front_port();
+    (home, port)
 }
 
 /// One answer: status, headers (lower-case names), body.
