@@ -111,9 +111,10 @@ pub(crate) fn status_table(servers: &[ServerReport]) -> String {
     out
 }
 
-/// The daemon's own line of `warden status`, from the `daemon` member of a
+/// The daemon's own lines of `warden status` (its line, then where its MCP
+/// front and metrics listen, when they do), from the `daemon` member of a
 /// `status` answer.
-pub(crate) fn daemon_line(daemon: &Value) -> String {
+pub(crate) fn daemon_lines(daemon: &Value) -> String {
     let secs = |key: &str| daemon[key].as_f64().unwrap_or(0.0);
     let idle = match daemon["idle_timeout_secs"].as_f64() {
         None => format!("idle {:.0} s (never exits on idleness: idle_timeout_minutes = 0)", secs("idle_secs")),
@@ -129,13 +130,23 @@ pub(crate) fn daemon_line(daemon: &Value) -> String {
         Some(socket) => format!(" and {socket}"),
         None => String::new(),
     };
-    format!(
+    let mut line = format!(
         "daemon: pid {}, listening on {}{socket}, up {:.0} s, {idle}, config {}\n",
         daemon["pid"],
         daemon["address"].as_str().unwrap_or("?"),
         secs("uptime_secs"),
         daemon["config"].as_str().unwrap_or("?"),
-    )
+    );
+    // Where MCP clients and Prometheus reach it: the port may be one the
+    // system chose (`listen = "127.0.0.1:0"`), said nowhere else.
+    if let Some(url) = daemon["front"]["url"].as_str() {
+        let sessions = daemon["front"]["sessions"].as_u64().unwrap_or(0);
+        line += &format!("  MCP front: {url}, {sessions} session{}\n", if sessions == 1 { "" } else { "s" });
+    }
+    if let Some(url) = daemon["metrics"]["url"].as_str() {
+        line += &format!("  metrics: {url} (and /healthz, /readyz)\n");
+    }
+    line
 }
 
 /// A tool as the wire carries it.

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::front_client::{call, front_home, Http, CODER_TOKEN, TOKEN};
-use common::stderr;
+use common::{stderr, stdout};
 use serde_json::{json, Value};
 use warden_tests::real_servers;
 
@@ -113,6 +113,10 @@ fn the_http_front_refuses_what_it_must_and_says_why() {
 
     let status: Value = serde_json::from_slice(&home.warden(&["status", "--json"]).stdout).unwrap();
     assert_eq!(status["daemon"]["front"]["sessions"], 3, "{status}");
+    // A person sees where the front listens (a port the system chose).
+    let said = stdout(&home.warden(&["status"]));
+    let front = format!("\n  MCP front: http://127.0.0.1:{port}/mcp, 3 sessions\n");
+    assert!(said.lines().next().unwrap().starts_with("daemon: pid ") && said.contains(&front), "{said}");
 }
 
 #[test]

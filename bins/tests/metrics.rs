@@ -28,7 +28,7 @@ fn home(label: &str) -> (Home, u16) {
         ),
     );
     home.start_daemon();
-    let port = home.logged_port("metrics on http://");
+    let port = home.bound_port("metrics");
     (home, port)
 }
 
@@ -56,6 +56,14 @@ fn metrics_count_every_call_exactly_pass_promtool_and_readiness_names_the_broken
     }
     assert_eq!(home.warden(&["call", "test__fail", "{}"]).status.code(), Some(1));
     assert_eq!(home.warden(&["call", "test__nope", "{}"]).status.code(), Some(1));
+
+    // A person sees where metrics are served (a port the system chose).
+    let said = stdout(&home.warden(&["status"]));
+    assert!(
+        said.contains(&format!("\n  metrics: http://127.0.0.1:{port}/metrics (and /healthz, /readyz)\n")),
+        "{said}"
+    );
+    assert!(!said.contains("MCP front"), "no front is configured: {said}");
 
     let (status, head, _) = get(port, "/metrics", "");
     assert_eq!(status, 401, "{head}");

@@ -169,7 +169,7 @@ pub(super) async fn status(common: &Common, verbose: bool) -> anyhow::Result<Exi
         });
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else {
-        print!("{}", render::daemon_line(&status.daemon));
+        print!("{}", render::daemon_lines(&status.daemon));
         print!("{}", render::status_table(&status.servers));
     }
     let any_failed = status.servers.iter().any(|server| server.is_failed() || server.state == "needs_login");

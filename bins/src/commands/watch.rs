@@ -51,7 +51,7 @@ pub(super) async fn watch(common: &Common, verbose: bool) -> anyhow::Result<Exit
                 return Ok(ExitCode::FAILURE);
             }
         };
-        let mut text = render::daemon_line(&status.daemon);
+        let mut text = render::daemon_lines(&status.daemon);
         text += &render::status_table(&status.servers);
         text += &render::approvals(&pending);
         if terminal {

@@ -54,6 +54,8 @@ pub(crate) struct Ops {
     pub(crate) front: Arc<crate::front::Front>,
     /// The HTTP front, when `[front] listen` is set: its address and state.
     pub(crate) http_front: Option<(std::net::SocketAddr, Arc<crate::front::http::HttpFront>)>,
+    /// Where `[metrics] listen` bound, for `status`.
+    pub(crate) metrics: Option<std::net::SocketAddr>,
     /// `[front] resource_tools`.
     pub(crate) resource_tools: bool,
     /// The longest MCP message a front session reads.
@@ -297,6 +299,7 @@ impl Ops {
                     "url": format!("http://{address}/mcp"),
                     "sessions": http.session_count(),
                 })),
+                "metrics": self.metrics.map(|address| json!({"url": format!("http://{address}/metrics")})),
             },
             "settled": settled_now(&self.warden),
             "readiness": crate::observe::readiness(&statuses),

@@ -157,6 +157,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         queue_approves: config.security.approver == "none",
         front,
         http_front: http_front.as_ref().map(|(address, http, _)| (*address, Arc::clone(http))),
+        metrics: metrics_listener.as_ref().and_then(|listener| listener.local_addr().ok()),
         resource_tools: config.front.resource_tools,
         max_message_bytes: config.max_message_bytes,
     });

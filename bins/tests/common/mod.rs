@@ -134,30 +134,22 @@ impl Home {
         std::fs::read_to_string(self.dir.join("daemon.log")).unwrap_or_default()
     }
 
-    /// The port the running daemon's log says it listens on after `said`
-    /// (`"MCP front listening on http://"`, `"metrics on http://"`), the
-    /// last such line, waited for (30 s at most). Tests configure
+    /// The port of `url` in the `daemon` member of `warden status --json`
+    /// (`"front"`, `"metrics"`): where the daemon bound it. Tests configure
     /// `127.0.0.1:0` and ask here: a port taken and released for the
     /// daemon to bind could be taken by another test in between.
-    pub(crate) fn logged_port(&self, said: &str) -> u16 {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let log = self.log();
-            let port = log.rsplit(said).next().filter(|_| log.contains(said)).and_then(|after| {
-                let address = after.split(['/', ' ', '\n']).next()?;
-                address.parse::<std::net::SocketAddr>().ok().map(|address| address.port())
-            });
-            if let Some(port) = port {
-                return port;
-            }
-            assert!(std::time::Instant::now() < deadline, "the daemon's log never said {said:?}:\n{log}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+    pub(crate) fn bound_port(&self, listener: &str) -> u16 {
+        // Exit 1 (a server failed) still prints the status.
+        let output = self.warden(&["status", "--json"]);
+        let status: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{}", stderr(&output)));
+        let url = status["daemon"][listener]["url"].as_str().unwrap_or_else(|| panic!("no {listener} url: {status}"));
+        let address = url.trim_start_matches("http://").split('/').next().unwrap();
+        address.parse::<std::net::SocketAddr>().unwrap().port()
     }
 
-    /// The running daemon's MCP front port (see [`Home::logged_port`]).
+    /// The running daemon's MCP front port (see [`Home::bound_port`]).
     pub(crate) fn front_port(&self) -> u16 {
-        self.logged_port("MCP front listening on http://")
+        self.bound_port("front")
     }
 
     /// Every `warden serve` process serving this home's config.
