@@ -201,8 +201,9 @@ fn a_front_call_is_recorded_with_the_name_of_the_token_it_came_with_never_the_to
          tokens = [{{ token = \"{named}\", name = \"ci\" }}, {{ token = \"{unnamed}\" }}]\n"
     );
     std::fs::write(&home.config, config).unwrap();
-    assert!(home.warden(&["status"]).status.success());
-    let port = home.front_port();
+    let status = home.warden(&["status", "--json"]);
+    assert!(status.status.success(), "{}", common::stderr(&status));
+    let port = common::bound_port(&status, "front");
     for token in [named, unnamed] {
         let answer = front_call(port, token, "test__echo", json!({"message": "hi"}));
         assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");

@@ -80,7 +80,7 @@ fn the_client_is_asked_on_its_calls_stream_over_the_http_front() {
         home("asking-http", &format!("\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n"));
     let status = home.warden(&["status", "--json"]);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
-    let port = home.front_port();
+    let port = common::bound_port(&status, "front");
     let seen = run_client(&home, "http", &format!("http://127.0.0.1:{port}/mcp"), TOKEN);
     assert_relayed(&seen);
     // The TypeScript SDK's client, on the same daemon.
@@ -148,7 +148,7 @@ fn a_server_asking_for_roots_during_a_clients_call_is_told_that_clients_own_and_
     std::fs::write(&home.config, format!("roots = [\"/srv/default\"]\n{text}")).unwrap();
     let status = home.warden(&["status", "--json"]);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
-    let url = format!("http://127.0.0.1:{}/mcp", home.front_port());
+    let url = format!("http://127.0.0.1:{}/mcp", common::bound_port(&status, "front"));
     let client = |roots: &str| {
         let (program, mut args) = python_server_command(&python_script("roots_client.py"));
         args.extend([url.clone(), TOKEN.to_string(), roots.to_string()]);

@@ -37,7 +37,7 @@ fn home(label: &str) -> (Home, u16) {
     std::fs::write(&home.config, text).unwrap();
     let status = home.warden(&["status", "--json"]);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
-    let port = home.front_port();
+    let port = common::bound_port(&status, "front");
     (home, port)
 }
 

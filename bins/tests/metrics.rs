@@ -162,17 +162,15 @@ fn a_prometheus_server_scrapes_the_daemon_and_its_query_shows_the_calls() {
     // start_daemon's call and the four above.
     let query = "/api/v1/query?query=warden_tool_calls_total%7Btool%3D%22test__echo%22%2Coutcome%3D%22ok%22%7D";
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut last = String::new();
     loop {
         let (status, _, body) = get(web, query, "");
-        last = body.clone();
         if status == 200 {
             let answer: Value = serde_json::from_str(&body).unwrap_or_default();
             if answer["data"]["result"][0]["value"][1] == "5" {
                 break;
             }
         }
-        assert!(Instant::now() < deadline, "Prometheus never saw 5 calls; its last answer: {last}");
+        assert!(Instant::now() < deadline, "Prometheus never saw 5 calls; its last answer: {body}");
         std::thread::sleep(Duration::from_millis(500));
     }
     let _ = home.warden(&["stop"]);

@@ -70,6 +70,8 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     // starts so a taken port fails the start with a clear error.
     let front_listener = bind(config.front.listen_addr(), config_path, " for the MCP front ([front] listen)").await?;
     let metrics_listener = bind(config.metrics.listen_addr(), config_path, " for metrics ([metrics] listen)").await?;
+    // Where it bound (the system's choice for port 0): logged, and in `status`.
+    let metrics_address = metrics_listener.as_ref().map(TcpListener::local_addr).transpose()?;
     // Calls that need a person wait here for `warden approve`, unless the
     // config names its own approver.
     let approvals = ApprovalQueue::new();
@@ -157,7 +159,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         queue_approves: config.security.approver == "none",
         front,
         http_front: http_front.as_ref().map(|(address, http, _)| (*address, Arc::clone(http))),
-        metrics: metrics_listener.as_ref().and_then(|listener| listener.local_addr().ok()),
+        metrics: metrics_address,
         resource_tools: config.front.resource_tools,
         max_message_bytes: config.max_message_bytes,
     });
@@ -168,8 +170,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
             shutdown.triggered().await;
         }))
     });
-    if let Some(listener) = metrics_listener {
-        let local = listener.local_addr()?;
+    if let (Some(listener), Some(local)) = (metrics_listener, metrics_address) {
         let observe = crate::observe::Observe::new(ops.warden.clone(), &config.metrics, local.ip().is_loopback());
         let shutdown = ops.shutdown.clone();
         tracing::info!("metrics on http://{local}/metrics (and /healthz, /readyz)");

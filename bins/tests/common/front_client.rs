@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use warden_tests::{bins, real_servers};
 
-use super::{stderr, Home};
+use super::{bound_port, stderr, Home};
 
 pub(crate) const TOKEN: &str = "front-token-0123456789abcdef";
 pub(crate) const CODER_TOKEN: &str = "coder-token-0123456789abcdef";
@@ -37,7 +37,7 @@ pub(crate) fn front_home(label: &str, everything: bool, front_extra: &str) -> (H
     std::fs::write(&home.config, text).unwrap();
     let status = home.warden(&["status", "--json"]);
     assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
-    let port = home.front_port();
+    let port = bound_port(&status, "front");
     (home, port)
 }
 

@@ -134,20 +134,13 @@ impl Home {
         std::fs::read_to_string(self.dir.join("daemon.log")).unwrap_or_default()
     }
 
-    /// The port of `url` in the `daemon` member of `warden status --json`
-    /// (`"front"`, `"metrics"`): where the daemon bound it. Tests configure
-    /// `127.0.0.1:0` and ask here: a port taken and released for the
-    /// daemon to bind could be taken by another test in between.
+    /// The port the running daemon bound for `listener` (see [`bound_port`]).
     pub(crate) fn bound_port(&self, listener: &str) -> u16 {
         // Exit 1 (a server failed) still prints the status.
-        let output = self.warden(&["status", "--json"]);
-        let status: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{}", stderr(&output)));
-        let url = status["daemon"][listener]["url"].as_str().unwrap_or_else(|| panic!("no {listener} url: {status}"));
-        let address = url.trim_start_matches("http://").split('/').next().unwrap();
-        address.parse::<std::net::SocketAddr>().unwrap().port()
+        bound_port(&self.warden(&["status", "--json"]), listener)
     }
 
-    /// The running daemon's MCP front port (see [`Home::bound_port`]).
+    /// The running daemon's MCP front port (see [`bound_port`]).
     pub(crate) fn front_port(&self) -> u16 {
         self.bound_port("front")
     }
@@ -217,6 +210,17 @@ impl Connection {
         self.send(&request.to_string());
         self.answer().expect("an answer")
     }
+}
+
+/// The port of `url` in the `daemon` member of what `warden status --json`
+/// printed (`listener`: `"front"`, `"metrics"`): where the daemon bound it.
+/// Tests configure `127.0.0.1:0` and ask here: a port taken and released
+/// for the daemon to bind could be taken by another test in between.
+pub(crate) fn bound_port(status: &Output, listener: &str) -> u16 {
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap_or_else(|_| panic!("{}", stderr(status)));
+    let url = status["daemon"][listener]["url"].as_str().unwrap_or_else(|| panic!("no {listener} url: {status}"));
+    let address = url.trim_start_matches("http://").split('/').next().unwrap();
+    address.parse::<std::net::SocketAddr>().unwrap().port()
 }
 
 pub(crate) fn stdout(output: &Output) -> String {
