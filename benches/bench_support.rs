@@ -11,7 +11,8 @@
 //!   numbers, [`median_time`] of a synchronous function;
 //! - **printing**: the [`ComparisonTable`] of two columns, their ratio and
 //!   an optional goal with its [`verdict`];
-//! - **setup**: the tokio [`runtime`], and [`start_warden`] on a TOML config.
+//! - **setup**: the tokio [`runtime`], [`start_warden`] on a TOML config,
+//!   and a started daemon's lockfile and front port ([`daemon`]).
 //!
 //! Each bench is its own crate that compiles this file as a module and uses
 //! part of it, hence `dead_code` is allowed here.
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 use warden_actors::{ServerState, Warden, WardenConfig};
 
+pub(crate) mod daemon;
 mod usage;
 pub(crate) use usage::Usage;
 

@@ -46,10 +46,11 @@ mod floor_process;
 mod front_floor;
 mod mcp_http;
 use bench_support::{
-    both, build_warden, embedded_echo, run_rounds, runtime, sequential, start_warden, toml_string, Caller,
+    both, build_warden, daemon, embedded_echo, run_rounds, runtime, sequential, start_warden, toml_string, Caller,
     ComparisonTable, Knobs, Totals,
 };
 use mcp_http::McpHttp;
+use warden_tests::listening::listening_port;
 
 /// The test server, built by Cargo alongside this bench.
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_warden-test-server");
@@ -81,29 +82,33 @@ fn main() {
 
 async fn run(knobs: Knobs, warden_bin: &Path) {
     let scratch = warden_tests::scratch_dir("front-bench");
-    let port = free_port();
     let config = scratch.join("warden.toml");
+    // The front on a port the kernel picks (a released one can be taken
+    // before the daemon binds it); the daemon's `status` names it.
     std::fs::write(
         &config,
         format!(
             "[daemon]\nidle_timeout_minutes = 60\n[security]\nauto_approve = true\n[servers.bench]\ncommand = {}\n\
-             [front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n",
+             [front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n",
             toml_string(TEST_SERVER)
         ),
     )
     .unwrap();
     let embedded = WardenConfig::load(&config).expect("the bench config is valid");
     let embedded = Arc::new(Client::Embedded(start_warden(&embedded, &["bench__echo"]).await));
-    let daemon = Child::start(
+    let state_dir = scratch.join("home");
+    let daemon = Child::spawn(
         "warden serve",
         tokio::process::Command::new(warden_bin)
             .arg("serve")
             .arg("--config")
             .arg(&config)
-            .env("WARDEN_HOME", scratch.join("home")),
-        port,
-    )
-    .await;
+            .env("WARDEN_HOME", &state_dir),
+    );
+    let port =
+        tokio::task::spawn_blocking(move || daemon::front_port(&daemon::lockfile(&state_dir, Duration::from_secs(60))))
+            .await
+            .expect("the daemon's front port");
     let front = Arc::new(Client::http("front", port, Some(TOKEN), "bench__echo").await);
     let mut totals = [Totals::default(), Totals::default()];
     for client in [&embedded, &front] {
@@ -181,8 +186,7 @@ async fn gateways() -> Result<Vec<(&'static str, Child, Arc<Client>)>, String> {
         ]))?;
     }
     let mut started = Vec::new();
-    let port = free_port();
-    let child = Child::start(
+    let (child, port) = Child::start(
         "supergateway",
         tokio::process::Command::new("node").arg(&script).args([
             "--stdio",
@@ -191,19 +195,16 @@ async fn gateways() -> Result<Vec<(&'static str, Child, Arc<Client>)>, String> {
             "streamableHttp",
             "--stateful",
             "--port",
-            &port.to_string(),
+            "0",
             "--logLevel",
             "none",
         ]),
-        port,
     )
     .await;
     started.push(("supergateway", child, Arc::new(Client::http("supergateway", port, None, "echo").await)));
-    let port = free_port();
-    let child = Child::start(
+    let (child, port) = Child::start(
         "mcp-proxy",
-        tokio::process::Command::new(&proxy).args(["--host", "127.0.0.1", "--port", &port.to_string(), TEST_SERVER]),
-        port,
+        tokio::process::Command::new(&proxy).args(["--host", "127.0.0.1", "--port", "0", TEST_SERVER]),
     )
     .await;
     started.push(("mcp-proxy", child, Arc::new(Client::http("mcp-proxy", port, None, "echo").await)));
@@ -333,8 +334,22 @@ struct Child {
 }
 
 impl Child {
-    /// Starts `command` and waits (up to 60 s) until `port` accepts connections.
-    async fn start(name: &str, command: &mut tokio::process::Command, port: u16) -> Child {
+    /// Starts `command`, which listens on a port the kernel picks (port
+    /// 0), and waits (up to 60 s) until it listens: its port, read from
+    /// `/proc` (a port taken free and released could be taken by anything
+    /// before the gateway binds it).
+    async fn start(name: &str, command: &mut tokio::process::Command) -> (Child, u16) {
+        let child = Child::spawn(name, command);
+        let pid = child.child.id().expect("the child runs");
+        let name = name.to_string();
+        let port = tokio::task::spawn_blocking(move || listening_port(pid, &name, Duration::from_secs(60)))
+            .await
+            .expect("the child's port");
+        (child, port)
+    }
+
+    /// Starts `command`, its output discarded.
+    fn spawn(name: &str, command: &mut tokio::process::Command) -> Child {
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -342,21 +357,11 @@ impl Child {
             .kill_on_drop(true)
             .spawn()
             .unwrap_or_else(|error| panic!("{name} does not start: {error}"));
-        for _ in 0..600 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                return Child { child };
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("{name} did not listen on port {port} within 60 s");
+        Child { child }
     }
 
     async fn stop(mut self) {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

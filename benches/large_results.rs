@@ -38,7 +38,7 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_support::{build_warden, proc_status, runtime, toml_string};
+use bench_support::{build_warden, daemon, proc_status, runtime, toml_string};
 use serde_json::{json, Value};
 use warden_actors::{CallOptions, Warden, WardenConfig};
 
@@ -59,14 +59,16 @@ const SMALL: usize = 64 << 10;
 /// copies already freed, and swung between runs.
 const HELD: &[(&str, &str)] = &[("MALLOC_MMAP_THRESHOLD_", "131072"), ("MIMALLOC_PURGE_DELAY", "0")];
 
-fn config_text(front_port: Option<u16>) -> String {
+/// The daemon's config (`front`: with an MCP front on a port the kernel
+/// picks), or the embedded host's.
+fn config_text(front: bool) -> String {
     let mut text = format!(
         "output_limit_bytes = 33554432\nmax_message_bytes = 33554432\n[daemon]\nidle_timeout_minutes = 60\n\
          [security]\nauto_approve = true\n[servers.big]\ncommand = {}\nargs = [\"--tools\", \"huge\"]\n",
         toml_string(TEST_SERVER)
     );
-    if let Some(port) = front_port {
-        text += &format!("[front]\nlisten = \"127.0.0.1:{port}\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n");
+    if front {
+        text += &format!("[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n");
     }
     text
 }
@@ -133,7 +135,7 @@ fn large_argument(bytes: usize, kind: &str) -> Measured {
 /// Embedded calls with `arguments`, whose answers are `answer` bytes long.
 fn embedded_calls(front_port: Option<u16>, arguments: Value, answer: usize) -> Measured {
     runtime(None).block_on(async {
-        let text = front_port.map_or_else(|| config_text(None), http_config_text);
+        let text = front_port.map_or_else(|| config_text(false), http_config_text);
         let config = WardenConfig::from_toml(&text, "large").unwrap();
         let tool = if front_port.is_some() { "front__big__huge" } else { "big__huge" };
         let warden = Warden::start(&config).await.unwrap();
@@ -172,10 +174,9 @@ struct Daemon {
 
 impl Daemon {
     fn start(warden: &std::path::Path, held: bool) -> Daemon {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let home = warden_tests::scratch_dir("large-results");
         let config = home.join("warden.toml");
-        std::fs::write(&config, config_text(Some(port))).unwrap();
+        std::fs::write(&config, config_text(true)).unwrap();
         let child = Command::new(warden)
             .args(["serve", "--config"])
             .arg(&config)
@@ -185,15 +186,8 @@ impl Daemon {
             .stdin(Stdio::null())
             .spawn()
             .unwrap();
-        let started = Instant::now();
-        let lockfile = loop {
-            let path = home.join("state").join("daemon.json");
-            if let Some(found) = std::fs::read_to_string(path).ok().and_then(|text| serde_json::from_str(&text).ok()) {
-                break found;
-            }
-            assert!(started.elapsed() < Duration::from_secs(20), "no daemon");
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let lockfile = daemon::lockfile(&home.join("state"), Duration::from_secs(20));
+        let port = daemon::front_port(&lockfile);
         std::thread::sleep(Duration::from_millis(500));
         Daemon { child, lockfile, port }
     }
