@@ -305,7 +305,7 @@ impl HttpFront {
                 meta.entry("traceparent").or_insert(Value::String(traceparent));
             }
         }
-        if message.pointer("/params/_meta").and_then(|meta| meta.get(warden_protocol::PROTOCOL_VERSION_KEY)).is_some() {
+        if stateless::meta(&message).is_some_and(|meta| meta.get(warden_protocol::PROTOCOL_VERSION_KEY).is_some()) {
             // MCP 2026-07-28: no session; a session id it carries is ignored.
             return self.stateless(&caller, message, &mirrored, wants_stream).await;
         }
@@ -326,7 +326,7 @@ impl HttpFront {
         // client asked for, or a question a call's server may ask a client
         // that can answer, or its roots asked of it (sent on this request's
         // stream, as it belongs to it).
-        let progress = message.pointer("/params/_meta/progressToken").is_some()
+        let progress = stateless::meta(&message).is_some_and(|meta| meta.get("progressToken").is_some())
             || (message.get("method").and_then(Value::as_str) == Some("tools/call") && http.session.may_be_asked());
         let (outbox, answers) = mpsc::channel(64);
         let outbox_of_stream = outbox.clone();

@@ -81,6 +81,10 @@ pub(super) struct Inner {
     /// Who the client is to the front (a connection, or a token at a path),
     /// so that only it may resume its parked calls.
     pub(super) owner: String,
+    /// The view it serves, for logs, and its calls' `via`: written once
+    /// here, not on every request.
+    who: String,
+    via: String,
 }
 
 /// What a session keeps of its own.
@@ -144,7 +148,9 @@ impl Session {
     /// A session of `owner` (the HTTP face: a token at a path, the same for
     /// each of a 2026-07-28 client's requests).
     pub(crate) fn owned(front: Arc<Front>, view: View, owner: String) -> Session {
-        Session { inner: Arc::new(Inner { front, view, state: Mutex::new(State::default()), owner }) }
+        let who = view.who();
+        let via = format!("front: {owner}, {who}");
+        Session { inner: Arc::new(Inner { front, view, state: Mutex::new(State::default()), owner, who, via }) }
     }
 
     /// The elicitation modes its client declared.
@@ -160,14 +166,14 @@ impl Session {
     }
 
     /// The view this session serves, for logs.
-    pub(crate) fn who(&self) -> String {
-        self.inner.view.who()
+    pub(crate) fn who(&self) -> &str {
+        &self.inner.who
     }
 
     /// Who its client is (a token at an endpoint, a connection) and what
     /// it sees: a call's `via` in the audit record.
     pub(crate) fn via(&self) -> String {
-        format!("front: {}, {}", self.inner.owner, self.inner.view.who())
+        self.inner.via.clone()
     }
 
     /// Whether a request of its own is running now.
@@ -251,7 +257,7 @@ impl Session {
     ) -> Pending {
         let key = id.to_string();
         let session = self.clone();
-        let span = super::request_span::request_span(&method, params.as_ref(), &self.who());
+        let span = super::request_span::request_span(&method, params.as_ref(), self.who());
         let answering = async move {
             match modern {
                 Some(modern) => session.answer_modern(&id, &method, params, &reply, &modern).await,
@@ -360,7 +366,7 @@ impl Session {
         // on its way to being polled.
         match method {
             "tools/list" => self.list_tools(&params).await,
-            "tools/call" => Box::pin(self.call_tool(&params, reply, asks_client, log_level)).await,
+            "tools/call" => Box::pin(self.call_tool(params, reply, asks_client, log_level)).await,
             "resources/list"
             | "resources/templates/list"
             | "resources/read"
@@ -411,7 +417,7 @@ impl AskClient for Session {
     }
 
     fn who(&self) -> String {
-        Session::who(self)
+        Session::who(self).to_string()
     }
 
     fn elicitation(&self) -> ElicitModes {

@@ -59,11 +59,12 @@ impl HttpFront {
         let request_id = message.get("id").cloned().unwrap_or(Value::Null);
         // A stream when something may come before the answer: progress, a
         // call's own log messages, a subscription's notifications.
-        let level = message.pointer("/params/_meta").and_then(|meta| meta.get(warden_protocol::LOG_LEVEL_KEY));
+        let level = meta(&message).and_then(|meta| meta.get(warden_protocol::LOG_LEVEL_KEY));
         let logs =
             method == "tools/call" && level.and_then(Value::as_str).and_then(super::super::LogLevel::parse).is_some();
-        let streams =
-            message.pointer("/params/_meta/progressToken").is_some() || logs || method == "subscriptions/listen";
+        let streams = meta(&message).is_some_and(|meta| meta.get("progressToken").is_some())
+            || logs
+            || method == "subscriptions/listen";
         let (outbox, answers) = mpsc::channel(64);
         let outbox_of_stream = outbox.clone();
         match session.receive(message, outbox) {
@@ -98,7 +99,7 @@ impl HttpFront {
 
 /// The HTTP status of an answer by its error, as 2026-07-28 says.
 fn with_status(mut response: Answer, answer: &Value) -> Answer {
-    let status = match answer.pointer("/error/code").and_then(Value::as_i64) {
+    let status = match answer.get("error").and_then(|error| error.get("code")).and_then(Value::as_i64) {
         Some(code::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
         Some(
             code::INVALID_PARAMS
@@ -114,10 +115,8 @@ fn with_status(mut response: Answer, answer: &Value) -> Answer {
 
 /// Whether the headers mirror the body; `Err` says which does not.
 fn mismatch(message: &Value, mirrored: &Mirrored) -> Result<(), String> {
-    let meta_version = message
-        .pointer("/params/_meta")
-        .and_then(|meta| meta.get(warden_protocol::PROTOCOL_VERSION_KEY))
-        .and_then(Value::as_str);
+    let meta_version =
+        meta(message).and_then(|meta| meta.get(warden_protocol::PROTOCOL_VERSION_KEY)).and_then(Value::as_str);
     if mirrored.version.as_deref() != meta_version {
         return Err(format!(
             "the MCP-Protocol-Version header ({}) differs from the request's `_meta` version ({})",
@@ -133,8 +132,8 @@ fn mismatch(message: &Value, mirrored: &Mirrored) -> Result<(), String> {
         }
     }
     let named = match method {
-        Some("tools/call" | "prompts/get") => message.pointer("/params/name"),
-        Some("resources/read") => message.pointer("/params/uri"),
+        Some("tools/call" | "prompts/get") => message.get("params").and_then(|params| params.get("name")),
+        Some("resources/read") => message.get("params").and_then(|params| params.get("uri")),
         _ => None,
     };
     if let Some(named) = named.and_then(Value::as_str) {
@@ -145,4 +144,10 @@ fn mismatch(message: &Value, mirrored: &Mirrored) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A message's `params._meta`, looked up on every request (where
+/// `Value::pointer` would allocate a string for each step of its path).
+pub(super) fn meta(message: &Value) -> Option<&Value> {
+    message.get("params")?.get("_meta")
 }

@@ -19,22 +19,28 @@ use super::{code, Outbox, Session, STARTING_WAIT};
 impl Session {
     /// `log_level`: the call asks for its own log messages at that level
     /// (2026-07-28's `io.modelcontextprotocol/logLevel`).
+    /// `params` are taken whole: the arguments and `_meta` move into the
+    /// call, not copied.
     pub(super) async fn call_tool(
         &self,
-        params: &Value,
+        params: Value,
         reply: &Outbox,
         asks_client: bool,
         log_level: Option<LogLevel>,
     ) -> Result<Value, (i64, String)> {
-        let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Err((code::INVALID_PARAMS, "tools/call needs `name`, the tool's name as a string".into()));
-        };
+        let no_name = || (code::INVALID_PARAMS, "tools/call needs `name`, the tool's name as a string".to_string());
+        let Value::Object(mut params) = params else { return Err(no_name()) };
+        let Some(Value::String(name)) = params.remove("name") else { return Err(no_name()) };
+        let name = name.as_str();
         let view = &self.inner.view;
         let Some(namespaced) = view.tool_name(name) else {
             return Err((code::INVALID_PARAMS, format!("unknown tool '{name}': tools/list shows the tools")));
         };
-        let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
-        let mut meta: Map<String, Value> = params.get("_meta").and_then(Value::as_object).cloned().unwrap_or_default();
+        let arguments = params.remove("arguments").unwrap_or(Value::Null);
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
         let mut options = CallOptions::default().via(self.via());
         let relay = meta.remove("progressToken").map(|token| {
             let (sink, updates) = mpsc::channel(64);
