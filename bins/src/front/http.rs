@@ -55,7 +55,7 @@ use tokio::sync::mpsc;
 use warden_config::FrontConfig;
 use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
-use super::session::{code, Received, Session};
+use super::session::{code, Outbox, Received, Session};
 use super::view::View;
 use super::{AbortOnDrop, Front};
 
@@ -87,6 +87,8 @@ pub(crate) struct HttpFront {
     keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
     /// `/metrics`, `/healthz` and `/readyz`, answered before the MCP checks.
     observe: crate::observe::Observe,
+    /// The outbox of a request answered without a stream: closed.
+    closed_outbox: Outbox,
 }
 
 /// Who is asking, and through which endpoint.
@@ -132,7 +134,8 @@ impl HttpFront {
         let mut hosts =
             vec![addr.to_string(), format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
         hosts.extend(config.allowed_hosts.iter().cloned());
-        Arc::new(HttpFront { front, config, hosts, max_body, sessions, keep_alive, observe })
+        let (closed_outbox, _) = mpsc::channel(1);
+        Arc::new(HttpFront { front, config, hosts, max_body, sessions, keep_alive, observe, closed_outbox })
     }
 
     /// Serves `listener` until `stop` resolves, then ends every session.
@@ -321,19 +324,20 @@ impl HttpFront {
             );
         };
         let Some(http) = self.sessions.get(&id, &owner) else { return unknown_session() };
-        let request_id = message.get("id").cloned();
         // A stream when something may come before the answer: progress the
         // client asked for, or a question a call's server may ask a client
         // that can answer, or its roots asked of it (sent on this request's
         // stream, as it belongs to it).
         let progress = stateless::meta(&message).is_some_and(|meta| meta.get("progressToken").is_some())
             || (message.get("method").and_then(Value::as_str) == Some("tools/call") && http.session.may_be_asked());
-        let (outbox, answers) = mpsc::channel(64);
-        let outbox_of_stream = outbox.clone();
-        match http.session.receive(message, outbox) {
-            Received::Accepted => respond(StatusCode::ACCEPTED, sse::empty()),
-            Received::Answered(answer) => json_answer(&answer),
-            Received::Request(pending) if wants_stream && progress => {
+        // Without a stream, what the request reports has nowhere to go: it
+        // gets the outbox closed from the start, not a channel made for it.
+        let stream = (wants_stream && progress).then(|| (mpsc::channel(64), message.get("id").cloned()));
+        let outbox = stream.as_ref().map_or_else(|| self.closed_outbox.clone(), |((outbox, _), _)| outbox.clone());
+        match (http.session.receive(message, outbox), stream) {
+            (Received::Accepted, _) => respond(StatusCode::ACCEPTED, sse::empty()),
+            (Received::Answered(answer), _) => json_answer(&answer),
+            (Received::Request(pending), Some(((outbox_of_stream, answers), request_id))) => {
                 // Progress, then the answer, on this POST's stream. Dropping
                 // the body (the client left) cancels the request.
                 let id = request_id.unwrap_or(Value::Null);
@@ -348,9 +352,8 @@ impl HttpFront {
                 answer
             }
             // Run in this POST's own task: dropped with it if the client leaves.
-            Received::Request(pending) => {
+            (Received::Request(pending), None) => {
                 // A JSON answer carries no progress: what is reported is dropped.
-                drop(answers);
                 match pending.await {
                     Some(answer) => json_answer(&answer),
                     // Cancelled by the client's notifications/cancelled: no answer, as the spec says.
