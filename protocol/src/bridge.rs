@@ -32,8 +32,10 @@ use serde_json::{Map, Value};
 
 use crate::jsonrpc::json_kind;
 
+mod call_tool;
 mod errors;
 mod response;
+pub use call_tool::CallToolOp;
 pub use errors::{BridgeError, BridgeErrorCode};
 pub use response::{Response, ResponseLine};
 
@@ -97,8 +99,17 @@ impl RequestLine {
             let message = format!("unknown op '{op}'; the operations are: {}", Request::OPS.join(", "));
             return Err(BridgeError::new(BridgeErrorCode::UNKNOWN_OP, message));
         }
-        let request: Request = serde_json::from_value(Value::Object(self.body))
-            .map_err(|error| BridgeError::new(BridgeErrorCode::INVALID_REQUEST, format!("op '{op}': {error}")))?;
+        let invalid = |error: serde_json::Error| {
+            BridgeError::new(BridgeErrorCode::INVALID_REQUEST, format!("op '{op}': {error}"))
+        };
+        let request = if op == "call_tool" {
+            // Straight into its fields (`bridge/call_tool.rs`).
+            let mut body = self.body;
+            body.remove("op");
+            Request::CallTool(serde_json::from_value(Value::Object(body)).map_err(invalid)?)
+        } else {
+            serde_json::from_value(Value::Object(self.body)).map_err(invalid)?
+        };
         request.check()?;
         Ok(request)
     }
@@ -153,33 +164,7 @@ pub enum Request {
         name: String,
     },
     /// Runs a tool, named either by `server` + `tool` or by `name`.
-    CallTool {
-        /// The server (with `tool`).
-        #[serde(default)]
-        server: Option<String>,
-        /// The server's name for the tool (with `server`).
-        #[serde(default)]
-        tool: Option<String>,
-        /// The namespaced name, instead of `server` + `tool`.
-        #[serde(default)]
-        name: Option<String>,
-        /// The arguments: a JSON object (absent or null for none).
-        #[serde(default)]
-        args: Option<Value>,
-        /// `raw` (default): the MCP result. `text`: the text a model should
-        /// read, as `{"text", "is_error"}`.
-        #[serde(default)]
-        format: ResultFormat,
-        /// The agent the call is made for: its `allowed_tools` apply.
-        /// Absent: the host's own call.
-        #[serde(default)]
-        agent: Option<String>,
-        /// Send notice lines (`{"id", "notice"}`) before the answer when
-        /// something about this call waits for a person (a server's
-        /// question), so the caller can say so at once.
-        #[serde(default)]
-        notices: bool,
-    },
+    CallTool(CallToolOp),
     /// The approvals waiting for a person.
     Approvals {},
     /// Approves one waiting call.
@@ -329,7 +314,7 @@ impl Request {
                 (_, _) => invalid("op 'answer': `content` goes only with `\"action\": \"accept\"`".into()),
             };
         }
-        let Request::CallTool { server, tool, name, args, .. } = self else { return Ok(()) };
+        let Request::CallTool(CallToolOp { server, tool, name, args, .. }) = self else { return Ok(()) };
         match (server, tool, name) {
             (Some(_), Some(_), None) | (None, None, Some(_)) => {}
             _ => {

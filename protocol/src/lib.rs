@@ -52,9 +52,9 @@ mod sse;
 mod transport;
 
 pub use bridge::{
-    AnswerAction, BridgeError, BridgeErrorCode, GrantSpec, Request as BridgeRequest, RequestLine as BridgeRequestLine,
-    Response as BridgeResponse, ResponseLine as BridgeResponseLine, ResultFormat, ServerReport, ToolListing,
-    MAX_REQUEST_BYTES,
+    AnswerAction, BridgeError, BridgeErrorCode, CallToolOp as BridgeCallTool, GrantSpec, Request as BridgeRequest,
+    RequestLine as BridgeRequestLine, Response as BridgeResponse, ResponseLine as BridgeResponseLine, ResultFormat,
+    ServerReport, ToolListing, MAX_REQUEST_BYTES,
 };
 pub use elicitation::{
     url_host, AnswerError as ElicitAnswerError, Choice, ElicitModes, ElicitReply, ElicitRequest, Field, FieldKind,

@@ -18,8 +18,8 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 use warden_actors::{ApprovalQueue, CallError, CallOptions, ToolEntry, Warden};
 use warden_protocol::{
-    json_len_hint, BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, CallToolResult, ResultFormat,
-    ToolListing,
+    json_len_hint, BridgeCallTool, BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, CallToolResult,
+    ResultFormat, ToolListing,
 };
 
 use super::idle::Activity;
@@ -99,7 +99,7 @@ impl Ops {
         let then_shutdown = matches!(request, Request::Shutdown {});
         let result = match request {
             // The hot path: the result goes straight to JSON text.
-            Request::CallTool { server, tool, name, args, format, agent, notices: wanted } => {
+            Request::CallTool(BridgeCallTool { server, tool, name, args, format, agent, notices: wanted }) => {
                 let mut options = CallOptions::default().via("bridge");
                 if wanted {
                     // Its questions and approvals still wait in the queue,

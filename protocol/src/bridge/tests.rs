@@ -14,7 +14,7 @@ fn the_seed_ops_keep_their_shapes() {
     );
     assert_eq!(
         request(r#"{"op":"call_tool","server":"serena","tool":"find_symbol","args":{"q":"x"}}"#).unwrap(),
-        Request::CallTool {
+        Request::CallTool(CallToolOp {
             server: Some("serena".into()),
             tool: Some("find_symbol".into()),
             name: None,
@@ -22,7 +22,7 @@ fn the_seed_ops_keep_their_shapes() {
             format: ResultFormat::Raw,
             agent: None,
             notices: false,
-        }
+        })
     );
     assert_eq!(
         request(r#"{"op":"get_schema","server":"serena","tool":"find_symbol"}"#).unwrap(),
@@ -93,7 +93,7 @@ fn malformed_requests_get_codes_that_say_what_is_wrong() {
 fn calls_by_namespaced_name_and_text_results() {
     assert_eq!(
         request(r#"{"op":"call_tool","name":"git__status","format":"text","agent":"coder"}"#).unwrap(),
-        Request::CallTool {
+        Request::CallTool(CallToolOp {
             server: None,
             tool: None,
             name: Some("git__status".into()),
@@ -101,7 +101,7 @@ fn calls_by_namespaced_name_and_text_results() {
             format: ResultFormat::Text,
             agent: Some("coder".into()),
             notices: false,
-        }
+        })
     );
     assert_eq!(
         request(r#"{"op":"deny","approval":"a1","reason":"no"}"#).unwrap(),
@@ -204,6 +204,36 @@ fn a_value_line_is_the_text_serde_writes_in_a_buffer_sized_for_it() {
             // capacity at once.
             let reserved = result.map_or(0, crate::json_len_hint) + 256;
             assert_eq!(written.capacity(), reserved, "grown past the hint for {} bytes", written.len());
+        }
+    }
+}
+
+/// `call_tool` is read straight into its fields; every line, good or bad,
+/// must come out as the whole enum's decoding makes it (or its error, word
+/// for word), and go back on the wire as it came.
+#[test]
+fn call_tool_read_directly_is_what_the_enum_reads() {
+    let lines = [
+        r#"{"op":"call_tool","server":"s","tool":"t","args":{"q":[1,{"x":null}]},"format":"text","notices":true}"#,
+        r#"{"op":"call_tool","name":"a__b","agent":"coder","args":null}"#,
+        r#"{"op":"call_tool","name":"a__b","arg":{}}"#,
+        r#"{"op":"call_tool","name":7}"#,
+        r#"{"op":"call_tool","name":"a__b","notices":"yes"}"#,
+        r#"{"op":"call_tool","name":"a__b","format":"html"}"#,
+    ];
+    for line in lines {
+        let mut body: Map<String, Value> = serde_json::from_str(line).unwrap();
+        let by_enum = serde_json::from_value::<Request>(Value::Object(body.clone()))
+            .map_err(|error| format!("op 'call_tool': {error}"));
+        let direct = request(line).map_err(|error| error.message);
+        assert_eq!(direct, by_enum, "{line}");
+        if let Ok(request) = direct {
+            body.retain(|_, value| !value.is_null());
+            let mut sent = serde_json::to_value(&request).unwrap();
+            sent.as_object_mut().unwrap().retain(|_, value| !value.is_null());
+            for (key, value) in &body {
+                assert_eq!(sent.get(key), Some(value), "{line}: `{key}` on the wire");
+            }
         }
     }
 }
