@@ -66,8 +66,8 @@ mod bench_support;
 mod bridge_breakdown;
 mod floor_process;
 use bench_support::{
-    both, build_warden, daemon_workers, embedded_echo, env_usize, percentile_of, run_rounds, runtime, sequential,
-    start_warden, toml_string, verdict, Caller, ComparisonTable, Knobs, Spread, Totals,
+    both, build_warden, daemon, daemon_workers, embedded_echo, env_usize, percentile_of, run_rounds, runtime,
+    sequential, start_warden, toml_string, verdict, Caller, ComparisonTable, Knobs, Spread, Totals,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -311,17 +311,10 @@ impl Daemon {
             .kill_on_drop(true)
             .spawn()
             .expect("warden serve starts");
-        let path = home.join("daemon.json");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let lockfile = loop {
-            if let Some(lockfile) =
-                std::fs::read_to_string(&path).ok().and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            {
-                break lockfile;
-            }
-            assert!(Instant::now() < deadline, "the daemon wrote no lockfile in 20 s");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
+        let home = home.to_path_buf();
+        let lockfile = tokio::task::spawn_blocking(move || daemon::lockfile(&home, Duration::from_secs(20)))
+            .await
+            .expect("the daemon's lockfile");
         Daemon { child, lockfile }
     }
 

@@ -37,6 +37,5 @@ pub(crate) fn front_port(lockfile: &Value) -> u16 {
     BufReader::new(stream).read_line(&mut line).expect("the daemon answers status");
     let status: Value = serde_json::from_str(&line).expect("status is JSON");
     let url = status["result"]["daemon"]["front"]["url"].as_str();
-    let port = url.and_then(|url| url.strip_prefix("http://")?.split('/').next()?.rsplit(':').next()?.parse().ok());
-    port.unwrap_or_else(|| panic!("status names no MCP front: {status}"))
+    url.and_then(warden_tests::listening::url_port).unwrap_or_else(|| panic!("status names no MCP front: {status}"))
 }

@@ -9,7 +9,8 @@
 //! test would talk to the other test's server. Port 0 cannot collide; this
 //! finds out what the kernel gave: the child's socket inodes
 //! (`/proc/PID/fd`) matched against the listening sockets of its network
-//! namespace (`/proc/PID/net/tcp`, `tcp6`).
+//! namespace (`/proc/PID/net/tcp`, `tcp6`). A daemon names the ports it
+//! got in `status` as URLs: [`url_port`] reads them.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -57,4 +58,11 @@ pub fn listening_port(pid: u32, what: &str, limit: Duration) -> u16 {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The port of an `http://host:port/...` URL (as `warden status` names
+/// the front and metrics), or `None` if it names none.
+pub fn url_port(url: &str) -> Option<u16> {
+    let address = url.strip_prefix("http://")?.split('/').next()?;
+    address.parse::<std::net::SocketAddr>().ok().map(|address| address.port())
 }

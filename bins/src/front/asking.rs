@@ -36,7 +36,7 @@ pub(super) trait AskClient: Send + Sync + 'static {
     /// Stops waiting for the answer to `id`.
     fn forget(&self, id: &Value);
     /// Who the session is, for logs.
-    fn who(&self) -> String;
+    fn who(&self) -> &str;
     /// The elicitation modes its client declared.
     fn elicitation(&self) -> ElicitModes;
     /// Whether the client approved `tool` for this session (or for minutes

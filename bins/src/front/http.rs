@@ -332,12 +332,13 @@ impl HttpFront {
             || (message.get("method").and_then(Value::as_str) == Some("tools/call") && http.session.may_be_asked());
         // Without a stream, what the request reports has nowhere to go: it
         // gets the outbox closed from the start, not a channel made for it.
-        let stream = (wants_stream && progress).then(|| (mpsc::channel(64), message.get("id").cloned()));
-        let outbox = stream.as_ref().map_or_else(|| self.closed_outbox.clone(), |((outbox, _), _)| outbox.clone());
+        let stream = (wants_stream && progress).then(|| mpsc::channel(64));
+        let outbox = stream.as_ref().map_or_else(|| self.closed_outbox.clone(), |(outbox, _)| outbox.clone());
+        let request_id = message.get("id").cloned();
         match (http.session.receive(message, outbox), stream) {
             (Received::Accepted, _) => respond(StatusCode::ACCEPTED, sse::empty()),
             (Received::Answered(answer), _) => json_answer(&answer),
-            (Received::Request(pending), Some(((outbox_of_stream, answers), request_id))) => {
+            (Received::Request(pending), Some((outbox_of_stream, answers))) => {
                 // Progress, then the answer, on this POST's stream. Dropping
                 // the body (the client left) cancels the request.
                 let id = request_id.unwrap_or(Value::Null);

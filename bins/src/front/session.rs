@@ -416,8 +416,8 @@ impl AskClient for Session {
         self.state().asked.forget(id);
     }
 
-    fn who(&self) -> String {
-        Session::who(self).to_string()
+    fn who(&self) -> &str {
+        Session::who(self)
     }
 
     fn elicitation(&self) -> ElicitModes {

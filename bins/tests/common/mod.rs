@@ -218,9 +218,8 @@ impl Connection {
 /// for the daemon to bind could be taken by another test in between.
 pub(crate) fn bound_port(status: &Output, listener: &str) -> u16 {
     let status: Value = serde_json::from_slice(&status.stdout).unwrap_or_else(|_| panic!("{}", stderr(status)));
-    let url = status["daemon"][listener]["url"].as_str().unwrap_or_else(|| panic!("no {listener} url: {status}"));
-    let address = url.trim_start_matches("http://").split('/').next().unwrap();
-    address.parse::<std::net::SocketAddr>().unwrap().port()
+    let url = status["daemon"][listener]["url"].as_str();
+    url.and_then(warden_tests::listening::url_port).unwrap_or_else(|| panic!("no {listener} url with a port: {status}"))
 }
 
 pub(crate) fn stdout(output: &Output) -> String {
