@@ -452,11 +452,23 @@ pub(crate) fn build_warden() -> std::path::PathBuf {
         return binary.into();
     }
     let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is in the workspace");
-    let status = std::process::Command::new(env!("CARGO"))
-        .args(["build", "--release", "--quiet", "-p", "warden", "--manifest-path"])
-        .arg(workspace.join("Cargo.toml"))
-        .status()
-        .expect("cargo runs");
+    let mut cargo = std::process::Command::new(env!("CARGO"));
+    cargo.args(["build", "--release", "--quiet", "-p", "warden", "--manifest-path"]).arg(workspace.join("Cargo.toml"));
+    // What cargo sets for running this bench, not what a user's shell has:
+    // `ring`'s build script reruns when `CARGO_MANIFEST_DIR` changes, and
+    // with it half the workspace, once here and again at the next
+    // `cargo bench` (two minutes a run, and the two builds evicting each
+    // other).
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_run = name.starts_with("CARGO_PKG_")
+            || ["CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_CRATE_NAME", "CARGO_BIN_NAME"].contains(&&*name)
+            || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "CARGO_RUSTC_CURRENT_DIR", "OUT_DIR"].contains(&&*name);
+        if set_for_run {
+            cargo.env_remove(&*name);
+        }
+    }
+    let status = cargo.status().expect("cargo runs");
     assert!(status.success(), "building the warden binary failed");
     warden_tests::bins::binary("warden")
 }
