@@ -54,6 +54,7 @@
 //! | `WARDEN_BENCH_DIRECT_WRITER`    | `mutex` | `mutex`: each caller writes stdin itself; `task`: one writer task batches a queue, as Warden's transport does |
 //! | `WARDEN_BENCH_WORKERS`          | cores   | tokio worker threads                             |
 //! | `WARDEN_BENCH_ONLY`             | unset   | `direct` or `warden`: time that client alone and print one line per phase, no table (for `perf`, `strace`) |
+//! | `WARDEN_BENCH_BURSTS`           | 1       | with `WARDEN_BENCH_ONLY`: the concurrent calls cut into this many bursts, a line each (the rounds' bursts are 4,000 calls) |
 //!
 //! Run with `cargo bench -p warden-tests --bench call_latency`.
 
@@ -72,8 +73,8 @@ use warden_actors::{Warden, WardenConfig};
 
 mod bench_support;
 use bench_support::{
-    both, concurrent, micros, percentile_of, run_rounds, runtime, sequential, start_warden, toml_string, verdict,
-    Caller, ComparisonTable, Knobs, Spread, Totals, Usage,
+    both, concurrent, env_usize, micros, percentile_of, run_rounds, runtime, sequential, start_warden, toml_string,
+    verdict, Caller, ComparisonTable, Knobs, Spread, Totals, Usage,
 };
 
 /// The test server, built by Cargo alongside this bench.
@@ -170,17 +171,20 @@ async fn run_one(only: &str, settings: Settings) {
         usage.voluntary_switches as f64 / settings.calls as f64,
         usage.allocations as f64 / settings.calls as f64,
     );
-    let per_caller = (settings.concurrent_calls / settings.callers).max(1);
+    let bursts = env_usize("WARDEN_BENCH_BURSTS", 1).max(1);
+    let per_caller = (settings.concurrent_calls / settings.callers / bursts).max(1);
     let calls = per_caller * settings.callers;
-    let (wall, usage) = concurrent(&client, settings.callers, per_caller).await;
-    println!(
-        "{only} alone, {calls} calls by {} callers: {:.0} calls/s, {:.2} CPU µs/call, {:.2} context switches/call, {:.1} allocations/call",
-        settings.callers,
-        calls as f64 / wall.as_secs_f64(),
-        micros(usage.cpu) / calls as f64,
-        usage.voluntary_switches as f64 / calls as f64,
-        usage.allocations as f64 / calls as f64,
-    );
+    for _ in 0..bursts {
+        let (wall, usage) = concurrent(&client, settings.callers, per_caller).await;
+        println!(
+            "{only} alone, {calls} calls by {} callers: {:.0} calls/s, {:.2} CPU µs/call, {:.2} context switches/call, {:.1} allocations/call",
+            settings.callers,
+            calls as f64 / wall.as_secs_f64(),
+            micros(usage.cpu) / calls as f64,
+            usage.voluntary_switches as f64 / calls as f64,
+            usage.allocations as f64 / calls as f64,
+        );
+    }
     match Arc::into_inner(client) {
         Some(Client::Direct(direct)) => direct.shutdown().await,
         Some(Client::Warden(warden)) => warden.shutdown().await,
