@@ -260,8 +260,13 @@ where
                         let error = BridgeError::new(Code::PARSE_ERROR, "the request is not UTF-8 text, so not JSON");
                         Box::pin(std::future::ready(Answer::error(None, &error)))
                     }
-                    Ok(Line::End) | Err(_) => {
+                    Ok(Line::End) => {
                         reading = false;
+                        continue;
+                    }
+                    Err(error) => {
+                        reading = false;
+                        said_unreadable(&error);
                         continue;
                     }
                 };
@@ -409,6 +414,20 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Vec<u8>, 
             }
             return Ok(text(std::mem::take(line)));
         }
+    }
+}
+
+/// A connection that could not be read is closed; the daemon's log says
+/// why unless the client simply left (a reset or a broken pipe), so a
+/// daemon whose connections all end at once is not a silent mystery.
+fn said_unreadable(error: &std::io::Error) {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+    if matches!(error.kind(), BrokenPipe | ConnectionAborted | ConnectionReset | UnexpectedEof) {
+        tracing::debug!("a bridge client left mid-request ({error})");
+    } else {
+        tracing::warn!(
+            "a bridge connection could not be read ({error}); it is closed once its calls in flight are answered"
+        );
     }
 }
 
