@@ -459,12 +459,19 @@ pub(crate) fn build_warden() -> std::path::PathBuf {
     // with it half the workspace, once here and again at the next
     // `cargo bench` (two minutes a run, and the two builds evicting each
     // other).
+    const SET_FOR_A_RUN: &[&str] = &[
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "OUT_DIR",
+    ];
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
-        let set_for_run = name.starts_with("CARGO_PKG_")
-            || ["CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_CRATE_NAME", "CARGO_BIN_NAME"].contains(&&*name)
-            || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "CARGO_RUSTC_CURRENT_DIR", "OUT_DIR"].contains(&&*name);
-        if set_for_run {
+        if name.starts_with("CARGO_PKG_") || SET_FOR_A_RUN.contains(&&*name) {
             cargo.env_remove(&*name);
         }
     }

@@ -266,7 +266,7 @@ where
                     }
                     Err(error) => {
                         reading = false;
-                        said_unreadable(&error);
+                        log_read_failure(&error);
                         continue;
                     }
                 };
@@ -420,7 +420,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(reader: &mut R, line: &mut Vec<u8>, 
 /// A connection that could not be read is closed; the daemon's log says
 /// why unless the client simply left (a reset or a broken pipe), so a
 /// daemon whose connections all end at once is not a silent mystery.
-fn said_unreadable(error: &std::io::Error) {
+fn log_read_failure(error: &std::io::Error) {
     use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
     if matches!(error.kind(), BrokenPipe | ConnectionAborted | ConnectionReset | UnexpectedEof) {
         tracing::debug!("a bridge client left mid-request ({error})");
