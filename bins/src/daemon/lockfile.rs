@@ -84,13 +84,28 @@ impl Lockfile {
     }
 }
 
-/// True while a process with this id exists.
+/// True while a process with this id exists and has not exited.
+///
+/// A detached daemon's parent is whatever reaps orphans (init, a
+/// container's first process), and some reap late: a daemon that exited
+/// stays a zombie meanwhile (seen: a second), which signal 0 still finds.
+/// `warden stop` would wait for the reaper; a zombie counts as gone.
 pub(crate) fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
     // SAFETY: signal 0 checks existence and permission; nothing is sent.
     let outcome = unsafe { libc::kill(pid, 0) };
     // EPERM: it exists but belongs to someone else.
-    outcome == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let exists = outcome == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    exists && !is_zombie(pid)
+}
+
+/// Whether `/proc` says the process has exited and waits to be reaped
+/// (false where there is no `/proc`).
+fn is_zombie(pid: libc::pid_t) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    // `pid (comm) state ...`: the name may hold spaces and parentheses, so
+    // the state follows the last `)`.
+    stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) == Some("Z")
 }
 
 #[cfg(test)]

@@ -55,3 +55,17 @@ fn this_process_is_alive_and_an_unused_pid_is_not() {
     assert!(pid_alive(std::process::id()));
     assert!(!pid_alive(u32::MAX));
 }
+
+#[test]
+fn a_process_that_exited_and_waits_to_be_reaped_is_not_alive() {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    // Not reaped yet: it lingers as a zombie, which signal 0 still finds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while pid_alive(pid) {
+        assert!(std::time::Instant::now() < deadline, "an exited child still counts as alive");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(unsafe { libc::kill(pid as i32, 0) }, 0, "the zombie is still there to be found by signal 0");
+    child.wait().unwrap();
+}
