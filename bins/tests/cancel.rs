@@ -18,7 +18,7 @@ fn home(label: &str) -> Home {
     let home = Home::new(label);
     let server = warden_tests::bins::test_server().display().to_string();
     let config = format!(
-        "[security]\nauto_approve = true\n[servers.test]\ncommand = {server:?}\nargs = [\"--tools\", \"echo,sleep,cancellations\"]\n"
+        "[security]\nauto_approve = true\n[servers.test]\ncommand = {server:?}\nargs = [\"--tools\", \"echo,sleep,cancellations,progress\"]\n"
     );
     std::fs::write(&home.config, config).unwrap();
     home
@@ -106,4 +106,100 @@ fn ctrl_c_while_a_call_waits_for_approval_takes_it_out_of_the_queue() {
     let listed: Value = serde_json::from_str(&stdout(&home.warden(&["approvals", "--json"]))).unwrap();
     assert_eq!(listed["approvals"], json!([]), "the cancelled call still waits for approval: {listed}");
     let _ = home.warden(&["stop"]);
+}
+
+/// Polls `check` until it holds, for at most `within`; how long it took.
+fn within(within: Duration, what: &str, mut check: impl FnMut() -> bool) -> Duration {
+    let start = std::time::Instant::now();
+    while !check() {
+        assert!(start.elapsed() < within, "not within {within:?}: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    start.elapsed()
+}
+
+/// The daemon's `calls_in_flight` and `connections` (this request's own included).
+fn in_flight_and_connections(home: &Home) -> (u64, u64) {
+    let status: Value = serde_json::from_str(&stdout(&home.warden(&["status", "--json"]))).unwrap();
+    let daemon = &status["daemon"];
+    (daemon["calls_in_flight"].as_u64().unwrap(), daemon["connections"].as_u64().unwrap())
+}
+
+/// `warden stop`, which must return within 2 s; says so.
+fn stop_promptly(home: &Home) {
+    let start = std::time::Instant::now();
+    let output = home.warden(&["stop"]);
+    let took = start.elapsed();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(took < Duration::from_secs(2), "warden stop took {took:?}: it waited for work nobody will read");
+}
+
+#[test]
+fn a_warden_call_killed_mid_call_takes_its_call_with_it() {
+    let home = home("gone-mid-call");
+    home.start_daemon();
+    let mut call = home.command(&["call", "test__sleep", r#"{"ms":20000}"#, "--config"]);
+    let mut child = call.arg(&home.config).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    within(Duration::from_secs(10), "the call reaches the daemon", || in_flight_and_connections(&home).0 == 1);
+    // No goodbye: the process is gone, its socket closed by the kernel.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    within(Duration::from_secs(1), "the server is told to cancel", || cancellations(&home) != "cancelled: none");
+    assert_eq!(in_flight_and_connections(&home), (0, 1), "the dead client's call or connection is still counted");
+    stop_promptly(&home);
+}
+
+#[test]
+fn a_warden_call_killed_while_waiting_for_approval_leaves_nothing_in_the_queue() {
+    let home = home("gone-approval");
+    let text = std::fs::read_to_string(&home.config).unwrap().replace("[security]\nauto_approve = true\n", "");
+    std::fs::write(&home.config, text).unwrap();
+    let mut call = home.command(&["call", "test__sleep", r#"{"ms":20000}"#, "--config"]);
+    let mut child = call.arg(&home.config).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut errors = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("waiting for approval #") {
+        let mut line = String::new();
+        assert_ne!(errors.read_line(&mut line).unwrap(), 0, "warden call ended without waiting: {said}");
+        said += &line;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    within(Duration::from_secs(1), "the approval leaves the queue", || {
+        let listed: Value = serde_json::from_str(&stdout(&home.warden(&["approvals", "--json"]))).unwrap();
+        listed["approvals"] == json!([])
+    });
+    assert_eq!(in_flight_and_connections(&home), (0, 1), "the dead client's call or connection is still counted");
+    stop_promptly(&home);
+}
+
+#[test]
+fn a_killed_warden_mcp_ends_its_session_s_calls() {
+    use std::io::Write as _;
+    let home = home("gone-mcp");
+    home.start_daemon();
+    let mut mcp = home.command(&["mcp", "--config"]);
+    let mut child =
+        mcp.arg(&home.config).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    writeln!(input, "{initialize}").unwrap();
+    let mut line = String::new();
+    output.read_line(&mut line).unwrap();
+    assert!(line.contains("\"protocolVersion\""), "{line}");
+    writeln!(input, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    // A slow call that says when it is at its server: its first progress.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "test__progress", "arguments": {"steps": 200, "ms": 100}, "_meta": {"progressToken": "p"}}});
+    writeln!(input, "{call}").unwrap();
+    line.clear();
+    output.read_line(&mut line).unwrap();
+    assert!(line.contains("notifications/progress"), "{line}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    within(Duration::from_secs(1), "the server is told to cancel", || cancellations(&home) != "cancelled: none");
+    assert_eq!(in_flight_and_connections(&home), (0, 1), "the dead client's call or connection is still counted");
+    stop_promptly(&home);
 }

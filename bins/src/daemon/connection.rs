@@ -21,11 +21,15 @@
 //!   [`MAX_REQUEST_BYTES`] is answered `too_large` as soon as the limit is
 //!   passed, the rest of it is read and thrown away (briefly, so the answer
 //!   is not lost to a TCP reset), and the connection is closed;
-//! - disturb other calls by leaving: calls it started run to the end (their
-//!   effects happen either way; stopping them halfway would be worse), and
-//!   their answers are dropped. A client that wants a call stopped says so
-//!   (`cancel`, naming the request's `id`); it reaches only requests of
-//!   its own connection.
+//! - leave work behind: the connection is read while its requests run, and
+//!   when it ends (EOF, a reset, a write that fails) every call and read it
+//!   started is cancelled — upstream too, and out of the approval queue —
+//!   as if the client had sent `cancel` for each ([`cancel`]). A client
+//!   that shuts down its sending half has left, as hyper's server treats
+//!   it by default: it must keep the connection open until its answers
+//!   came;
+//! - disturb other calls: `cancel`, naming a request's `id`, reaches only
+//!   requests of its own connection.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +46,7 @@ use tokio::time::Instant;
 mod cancel;
 mod in_flight;
 
-use cancel::{Cancellable, Running};
+use cancel::{ends_with_its_client, Cancellable, Running};
 use in_flight::InFlight;
 
 use super::admission::{Arrival, Busy, MAX_CONNECTIONS, MAX_UNPROVEN_LINE_BYTES, PROVE_WITHIN};
@@ -178,17 +182,23 @@ where
             biased;
             Some(line) = notice_lines.recv(), if writing => {
                 if write.write_all(line.as_bytes()).await.is_err() {
-                    writing = false;
-                    reading = false;
+                    (reading, writing) = (false, false);
+                    client_left(&mut cancellable);
                 }
             }
             Some(answer) = in_flight.next(), if !in_flight.is_empty() => {
                 last_progress = Instant::now();
                 cancellable.ended(&answer);
-                // A client that left still has its calls run to the end.
-                if writing && !deliver(&mut write, &answer, &ops).await {
-                    writing = false;
-                    reading = false;
+                if !writing {
+                    // Asked for by a client that left before its answer.
+                    if answer.then_shutdown {
+                        ops.shutdown.trigger("asked to shut down (the `shutdown` op)");
+                    }
+                } else if !deliver(&mut write, &answer, &ops).await {
+                    (reading, writing) = (false, false);
+                    if !answer.close {
+                        client_left(&mut cancellable);
+                    }
                 }
             }
             () = evicted, if reading => {
@@ -222,7 +232,8 @@ where
                         }
                         Prepared::Run { request, id } => {
                             let notices = Notices { lines: notices.clone(), id: id.clone() };
-                            cancellable.wrap(id.clone(), run(Arc::clone(&ops), request, id, notices))
+                            let ends_with_client = ends_with_its_client(&request);
+                            cancellable.wrap(ends_with_client, id.clone(), run(Arc::clone(&ops), request, id, notices))
                         }
                         Prepared::Cancel { id, target } => {
                             Box::pin(std::future::ready(cancellable.cancel(id.as_ref(), &target)))
@@ -261,18 +272,30 @@ where
                         Box::pin(std::future::ready(Answer::error(None, &error)))
                     }
                     Ok(Line::End) => {
-                        reading = false;
+                        (reading, writing) = (false, false);
+                        client_left(&mut cancellable);
                         continue;
                     }
                     Err(error) => {
-                        reading = false;
+                        (reading, writing) = (false, false);
                         log_read_failure(&error);
+                        client_left(&mut cancellable);
                         continue;
                     }
                 };
                 in_flight.push_back(answer);
             }
         }
+    }
+}
+
+/// The client is gone: what it alone was waiting for is cancelled, so
+/// nothing runs, holds a server's slot or waits for a person on behalf of
+/// nobody.
+fn client_left(cancellable: &mut Cancellable) {
+    let cancelled = cancellable.client_left();
+    if cancelled > 0 {
+        tracing::info!("a bridge client left with {cancelled} request(s) running; they are cancelled");
     }
 }
 
@@ -426,7 +449,7 @@ fn log_read_failure(error: &std::io::Error) {
         tracing::debug!("a bridge client left mid-request ({error})");
     } else {
         tracing::warn!(
-            "a bridge connection could not be read ({error}); it is closed once its calls in flight are answered"
+            "a bridge connection could not be read ({error}); it is closed and its calls in flight are cancelled"
         );
     }
 }
