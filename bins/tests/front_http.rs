@@ -65,6 +65,20 @@ fn the_http_front_refuses_what_it_must_and_says_why() {
     let foreign = http.send("POST", "/mcp", &[auth, accept, ("Origin", "https://evil.example")], &ping.to_string());
     assert_eq!(foreign.status, 403);
     assert!(foreign.json()["error"]["message"].as_str().unwrap().contains("allowed_origins"), "{}", foreign.body);
+    // A page the front served itself is same-origin; another port or name is not.
+    let own = format!("http://127.0.0.1:{port}");
+    let same = http.send("POST", "/mcp", &[auth, accept, ("Origin", own.as_str())], &ping.to_string());
+    // Past the Origin check, it is refused for the next thing it lacks: a session.
+    assert_eq!(same.status, 400, "{}", same.body);
+    assert!(same.body.contains("Mcp-Session-Id"), "{}", same.body);
+    for other in [
+        format!("http://localhost:{port}"),
+        format!("http://127.0.0.1:{}", port + 1),
+        format!("https://127.0.0.1:{port}"),
+    ] {
+        let cross = http.send("POST", "/mcp", &[auth, accept, ("Origin", other.as_str())], &ping.to_string());
+        assert_eq!(cross.status, 403, "{other}: {}", cross.body);
+    }
     let rebound = http.send("POST", "/mcp", &[auth, accept, ("Host", &format!("evil.example:{port}"))], "{}");
     assert_eq!(rebound.status, 421);
     let version = http.send("POST", "/mcp", &[auth, accept, ("MCP-Protocol-Version", "1999-01-01")], "{}");

@@ -12,7 +12,9 @@
 //!    `127.0.0.1` with its port) or an `allowed_hosts` entry → 421
 //!    (DNS rebinding: a browser tricked into calling a loopback port sends
 //!    the attacker's host name);
-//! 3. `Origin`, when sent, must be an `allowed_origins` entry → 403;
+//! 3. `Origin`, when sent, must be the front's own (`http://` and the
+//!    `Host` just accepted: a page the front itself served) or an
+//!    `allowed_origins` entry → 403;
 //! 4. the agent of the path against the token's → 403;
 //! 5. `MCP-Protocol-Version`, when sent, must be one Warden speaks → 400
 //!    with `-32022` and the versions it speaks;
@@ -48,7 +50,7 @@ use std::time::Duration;
 use http_body_util::{BodyExt as _, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, HOST, ORIGIN, WWW_AUTHENTICATE};
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{Method, Request, StatusCode};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -59,15 +61,16 @@ use super::session::{code, Outbox, Received, Session};
 use super::view::View;
 use super::{AbortOnDrop, Front};
 
+mod answers;
 #[cfg(test)]
 mod properties;
 pub(crate) mod sessions;
 mod sse;
 mod stateless;
 
+use answers::{json_answer, not_found, refuse, respond, rpc_error, unknown_session, Answer};
 pub(crate) use sessions::KeepAlive;
 use sessions::{Refused, Sessions};
-use sse::Body;
 
 /// How long a client may take to send a request's body.
 pub(crate) const BODY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -99,8 +102,6 @@ struct Caller {
     agent: Option<String>,
     server: Option<String>,
 }
-
-type Answer = Response<Body>;
 
 impl Caller {
     /// Who the caller is to the front, for the audit record and logs: the
@@ -208,7 +209,7 @@ impl HttpFront {
             ));
         }
         if let Some(origin) = header(request, ORIGIN.as_str()) {
-            if !self.config.allowed_origins.iter().any(|allowed| allowed == origin) {
+            if !same_origin(origin, host) && !self.config.allowed_origins.iter().any(|allowed| allowed == origin) {
                 tracing::warn!(origin, "front request refused: Origin not allowed");
                 return Err(refuse(
                     StatusCode::FORBIDDEN,
@@ -443,6 +444,15 @@ fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
     request.headers().get(name).and_then(|value| value.to_str().ok())
 }
 
+/// Whether `origin` is the front's own origin as the request reached it:
+/// its scheme (plain `http://`: the front does not speak TLS) and `host`,
+/// the `Host` already checked to be this listener's or an allowed one. A
+/// page the front served is same-origin (RFC 6454), not a rebinding
+/// attack: that one comes with the attacker's host in both headers.
+fn same_origin(origin: &str, host: &str) -> bool {
+    !host.is_empty() && origin.strip_prefix("http://").is_some_and(|authority| authority.eq_ignore_ascii_case(host))
+}
+
 fn session_id(request: &Request<Incoming>) -> Option<String> {
     header(request, SESSION_HEADER).map(str::to_string)
 }
@@ -455,38 +465,4 @@ fn accepts(request: &Request<Incoming>, kind: &str) -> bool {
             .map(|part| part.split(';').next().unwrap_or_default().trim())
             .any(|part| part == kind || part == "*/*" || (part == "application/*" && kind.starts_with("application/"))),
     }
-}
-
-fn respond(status: StatusCode, body: Body) -> Answer {
-    let mut answer = Response::new(body);
-    *answer.status_mut() = status;
-    answer
-}
-
-fn json_answer(message: &Value) -> Answer {
-    let mut answer = respond(StatusCode::OK, sse::json(message));
-    answer.headers_mut().insert("content-type", HeaderValue::from_static("application/json"));
-    answer
-}
-
-fn rpc_error(status: StatusCode, code: i64, message: &str) -> Answer {
-    let mut answer = json_answer(&super::session::error(&Value::Null, code, message));
-    *answer.status_mut() = status;
-    answer
-}
-
-/// A refusal before any MCP is spoken: a JSON-RPC error body saying why.
-fn refuse(status: StatusCode, message: &str) -> Answer {
-    rpc_error(status, code::INVALID_REQUEST, message)
-}
-
-fn unknown_session() -> Answer {
-    refuse(StatusCode::NOT_FOUND, "unknown or expired session: send `initialize` again for a new one")
-}
-
-fn not_found(path: &str) -> Answer {
-    refuse(
-        StatusCode::NOT_FOUND,
-        &format!("no MCP endpoint at '{path}': use /mcp, /mcp/servers/<name> or /mcp/agents/<agent>"),
-    )
 }
