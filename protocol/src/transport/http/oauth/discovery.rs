@@ -19,6 +19,11 @@
 //! loopback host (a server on this machine); the metadata's `issuer` must
 //! be the URL it was fetched for (RFC 8414 §3.3), or anyone able to answer
 //! one well-known URL could name the endpoints that get Warden's secrets.
+//! One exception: in the 2025-03-26 fallback nobody named an issuer — the
+//! MCP server's origin stands in for it — so the metadata found there may
+//! name any issuer on that same origin (`https://mcp.example.com/oauth`),
+//! as the official SDK clients accept. A document on that origin is the
+//! server's own word either way; another origin is still refused.
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -76,7 +81,7 @@ pub(crate) async fn discover(web: &Web, server_url: &Url, challenge: &Challenge)
     let Some(prm) = protected_resource(web, server_url, challenge).await? else {
         // 2025-03-26: the MCP server's origin is its own authorization server.
         let origin = origin_of(server_url);
-        let server = match authorization_server(web, &origin).await? {
+        let server = match authorization_server(web, &origin, IssuerRule::SameOrigin).await? {
             Some(server) => server,
             None => default_endpoints(&origin),
         };
@@ -89,7 +94,7 @@ pub(crate) async fn discover(web: &Web, server_url: &Url, challenge: &Challenge)
         .and_then(Value::as_str)
         .ok_or("the Protected Resource Metadata lists no `authorization_servers`")?;
     let issuer = checked_url(first, "authorization server")?;
-    let server = authorization_server(web, &issuer).await?.ok_or_else(|| {
+    let server = authorization_server(web, &issuer, IssuerRule::Exact).await?.ok_or_else(|| {
         format!("the authorization server {issuer} publishes no metadata (tried RFC 8414 and OpenID Connect discovery)")
     })?;
     let resource = match field("resource").and_then(Value::as_str) {
@@ -151,8 +156,22 @@ pub(crate) async fn probe(web: &super::web::Web, url: &Url) -> Result<Option<Cha
     }
 }
 
+/// Which `issuer` an authorization server's metadata may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IssuerRule {
+    /// The URL it was looked up for, and no other (RFC 8414 §3.3).
+    Exact,
+    /// Any on the same origin as that URL: the 2025-03-26 fallback, where
+    /// the MCP server's origin was only a stand-in for an issuer nobody named.
+    SameOrigin,
+}
+
 /// An authorization server's metadata, tried in the spec's order.
-pub(crate) async fn authorization_server(web: &Web, issuer: &Url) -> Result<Option<AuthServer>, String> {
+pub(crate) async fn authorization_server(
+    web: &Web,
+    issuer: &Url,
+    rule: IssuerRule,
+) -> Result<Option<AuthServer>, String> {
     const WHAT: &str = "authorization server metadata";
     let path = issuer.path().trim_end_matches('/');
     let root = origin_of(issuer);
@@ -166,20 +185,32 @@ pub(crate) async fn authorization_server(web: &Web, issuer: &Url) -> Result<Opti
     for url in tries {
         let Some(document) = web.get_json(&url, WHAT).await? else { continue };
         let document = object(document, &url, WHAT)?;
-        return read_metadata(&document, issuer, &url).map(Some);
+        return read_metadata(&document, issuer, &url, rule).map(Some);
     }
     Ok(None)
 }
 
-pub(super) fn read_metadata(document: &Value, issuer: &Url, url: &Url) -> Result<AuthServer, String> {
+pub(super) fn read_metadata(document: &Value, issuer: &Url, url: &Url, rule: IssuerRule) -> Result<AuthServer, String> {
     let text = |name: &str| document.get(name).and_then(Value::as_str).map(str::to_string);
     let required =
         |name: &str| text(name).ok_or_else(|| format!("the authorization server metadata at {url} has no `{name}`"));
     let named_issuer = required("issuer")?;
-    if named_issuer.trim_end_matches('/') != issuer.as_str().trim_end_matches('/') {
-        return Err(format!(
-            "the authorization server metadata at {url} names the issuer {named_issuer}, not {issuer}; refusing it (RFC 8414 §3.3)"
-        ));
+    let exact = named_issuer.trim_end_matches('/') == issuer.as_str().trim_end_matches('/');
+    let same_origin = || Url::parse(&named_issuer).is_ok_and(|named| named.origin() == issuer.origin());
+    match rule {
+        _ if exact => {}
+        IssuerRule::SameOrigin if same_origin() => {}
+        IssuerRule::Exact => {
+            return Err(format!(
+                "the authorization server metadata at {url} names the issuer {named_issuer}, not {issuer}; refusing it (RFC 8414 §3.3)"
+            ))
+        }
+        IssuerRule::SameOrigin => {
+            return Err(format!(
+                "the authorization server metadata at {url} names the issuer {named_issuer}, which is not on the MCP server's origin {}; refusing it (RFC 8414 §3.3)",
+                issuer.origin().ascii_serialization()
+            ))
+        }
     }
     let endpoint = |name: &str| -> Result<String, String> { Ok(checked_url(&required(name)?, name)?.to_string()) };
     let optional = |name: &str| -> Result<Option<String>, String> {
@@ -299,6 +330,30 @@ mod tests {
             ]
         );
         assert_eq!(canonical(&Url::parse("https://mcp.example.com/").unwrap()), "https://mcp.example.com");
+    }
+
+    #[test]
+    fn the_2025_03_26_fallback_takes_an_issuer_on_the_servers_origin_and_nothing_else_does() {
+        let document = |issuer: &str| {
+            serde_json::json!({
+                "issuer": issuer,
+                "authorization_endpoint": "https://mcp.example.com/oauth/authorize",
+                "token_endpoint": "https://mcp.example.com/oauth/token",
+            })
+        };
+        let origin = Url::parse("https://mcp.example.com/").unwrap();
+        let at = Url::parse("https://mcp.example.com/.well-known/oauth-authorization-server").unwrap();
+        let on_origin = document("https://mcp.example.com/oauth");
+        let read = read_metadata(&on_origin, &origin, &at, IssuerRule::SameOrigin).unwrap();
+        assert_eq!(read.issuer, "https://mcp.example.com/oauth");
+        let strict = read_metadata(&on_origin, &origin, &at, IssuerRule::Exact).unwrap_err();
+        assert!(strict.contains("names the issuer https://mcp.example.com/oauth, not"), "{strict}");
+        for elsewhere in
+            ["https://auth.example.com/oauth", "http://mcp.example.com/oauth", "https://mcp.example.com:8443"]
+        {
+            let refused = read_metadata(&document(elsewhere), &origin, &at, IssuerRule::SameOrigin).unwrap_err();
+            assert!(refused.contains("not on the MCP server's origin https://mcp.example.com"), "{refused}");
+        }
     }
 
     #[test]

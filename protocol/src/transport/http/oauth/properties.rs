@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 use url::Url;
 
 use super::challenge::Challenge;
-use super::discovery::read_metadata;
+use super::discovery::{read_metadata, IssuerRule};
 use super::jwt::pem_block;
 use super::tokens::read_answer;
 use crate::properties::config;
@@ -178,7 +178,7 @@ proptest! {
             document["issuer"] = json!("https://auth.example");
         }
         let at = Url::parse("https://auth.example/.well-known/oauth-authorization-server").unwrap();
-        if let Ok(server) = read_metadata(&document, &issuer, &at) {
+        if let Ok(server) = read_metadata(&document, &issuer, &at, IssuerRule::Exact) {
             prop_assert_eq!(server.issuer.trim_end_matches('/'), "https://auth.example");
             let endpoints = [Some(&server.authorization_endpoint), Some(&server.token_endpoint)]
                 .into_iter()
