@@ -190,7 +190,9 @@ fn authenticate(state: &State, asked: &Asked, form: &HashMap<String, String>) ->
     if let Some(assertion) = form.get("client_assertion") {
         let client = state.options.clients.iter().find(|c| c.id == id).ok_or("unknown client")?;
         let key = client.public_key.as_ref().ok_or("the client has no key")?;
-        verify_jwt(assertion, key, &id, &format!("{}/token", state.origin))?;
+        // The audience is the issuer identifier (RFC 7523bis; MCP's client
+        // credentials extension), not the token endpoint.
+        verify_jwt(assertion, key, &id, &state.issuer)?;
         return Ok((id, "private_key_jwt".into()));
     }
     if let Some(secret) = form.get("client_secret") {

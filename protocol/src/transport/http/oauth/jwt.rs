@@ -48,7 +48,8 @@ impl SigningKey {
         }
     }
 
-    /// A fresh assertion for `client_id` at `audience` (the token endpoint).
+    /// A fresh assertion for `client_id` at `audience` (the authorization
+    /// server's issuer identifier).
     pub(crate) fn assertion(&self, client_id: &str, audience: &str) -> Result<String, String> {
         let alg = match self {
             SigningKey::Es256(_) => "ES256",

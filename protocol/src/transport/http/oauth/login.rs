@@ -169,7 +169,7 @@ impl Authorizer {
             };
             let mut form = vec![("token".to_string(), token), ("token_type_hint".to_string(), hint.to_string())];
             let revoked = match (self.client(&saved, server), Url::parse(&endpoint)) {
-                (Ok(client), Ok(url)) => match client.authenticate(&mut form, &server.token_endpoint) {
+                (Ok(client), Ok(url)) => match client.authenticate(&mut form, &server.issuer) {
                     Ok(basic) => self.web.post(&url, super::web::Body::Form(&form), basic, "revocation endpoint").await,
                     Err(error) => Err(error),
                 },

@@ -86,13 +86,19 @@ pub(crate) struct Client {
 
 impl Client {
     /// Adds to `form` what proves the client by its method, for an
-    /// endpoint of the authorization server (`audience`: the token
-    /// endpoint, which a signed assertion names); the HTTP Basic
+    /// endpoint of the authorization server `issuer`; the HTTP Basic
     /// credentials to send instead, for `client_secret_basic`.
+    ///
+    /// A signed assertion's audience is the issuer identifier, whichever
+    /// endpoint it goes to: draft-ietf-oauth-rfc7523bis (in the RFC
+    /// editor's queue) makes it so, replacing RFC 7523's loose "the token
+    /// endpoint MAY be used" that let an assertion meant for one server
+    /// be replayed at another; MCP's client credentials extension follows
+    /// it, and the conformance suite's verifier accepts only the issuer.
     pub(crate) fn authenticate(
         &self,
         form: &mut Vec<(String, String)>,
-        audience: &str,
+        issuer: &str,
     ) -> Result<Option<(&str, &str)>, String> {
         if self.method == AuthMethod::Basic {
             return Ok(Some((self.id.as_str(), self.secret.as_deref().unwrap_or_default())));
@@ -104,7 +110,7 @@ impl Client {
                 let key = self.key.as_ref().ok_or("private_key_jwt without a key")?;
                 let assertion_type = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
                 form.push(("client_assertion_type".into(), assertion_type.into()));
-                form.push(("client_assertion".into(), key.assertion(&self.id, audience)?));
+                form.push(("client_assertion".into(), key.assertion(&self.id, issuer)?));
             }
             AuthMethod::None | AuthMethod::Basic => {}
         }
@@ -141,7 +147,7 @@ pub(crate) async fn request(
 ) -> Result<Tokens, TokenError> {
     let endpoint = Url::parse(&server.token_endpoint)
         .map_err(|error| TokenError::Broken(format!("the token endpoint is not a URL: {error}")))?;
-    let basic = client.authenticate(&mut grant, &server.token_endpoint).map_err(TokenError::Broken)?;
+    let basic = client.authenticate(&mut grant, &server.issuer).map_err(TokenError::Broken)?;
     let answer = web.post(&endpoint, Body::Form(&grant), basic, "token endpoint").await.map_err(TokenError::Broken)?;
     read_answer(answer.status, &answer.json, &endpoint, previous_refresh, now_secs())
 }
