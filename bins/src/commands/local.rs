@@ -161,6 +161,15 @@ async fn call_with_step_ups(
                     eprintln!("{error:#}");
                     return printed;
                 }
+                // Refused before it was ready (its tool list needed the
+                // scope), it waits for a login: connect it again.
+                let waits = warden
+                    .status()
+                    .into_iter()
+                    .any(|status| status.name == *server && matches!(status.state, ServerState::NeedsLogin { .. }));
+                if waits {
+                    let _ = warden.reconnect(server).await;
+                }
             }
             _ => return printed,
         }

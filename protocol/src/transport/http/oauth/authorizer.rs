@@ -137,6 +137,7 @@ impl Authorizer {
     /// sent again; otherwise the server needs a login.
     pub async fn unauthorized(&self, sent: Option<&str>, challenge: &Challenge) -> Result<(), AuthFailure> {
         self.reload_if_changed();
+        self.remember(challenge);
         let current = self.memory().0.tokens.as_ref().map(|t| format!("Bearer {}", t.access_token));
         if current.is_some() && current.as_deref() != sent {
             return Ok(()); // Refreshed (or logged in) since that request left.
@@ -164,6 +165,9 @@ impl Authorizer {
                 saved.wanted_scopes.push(scope.clone());
             }
         }
+        if challenge.guides_a_login() {
+            saved.last_challenge = Some(challenge.clone());
+        }
         let copy = saved.clone();
         drop(memory);
         if let Err(error) = self.store.save(&copy) {
@@ -171,6 +175,16 @@ impl Authorizer {
         }
         let what = if asked.is_empty() { "more scope".to_string() } else { format!("the scope `{}`", asked.join(" ")) };
         AuthFailure::MoreScope(format!("the server needs {what} for this call"))
+    }
+
+    /// Keeps `challenge` for the next login, when it says something new.
+    fn remember(&self, challenge: &Challenge) {
+        if !challenge.guides_a_login() || self.memory().0.last_challenge.as_ref() == Some(challenge) {
+            return;
+        }
+        if let Err(error) = self.update(|saved| saved.last_challenge = Some(challenge.clone())) {
+            tracing::warn!(server = %self.server, "{error}");
+        }
     }
 
     /// Has `hook` told of every refresh from now on: `true` when it got a

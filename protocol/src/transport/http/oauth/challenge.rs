@@ -7,15 +7,22 @@
 //! understand. A header with no `Bearer` challenge gives an empty one.
 
 /// The parameters of a `Bearer` challenge that Warden acts on.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// Saved with a server's tokens (the last one a request met), so a login
+/// in another process can start from it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Challenge {
     /// Where the Protected Resource Metadata is (RFC 9728).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_metadata: Option<String>,
     /// The scopes the request needs, space-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// `invalid_token`, `insufficient_scope`...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The server's words about the error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_description: Option<String>,
 }
 
@@ -42,6 +49,12 @@ impl Challenge {
     /// True for a 403 asking for more scope (step-up authorization).
     pub fn wants_more_scope(&self) -> bool {
         self.error.as_deref() == Some("insufficient_scope")
+    }
+
+    /// True when it says where discovery starts or what scope to ask:
+    /// worth remembering for a login.
+    pub(crate) fn guides_a_login(&self) -> bool {
+        self.resource_metadata.is_some() || self.scope.is_some()
     }
 }
 

@@ -3,7 +3,9 @@
 //! logging out.
 //!
 //! 1. **Probe**: an unauthenticated `initialize` POST; its 401 names the
-//!    Protected Resource Metadata and the scope.
+//!    Protected Resource Metadata and the scope. A server that lets
+//!    `initialize` through and challenges later requests only is logged
+//!    in to from the last challenge a request met (saved with its tokens).
 //! 2. **Discover** the authorization server (`discovery.rs`).
 //! 3. **Who Warden is** there, in this order: the configured client; a
 //!    Client ID Metadata Document URL, when configured and supported; the
@@ -55,9 +57,16 @@ impl Authorizer {
             return Ok(LoggedIn { issuer, scope: saved.tokens.and_then(|t| t.scope) });
         }
         ui.say(&format!("asking {} what authorization it needs", self.url));
-        let challenge = probe(&self.web, &self.url).await?.ok_or_else(|| {
-            format!("{} answered without asking for authorization: there is nothing to log in to", self.url)
-        })?;
+        let challenge = match probe(&self.web, &self.url).await? {
+            Some(challenge) => challenge,
+            // It lets `initialize` through and challenged a later request.
+            None => self.saved().last_challenge.ok_or_else(|| {
+                format!(
+                    "{} answered without asking for authorization, and no request to it has been refused yet: there is nothing to log in to",
+                    self.url
+                )
+            })?,
+        };
         ui.say("discovering its authorization server");
         let found = discovery::discover(&self.web, &self.url, &challenge).await?;
         ui.say(&format!("authorization server: {}", found.server.issuer));
@@ -146,6 +155,7 @@ impl Authorizer {
             state.registration = saved.registration.clone();
             state.tokens = Some(tokens);
             state.wanted_scopes.clear();
+            state.last_challenge = None;
         })?;
         Ok(LoggedIn { issuer: found.server.issuer, scope: granted })
     }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::challenge::Challenge;
 use super::discovery::AuthServer;
 
 /// A token set, as saved.
@@ -85,6 +86,12 @@ pub(crate) struct Saved {
     /// for them too (step-up).
     #[serde(default)]
     pub(crate) wanted_scopes: Vec<String>,
+    /// The challenge of the last 401 or 403 a request met. A server may
+    /// let `initialize` through and challenge only later requests (its
+    /// tools behind a scope): a login's own probe then meets no challenge,
+    /// and starts from this one instead.
+    #[serde(default)]
+    pub(crate) last_challenge: Option<Challenge>,
 }
 
 /// The file of one server.
