@@ -13,6 +13,10 @@
 //! - [`oauth_server`]: an authorization server and an MCP server it
 //!   protects, in one scriptable in-process HTTP server, for the OAuth
 //!   suites; [`browser`] follows its redirects as a person's browser would.
+//! - [`conformance`]: the official MCP conformance suite and the Node 22
+//!   it runs on, pinned by a lockfile; `warden-conformance-client` is the
+//!   client command its auth scenarios drive (`warden` on a config made
+//!   from the scenario's context).
 //! - [`bins`]: where the binaries built by this package are (the scriptable
 //!   `warden-test-server`, the `embed-host` example), for tests elsewhere.
 //! - The scriptable test server itself is `src/bin/warden-test-server/`,
@@ -20,6 +24,7 @@
 
 pub mod bins;
 pub mod browser;
+pub mod conformance;
 pub mod fault_matrix;
 pub mod http_everything;
 pub mod listening;

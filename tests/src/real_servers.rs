@@ -207,7 +207,12 @@ fn is_installed(prefix: &Path, manifest: &str, complete: &dyn Fn(&Path) -> bool)
 /// `complete` succeeded, so an interrupted install is redone. All of it
 /// happens under an exclusive `flock`, so parallel test processes wait for
 /// the one that installs.
-fn install_guarded(kind: &str, manifest: &str, complete: &dyn Fn(&Path) -> bool, fill: &dyn Fn(&Path)) -> PathBuf {
+pub(crate) fn install_guarded(
+    kind: &str,
+    manifest: &str,
+    complete: &dyn Fn(&Path) -> bool,
+    fill: &dyn Fn(&Path),
+) -> PathBuf {
     let prefix = target_dir().join("real-servers").join(format!("{kind}{:016x}", fnv1a(manifest.as_bytes())));
     if is_installed(&prefix, manifest, complete) {
         return prefix;
