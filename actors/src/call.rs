@@ -72,6 +72,7 @@ pub(crate) mod describe;
 pub(crate) mod forward;
 mod oauth_leaks;
 mod police;
+pub(crate) mod relist;
 pub(crate) mod slots;
 
 pub(crate) use attempt::unavailable;
@@ -306,14 +307,24 @@ impl CallPath {
         }
         let rules = self.rules.borrow().clone();
         if name == describe::DESCRIBE_TOOL {
+            let asked = arguments.get("tool").and_then(Value::as_str);
+            if let Some(asked) = asked.filter(|asked| !self.snapshot.borrow().tools.contains_key(*asked)) {
+                Box::pin(relist::relist(&self.snapshot, Some(asked))).await;
+            }
             let tools = self.snapshot.borrow().tools();
             return describe::answer(&tools, &rules, caller, &Value::Object(arguments));
         }
         // 1. Resolve, once: the snapshot is held for the whole call, so its
         // names are borrowed, not copied, and the first attempt goes by
-        // this entry while the snapshot is still the latest.
+        // this entry while the snapshot is still the latest. A name no
+        // list has may be a tool its server added unannounced: its list is
+        // read again first (boxed: rare, and off every known tool's path).
         admit::check_allowed(&rules, caller, name)?;
-        let snapshot = self.snapshot.borrow().clone();
+        let mut snapshot = self.snapshot.borrow().clone();
+        if !snapshot.tools.contains_key(name) {
+            Box::pin(relist::relist(&self.snapshot, Some(name))).await;
+            snapshot = self.snapshot.borrow().clone();
+        }
         let Some(entry) = snapshot.tools.get(name) else { return Err(unavailable(&snapshot, name)) };
         let server = entry.server.as_str();
         let slot = self.slots.borrow().get(server).cloned();

@@ -51,6 +51,8 @@ pub enum RegistryMsg {
         server: String,
         /// Every tool it listed, filtered and renamed as configured.
         tools: ShapedTools,
+        /// Callers waiting for the list: dropped once it is published.
+        waiting: crate::server_actor::ListWaiters,
     },
     /// A server went down and will be restarted.
     ServerRestarting {
@@ -130,10 +132,15 @@ impl Actor for Registry {
         message: Self::Msg,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
+        // Dropped after the snapshot is published: they wait to see it.
+        let mut waiting = Vec::new();
         match message {
             RegistryMsg::ServerSpawned { server, at } => state.record_actor(&server, at),
             RegistryMsg::ServerInitialized { server, info, pid } => state.record_initialized(&server, *info, pid),
-            RegistryMsg::ToolsDiscovered { server, tools } => state.register_tools(&server, tools),
+            RegistryMsg::ToolsDiscovered { server, tools, waiting: waiters } => {
+                state.register_tools(&server, tools);
+                waiting = waiters;
+            }
             RegistryMsg::ServerRestarting { server, attempt, max_attempts, delay, reason } => {
                 let at = tokio::time::Instant::now() + delay;
                 state.record_restart(&server, ServerState::Restarting { attempt, max_attempts, at, reason });
@@ -151,6 +158,7 @@ impl Actor for Registry {
             }
         }
         state.publish();
+        drop(waiting);
         Ok(())
     }
 }

@@ -80,6 +80,7 @@ mod discovery;
 mod down;
 mod era;
 mod events;
+mod freshness;
 mod inbound;
 mod input_required;
 mod lane;
@@ -96,6 +97,7 @@ pub(crate) use params::Params;
 pub use tool_call::ToolCall;
 
 pub(crate) use events::ServerEvent;
+pub(crate) use freshness::ListWaiters;
 pub(crate) use notices::NOTICE_BACKLOG;
 pub use notices::{NoticeSender, ServerNotice};
 
@@ -188,6 +190,10 @@ pub enum ServerMsg {
     },
     /// The tool list's `ttlMs` ran out: it is read again.
     ToolsStale,
+    /// A caller found no tool by its name: the list is read again when
+    /// its changes may go unheard; the sender is dropped once it is in the
+    /// Registry's table, or at once (`freshness.rs`).
+    ListToolsForCaller(tokio::sync::oneshot::Sender<()>),
     /// A reload changed which tools are shown and under what names: the
     /// tools are listed again and shaped anew.
     Reshape(crate::server_settings::ToolShaping),
@@ -292,9 +298,8 @@ pub struct ServerActorState {
     listing: bool,
     /// A modern server's cacheable answers.
     cache: cache::ResultCache,
-    /// How long the tool list being read stays fresh, by its `ttlMs`, and
-    /// the timer that reads it again then.
-    tools_ttl: (Option<Duration>, Option<JoinHandle<()>>),
+    /// The tool list's `ttlMs`, and the callers waiting for it to be read.
+    freshness: freshness::ToolFreshness,
     startup_timer: Option<JoinHandle<()>>,
     /// From connecting to the first tool list (a trace span; ends when
     /// dropped).
@@ -340,7 +345,7 @@ impl Actor for ServerActor {
             generation: 0,
             listing: false,
             cache: Default::default(),
-            tools_ttl: (None, None),
+            freshness: Default::default(),
             startup_timer: None,
             startup_span: None,
             deadline_timer: None,
@@ -381,6 +386,7 @@ impl Actor for ServerActor {
             ServerMsg::TaskInputsGathered { id, answers } => state.task_inputs_gathered(&myself, id, answers),
             ServerMsg::InputsGathered { id, answers } => state.inputs_gathered(id, answers),
             ServerMsg::ToolsStale => state.refresh_tools(),
+            ServerMsg::ListToolsForCaller(waiter) => state.list_tools_for_caller(&myself, waiter),
             ServerMsg::Reshape(tools) => {
                 state.settings.tools = tools;
                 state.refresh_tools();

@@ -218,7 +218,7 @@ impl SupervisorState {
         let server = self.args.name.clone();
         let message = match event {
             ServerEvent::Initialized { info, pid } => RegistryMsg::ServerInitialized { server, info, pid },
-            ServerEvent::ToolsDiscovered { tools } => RegistryMsg::ToolsDiscovered { server, tools },
+            ServerEvent::ToolsDiscovered { tools, waiting } => RegistryMsg::ToolsDiscovered { server, tools, waiting },
             ServerEvent::TransportFaulted { problem } => RegistryMsg::TransportFaulted { server, problem },
             ServerEvent::EraLearned(era) => {
                 self.known_era = Some(era);

@@ -149,6 +149,17 @@ impl Warden {
         self.core.path.metrics.encode(&self.status())
     }
 
+    /// Reads again, now, the tool lists whose changes Warden may not have
+    /// heard — a server that announces none, a modern one whose
+    /// subscription is not open or whose list's `ttlMs` ran out — of the
+    /// servers `name` could belong to (all for `None`), at most once a
+    /// second per server; returns once they are in [`Warden::tools`] (at
+    /// most 5 s). A call or `describe_tool` of a name no list has does
+    /// this by itself; a front does it for its client's own `tools/list`.
+    pub async fn relist_unheard(&self, name: Option<&str>) {
+        crate::call::relist::relist(&self.core.path.snapshot, name).await;
+    }
+
     /// Waits until every server is running or failed.
     pub async fn settled(&self) {
         self.wait_for(Snapshot::is_settled).await;

@@ -29,29 +29,24 @@
 //! kept (it may be the old one). The cache dies with the connection.
 //!
 //! `tools/list` answers are not kept here: Warden reads the list once per
-//! change for every caller. Its `ttlMs` instead sets when the list is read
-//! again (at the earliest after a second), so a server whose list goes
-//! stale without an announcement is still seen to change.
+//! change for every caller, and its `ttlMs` sets when it is read again
+//! (`freshness.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::ActorRef;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use super::{ServerMsg, ToolCall};
+use super::ToolCall;
 
 /// The methods whose answers are cached.
 const CACHEABLE: [&str; 4] = ["resources/list", "resources/templates/list", "prompts/list", "resources/read"];
 
 /// The longest a server's word keeps an answer.
 pub(super) const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
-
-/// The soonest a tool list is read again, whatever its `ttlMs`.
-const MIN_TOOLS_TTL: Duration = Duration::from_secs(1);
 
 /// How many answers are kept; the one nearest its end goes first.
 const MAX_ENTRIES: usize = 256;
@@ -226,33 +221,6 @@ impl super::ServerActorState {
     /// Keeps `call`'s answer `result` if the server says it stays fresh.
     pub(super) fn keep_answer(&mut self, ticket: u64, call: &ToolCall, result: &RawValue) {
         self.cache.keep(ticket, call.method, call.params.get(), call.caller.as_ref(), result, Instant::now());
-    }
-
-    /// Notes how long a page of the tool list being read stays fresh (the
-    /// list as a whole: its shortest page); `first` starts a new list.
-    pub(super) fn note_tools_ttl(&mut self, first: bool, page: &Map<String, Value>) {
-        let ttl = page
-            .get("ttlMs")
-            .and_then(Value::as_f64)
-            .filter(|ttl| *ttl >= 1.0 && self.is_modern())
-            .map(|ttl| Duration::from_millis(ttl as u64).clamp(MIN_TOOLS_TTL, MAX_TTL));
-        self.tools_ttl.0 = match (first, self.tools_ttl.0, ttl) {
-            (true, _, ttl) => ttl,
-            (false, Some(before), Some(ttl)) => Some(before.min(ttl)),
-            (false, _, _) => None,
-        };
-    }
-
-    /// Arms the timer that reads the tool list again when its `ttlMs` runs
-    /// out (a list change announced before then reads it sooner).
-    pub(super) fn arm_tools_ttl(&mut self, myself: &ActorRef<ServerMsg>) {
-        if let Some(timer) = self.tools_ttl.1.take() {
-            timer.abort();
-        }
-        if let Some(ttl) = self.tools_ttl.0 {
-            tracing::debug!(server = %self.name, ttl_ms = ttl.as_millis() as u64, "the tool list is read again when its ttlMs runs out");
-            self.tools_ttl.1 = Some(super::spawn_timer(myself, Instant::now() + ttl, || ServerMsg::ToolsStale));
-        }
     }
 }
 

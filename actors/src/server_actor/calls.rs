@@ -286,9 +286,7 @@ impl ServerActorState {
         if let Some((_, timer)) = self.deadline_timer.take() {
             timer.abort();
         }
-        if let Some(timer) = self.tools_ttl.1.take() {
-            timer.abort();
-        }
+        self.freshness.stop();
     }
 
     pub(super) fn time_out(&mut self, id: i64) {

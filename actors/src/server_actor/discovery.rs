@@ -57,6 +57,7 @@ impl ServerActorState {
         self.tool_tasks =
             info.capabilities.extra.get("tasks").and_then(|tasks| tasks.pointer("/requests/tools/call")).is_some();
         let has_tools = info.capabilities.tools.is_some();
+        self.note_tools_announced(info.capabilities.tools.as_ref());
         let pid = self.connection.as_ref().and_then(|connection| connection.pid());
         self.report(ServerEvent::Initialized { info: Box::new(info), pid });
         if has_tools {
@@ -109,7 +110,7 @@ impl ServerActorState {
                 if next.is_some() {
                     tracing::warn!(server = %self.name, "MCP '{}': stopped reading tools/list after {MAX_LIST_PAGES} pages", self.name);
                 }
-                self.arm_tools_ttl(myself);
+                self.tools_read(myself);
                 self.tools_discovered(tools);
             }
         }
@@ -117,6 +118,7 @@ impl ServerActorState {
 
     pub(super) fn listing_failed(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
         self.listing = false;
+        self.tools_not_read();
         if self.phase == Phase::Ready {
             // The old list stays; the next list_changed tries again.
             tracing::warn!(server = %self.name, "MCP '{}': refreshing tools failed: {reason}", self.name);
@@ -145,7 +147,8 @@ impl ServerActorState {
             }
         }
         self.open_lane();
-        self.report(ServerEvent::ToolsDiscovered { tools: shaped });
+        let waiting = self.take_list_waiters();
+        self.report(ServerEvent::ToolsDiscovered { tools: shaped, waiting });
     }
 
     /// Marks the list stale. A run already under way notices at its next

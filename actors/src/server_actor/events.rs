@@ -22,6 +22,8 @@ pub enum ServerEvent {
     ToolsDiscovered {
         /// Every tool it listed, filtered and renamed as configured.
         tools: ShapedTools,
+        /// Callers waiting for it to be in the Registry's table.
+        waiting: super::ListWaiters,
     },
     /// The connection reported an error it survived.
     TransportFaulted {

@@ -128,6 +128,12 @@ impl ServerActorState {
         spawn_timer(myself, Instant::now() + pause, || ServerMsg::Relisten);
     }
 
+    /// Whether the server's tool list changes reach Warden: it announces
+    /// them and the subscription is open.
+    pub(super) fn hears_tools(&self) -> bool {
+        self.subscription.open.is_some() && self.subscription.lists.contains_key("toolsListChanged")
+    }
+
     /// Listens again after a subscription ended, and lists the tools again.
     pub(super) fn relisten(&mut self) {
         if self.phase == Phase::Down || self.subscription.open.is_some() {

@@ -134,6 +134,8 @@ impl Ops {
                 if settle {
                     self.warden.settled().await;
                 }
+                // A client's own listing: what servers added unannounced too.
+                self.warden.relist_unheard(None).await;
                 if agent.is_none() && profile.is_none() {
                     let tools: Vec<ToolListing> = self.warden.tools().into_iter().map(listing).collect();
                     return Ok(json!({ "tools": tools }));
@@ -157,6 +159,9 @@ impl Ops {
             }
             Request::DescribeTool { name } => {
                 self.settle_within_call_timeout().await;
+                if self.warden.snapshot().tool(&name).is_none() {
+                    self.warden.relist_unheard(Some(&name)).await;
+                }
                 let entry = self.warden.tools().into_iter().find(|entry| entry.name == name).ok_or_else(|| {
                     BridgeError::new(
                         Code::UNKNOWN_TOOL,
@@ -261,14 +266,19 @@ impl Ops {
     /// The tool `tool` of server `server`, waiting for servers still starting.
     async fn find(&self, server: &str, tool: &str) -> Result<ToolEntry, BridgeError> {
         self.settle_within_call_timeout().await;
-        self.warden.tools().into_iter().find(|entry| entry.server == server && entry.tool.name == tool).ok_or_else(
-            || {
-                BridgeError::new(
-                    Code::UNKNOWN_TOOL,
-                    format!("server '{server}' has no tool '{tool}'; `warden tools` lists the tools available"),
-                )
-            },
-        )
+        let found = |warden: &Warden| {
+            warden.tools().into_iter().find(|entry| entry.server == server && entry.tool.name == tool)
+        };
+        if found(&self.warden).is_none() {
+            // A tool its server added without a word is looked for again.
+            self.warden.relist_unheard(Some(&format!("{server}__{tool}"))).await;
+        }
+        found(&self.warden).ok_or_else(|| {
+            BridgeError::new(
+                Code::UNKNOWN_TOOL,
+                format!("server '{server}' has no tool '{tool}'; `warden tools` lists the tools available"),
+            )
+        })
     }
 
     async fn settle_within_call_timeout(&self) {

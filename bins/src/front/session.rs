@@ -391,8 +391,13 @@ impl Session {
     }
 
     async fn list_tools(&self, params: &Value) -> Result<Value, (i64, String)> {
+        let cursor = params.get("cursor").and_then(Value::as_str);
+        if cursor.is_none() {
+            // A server may have added tools without a word (`relist_unheard`).
+            self.inner.front.warden.relist_unheard(None).await;
+        }
         let tools = self.inner.view.tools().map_err(|error| (code::INTERNAL_ERROR, error.to_string()))?;
-        let start = match params.get("cursor").and_then(Value::as_str) {
+        let start = match cursor {
             None => 0,
             Some(cursor) => cursor.parse::<usize>().ok().filter(|start| *start <= tools.len()).ok_or_else(|| {
                 (code::INVALID_PARAMS, format!("`cursor` \"{cursor}\" is not one this front gave; list from the start"))
