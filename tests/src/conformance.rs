@@ -156,10 +156,34 @@ pub fn client(scenario: &str, command: &str, env: &[(&str, &str)]) -> Outcome {
 
 /// Runs server scenario `scenario` against the MCP server at `url`.
 pub fn server(scenario: &str, url: &str) -> Outcome {
-    run(scenario, &["server", "--url", url, "--scenario", scenario], &[])
+    let (results, report) = run_suite(&["server", "--url", url, "--scenario", scenario], &[]);
+    outcome(scenario, &results, report)
+}
+
+/// Runs the suite's active server scenarios (all but those it marks
+/// pending) against the MCP server at `url`, in one run; an outcome each.
+pub fn server_suite(url: &str) -> Vec<Outcome> {
+    let (results, report) = run_suite(&["server", "--url", url], &[]);
+    let mut outcomes = Vec::new();
+    for entry in std::fs::read_dir(&results).expect("the results directory").flatten() {
+        let folder = entry.file_name().to_string_lossy().into_owned();
+        // `server-<scenario>-<2026-12-07T12-19-21-050Z>`
+        let scenario = folder.strip_prefix("server-").and_then(|rest| rest.get(..rest.len().checked_sub(25)?));
+        let Some(scenario) = scenario else { continue };
+        outcomes.push(outcome(scenario, &entry.path(), report.clone()));
+    }
+    outcomes.sort_by(|a, b| a.scenario.cmp(&b.scenario));
+    assert!(!outcomes.is_empty(), "the suite ran no server scenario:\n{report}");
+    outcomes
 }
 
 fn run(scenario: &str, args: &[&str], env: &[(&str, &str)]) -> Outcome {
+    let (results, report) = run_suite(args, env);
+    outcome(scenario, &results, report)
+}
+
+/// Runs the suite with `args`; where it wrote its results, and its report.
+fn run_suite(args: &[&str], env: &[(&str, &str)]) -> (PathBuf, String) {
     let prefix = install();
     let results = crate::scratch_dir("conformance");
     let output = Command::new(node_in(&prefix))
@@ -172,9 +196,14 @@ fn run(scenario: &str, args: &[&str], env: &[(&str, &str)]) -> Outcome {
         .output()
         .expect("the conformance suite runs");
     let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    let checks = match find_checks(&results) {
+    (results, report)
+}
+
+/// The checks the suite wrote under `results` for `scenario`.
+fn outcome(scenario: &str, results: &Path, report: String) -> Outcome {
+    let checks = match find_checks(results) {
         Some(path) => read_checks(&path),
-        None => panic!("{scenario}: the suite wrote no checks.json ({}):\n{report}", output.status),
+        None => panic!("{scenario}: the suite wrote no checks.json:\n{report}"),
     };
     Outcome { scenario: scenario.to_string(), checks, report }
 }
