@@ -162,3 +162,24 @@ fn on_a_terminal_warden_call_asks_in_place_and_asks_again_after_a_wrong_answer()
     assert!(screen.contains("server 'py' asks (during py__book_table): Book a table for how many nights?"), "{screen}");
     assert!(screen.contains("booked Bo large 5"), "the second answer reached the server: {screen}");
 }
+
+#[test]
+fn a_question_leaves_the_queue_when_the_warden_call_waiting_for_it_is_killed() {
+    let home = asking_home("questions-gone");
+    let mut call = spawn_call(&home, "py__book_table");
+    let question = waiting_question(&home);
+    assert_eq!(question["server"], "py", "{question}");
+    // No goodbye: the client is gone, and so is what it waited for.
+    call.kill().unwrap();
+    call.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(1);
+    loop {
+        let listed: Value = serde_json::from_slice(&home.warden(&["pending", "--json"]).stdout).unwrap();
+        if listed["questions"] == json!([]) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the dead client's question still waits: {listed}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = home.warden(&["stop"]);
+}

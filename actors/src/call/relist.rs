@@ -52,25 +52,18 @@ pub(crate) async fn relist(snapshot: &watch::Receiver<Arc<Snapshot>>, name: Opti
 }
 
 /// The running servers whose tools `name` could be: those its prefix
-/// names (with the `_` separator, `a_b_x` may be `a`'s or `a_b`'s), else
-/// all of them.
+/// names (with the `_` separator, `a_b_x` may be `a`'s or `a_b`'s) — none
+/// when they are not running (a failed server's tools are gone, not
+/// unheard) — else, for a name no server's prefix starts, all of them.
 fn servers_for<'a>(snapshot: &'a Snapshot, name: Option<&str>) -> Vec<&'a str> {
-    let running: Vec<&str> = snapshot
-        .servers
-        .iter()
-        .filter(|(_, entry)| entry.status.state == ServerState::Running)
-        .map(|(server, _)| server.as_str())
-        .collect();
-    let Some(name) = name else { return running };
+    let running = |server: &&String| snapshot.servers[*server].status.state == ServerState::Running;
     let separator = snapshot.names.separator.as_str();
-    let named: Vec<&str> = running
-        .iter()
-        .copied()
-        .filter(|server| name.strip_prefix(server).is_some_and(|rest| rest.starts_with(separator)))
-        .collect();
-    if named.is_empty() {
-        running
-    } else {
-        named
+    let names = |server: &&String| {
+        name.is_none_or(|name| name.strip_prefix(server.as_str()).is_some_and(|rest| rest.starts_with(separator)))
+    };
+    let mut named = snapshot.servers.keys().filter(names).peekable();
+    if named.peek().is_none() {
+        return snapshot.servers.keys().filter(running).map(String::as_str).collect();
     }
+    named.filter(running).map(String::as_str).collect()
 }

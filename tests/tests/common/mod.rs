@@ -279,9 +279,10 @@ pub(crate) async fn initialize(peer: &mut MemoryPeer, version: &str, capabilitie
     next_notification(peer, "notifications/initialized").await;
 }
 
-/// The handshake of an up-to-date server with tools.
+/// The handshake of an up-to-date server with tools, which announces
+/// changes to them (a quiet one: `handshake` with `{"tools": {}}`).
 pub(crate) async fn ready(peer: &mut MemoryPeer, tools: Value) {
-    handshake(peer, LATEST_PROTOCOL_VERSION, json!({"tools": {}}), tools).await;
+    handshake(peer, LATEST_PROTOCOL_VERSION, json!({"tools": {"listChanged": true}}), tools).await;
 }
 
 /// Expects a `tools/list` request and answers it with one page of `tools`.
