@@ -6,7 +6,7 @@
 mod common;
 
 use std::io::{BufRead as _, BufReader};
-use std::process::Stdio;
+use std::process::{Child, ChildStderr, Stdio};
 use std::time::Duration;
 
 use common::{stderr, stdout, Home};
@@ -84,17 +84,7 @@ fn ctrl_c_on_warden_call_cancels_the_call_upstream_and_exits_130() {
 #[test]
 fn ctrl_c_while_a_call_waits_for_approval_takes_it_out_of_the_queue() {
     let home = home("cancel-approval");
-    let text = std::fs::read_to_string(&home.config).unwrap().replace("[security]\nauto_approve = true\n", "");
-    std::fs::write(&home.config, text).unwrap();
-    let mut call = home.command(&["call", "test__echo", r#"{"message":"hi"}"#, "--config"]);
-    let mut child = call.arg(&home.config).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut errors = BufReader::new(child.stderr.take().unwrap());
-    let mut said = String::new();
-    while !said.contains("waiting for approval #") {
-        let mut line = String::new();
-        assert_ne!(errors.read_line(&mut line).unwrap(), 0, "warden call ended without waiting: {said}");
-        said += &line;
-    }
+    let (mut child, mut errors, said) = waiting_for_approval(&home, "test__echo", r#"{"message":"hi"}"#);
     let listed: Value = serde_json::from_str(&stdout(&home.warden(&["approvals", "--json"]))).unwrap();
     assert_eq!(listed["approvals"].as_array().unwrap().len(), 1, "{listed}");
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -106,6 +96,23 @@ fn ctrl_c_while_a_call_waits_for_approval_takes_it_out_of_the_queue() {
     let listed: Value = serde_json::from_str(&stdout(&home.warden(&["approvals", "--json"]))).unwrap();
     assert_eq!(listed["approvals"], json!([]), "the cancelled call still waits for approval: {listed}");
     let _ = home.warden(&["stop"]);
+}
+
+/// `warden call NAME ARGS` with auto-approval off, once it said it waits
+/// for approval: the child, the rest of its stderr, and what it said.
+fn waiting_for_approval(home: &Home, name: &str, args: &str) -> (Child, BufReader<ChildStderr>, String) {
+    let text = std::fs::read_to_string(&home.config).unwrap().replace("[security]\nauto_approve = true\n", "");
+    std::fs::write(&home.config, text).unwrap();
+    let mut call = home.command(&["call", name, args, "--config"]);
+    let mut child = call.arg(&home.config).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut errors = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("waiting for approval #") {
+        let mut line = String::new();
+        assert_ne!(errors.read_line(&mut line).unwrap(), 0, "warden call ended without waiting: {said}");
+        said += &line;
+    }
+    (child, errors, said)
 }
 
 /// Polls `check` until it holds, for at most `within`; how long it took.
@@ -152,17 +159,7 @@ fn a_warden_call_killed_mid_call_takes_its_call_with_it() {
 #[test]
 fn a_warden_call_killed_while_waiting_for_approval_leaves_nothing_in_the_queue() {
     let home = home("gone-approval");
-    let text = std::fs::read_to_string(&home.config).unwrap().replace("[security]\nauto_approve = true\n", "");
-    std::fs::write(&home.config, text).unwrap();
-    let mut call = home.command(&["call", "test__sleep", r#"{"ms":20000}"#, "--config"]);
-    let mut child = call.arg(&home.config).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut errors = BufReader::new(child.stderr.take().unwrap());
-    let mut said = String::new();
-    while !said.contains("waiting for approval #") {
-        let mut line = String::new();
-        assert_ne!(errors.read_line(&mut line).unwrap(), 0, "warden call ended without waiting: {said}");
-        said += &line;
-    }
+    let (mut child, _errors, _said) = waiting_for_approval(&home, "test__sleep", r#"{"ms":20000}"#);
     child.kill().unwrap();
     child.wait().unwrap();
     within(Duration::from_secs(1), "the approval leaves the queue", || {
