@@ -18,8 +18,6 @@
 //! `isError` included); 2 bad usage or a bad config.
 
 mod advice;
-#[cfg(target_os = "linux")]
-mod allocator;
 mod cli;
 mod client;
 mod clients;
@@ -29,8 +27,6 @@ mod front;
 mod http_server;
 mod logging;
 mod observe;
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-mod pow;
 mod render;
 mod secret;
 mod telemetry;
@@ -48,14 +44,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc in the daemon, glibc's malloc in short commands, and blocks
-/// of 4 MiB or more mapped on their own (see [`allocator`] for why). Only
-/// the binary: an embedding host keeps its own allocator. Elsewhere than
-/// Linux (`mremap`, `/proc`), mimalloc alone.
-#[cfg(target_os = "linux")]
-#[global_allocator]
-static ALLOCATOR: allocator::Allocator = allocator::Allocator;
-#[cfg(not(target_os = "linux"))]
+/// mimalloc for every command (see the workspace's `Cargo.toml` for why).
+/// Only the binary: an embedding host keeps its own allocator.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -143,9 +133,8 @@ fn raise_open_files() {
 
 #[cfg(test)]
 mod tests {
-    /// The unwinder linked in statically (`build.rs`, for every binary of
-    /// this package) catches a panic and walks the stack for a backtrace,
-    /// as libgcc_s did: ractor's supervision and tokio's tasks rely on it.
+    /// A panic is caught and a backtrace walks the stack: ractor's
+    /// supervision and tokio's tasks rely on the unwinder.
     #[test]
     fn a_panic_is_caught_and_a_backtrace_walks_the_stack() {
         let caught = std::panic::catch_unwind(|| {

@@ -35,18 +35,17 @@
 //! its arena), so a message whose blocks are spread over threads leaves
 //! freed copies resident in several heaps: with both remedies from 256 KiB
 //! on, the daemon held 6 to 13 copies of a 1 MB result at its peak where
-//! two were alive (`large_results`). Hence [`HEAVY_BYTES`] is where the
-//! `warden` binary maps blocks on their own (`bins/src/allocator.rs`:
-//! unmapped when freed, whichever thread frees them): below it nothing
-//! moves, and a message that size stalls its worker a few milliseconds at
-//! most; above it the blocks that move are mappings.
+//! two were alive (`large_results`). Hence [`HEAVY_BYTES`]: below it
+//! nothing moves, and a message that size stalls its worker a few
+//! milliseconds at most; above it the blocks that move are ones the
+//! allocator maps on their own and gives back wherever they are freed
+//! (mimalloc 3's large blocks; the `warden` binary's allocator).
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 
 /// The size from which a message's work leaves the worker: a step on it
-/// through [`run_heavy`], and the reading of a line past it. The size of
-/// the blocks the `warden` binary maps on its own (see above): 4 MiB of
-/// JSON is a few milliseconds of decoding.
+/// through [`run_heavy`], and the reading of a line past it (see above):
+/// 4 MiB of JSON is a few milliseconds of decoding.
 pub const HEAVY_BYTES: usize = 4 << 20;
 
 /// How many bytes of a long line a reading loop takes between two yields.
