@@ -27,8 +27,10 @@
 //! - `hub.rs`: the root of the server tree.
 //! - `server_supervisor.rs`: **restart backoff** and give-up.
 //! - `server_actor.rs` + `server_actor/`: one connection; `discovery.rs` the
-//!   handshake and **`tools/list_changed` refetch**; `calls.rs` calls in
-//!   flight, deadlines, cancellation, progress; `events.rs` what it reports.
+//!   handshake and **`tools/list_changed` refetch**; `freshness.rs` a tool
+//!   list's `ttlMs` and lists read again for a caller's miss; `calls.rs`
+//!   calls in flight, deadlines, cancellation, progress; `events.rs` what
+//!   it reports.
 //! - `registry.rs`: names and states, published as [`Snapshot`]s.
 //! - `policy_rules.rs`: the config's policy sections compiled;
 //!   **policy resolution** per tool (rules in `warden_policy`).
@@ -39,7 +41,17 @@
 //!   client — elicitation (answered by an [`Elicitor`], `elicitor.rs`),
 //!   roots ([`Root`]), bounded per call and per server (`throttle.rs`).
 //! - `server_settings.rs`: limits, timeouts, restart schedule per server.
-//! - `wrappers.rs`: a server's resources and prompts as tools.
+//! - `primitive_tools.rs`: a server's resources and prompts as tools.
+//! - `metrics.rs` + `metrics/`: counters and gauges of calls, servers and
+//!   approvals (Prometheus' text); `audit.rs`: the record of each call,
+//!   for the host's audit sink; `trace_context.rs`: a call's span joined
+//!   to its caller's trace (`traceparent` in `_meta`).
+//! - `chat.rs`: the chat-completions client that sampling and summaries
+//!   share.
+//! - `era_memo.rs`: servers found to speak `initialize` only, remembered
+//!   across runs; `task_journal.rs`: server-side tasks of calls in flight,
+//!   left by a process that died; `state_file.rs`: how such small files
+//!   are kept (`0600`, written whole).
 //! - `summarizer.rs` + `summarizer/`: background summaries and their cache.
 //! - `progress.rs`: [`Progress`] reports of one call.
 //! - `tickets.rs`: a waiting caller's ticket, and the guard that tells an

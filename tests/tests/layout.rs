@@ -206,3 +206,44 @@ fn the_cycle_check_finds_a_cycle_when_there_is_one() {
     std::fs::write(dir.join("b.rs"), "pub struct Thing;\n").unwrap();
     assert!(cycles_in(&dir).is_empty());
 }
+
+/// The relative links of a Markdown text: `[text](target)` with no
+/// scheme, the `#anchor` cut off.
+fn relative_links(markdown: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    let mut rest = markdown;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let target = rest[..end].split('#').next().unwrap_or_default().trim();
+        let scheme = target.split_once(':').is_some_and(|(scheme, _)| scheme.chars().all(|c| c.is_ascii_alphabetic()));
+        if !target.is_empty() && !scheme && !target.contains(char::is_whitespace) {
+            links.push(target.to_string());
+        }
+    }
+    links
+}
+
+#[test]
+fn every_relative_link_in_the_readme_and_the_docs_resolves() {
+    let mut pages = vec![root().join("README.md")];
+    let docs = std::fs::read_dir(root().join("docs")).expect("docs/ is there");
+    pages.extend(docs.flatten().map(|entry| entry.path()).filter(|path| path.extension().is_some_and(|e| e == "md")));
+    let mut dead = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for link in relative_links(&text) {
+            if !page.parent().unwrap().join(&link).exists() {
+                dead.push(format!("{} → {link}", page.strip_prefix(root()).unwrap().display()));
+            }
+        }
+    }
+    assert!(pages.len() > 5, "the docs were not found: {pages:?}");
+    assert!(dead.is_empty(), "links to nothing: {dead:?}");
+}
+
+#[test]
+fn relative_links_are_read_as_written() {
+    let text = "see [a](docs/a.md#part), [b](https://x.example/b), [c](#top), [d](../d.rs) and [e](mailto:e@x)";
+    assert_eq!(relative_links(text), ["docs/a.md", "../d.rs"]);
+}
