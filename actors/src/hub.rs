@@ -55,10 +55,10 @@ impl std::fmt::Debug for ServerPlan {
 }
 
 /// The Hub actor.
-pub struct Hub;
+pub(crate) struct Hub;
 
 /// What the Hub is started with.
-pub struct HubArgs {
+pub(crate) struct HubArgs {
     /// The servers to run.
     pub servers: Vec<ServerPlan>,
     /// Where the Registry publishes snapshots.
@@ -75,7 +75,7 @@ pub struct HubArgs {
 
 /// Messages the Hub handles.
 #[derive(Debug)]
-pub enum HubMsg {
+pub(crate) enum HubMsg {
     /// Stop every server, wait for them, then answer.
     Shutdown {
         /// Answered when every server has stopped.
@@ -121,7 +121,7 @@ pub enum HubMsg {
 }
 
 /// The Hub's state.
-pub struct HubState {
+pub(crate) struct HubState {
     registry: ActorRef<RegistryMsg>,
     notices: crate::server_actor::NoticeSender,
     client: Arc<crate::client_features::ClientFeatures>,

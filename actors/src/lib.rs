@@ -101,15 +101,14 @@ pub use elicitor::{ActorElicitor, ElicitationAnswer, ElicitationRequest, Elicito
 // The config a host loads to start Warden (the whole schema is `warden_config`).
 pub use audit::{AuditRecord, AuditSink, Decision, LeakNote};
 pub use error::{CallError, GrantError};
-pub use hub::{Hub, HubArgs, HubMsg, ServerPlan};
+pub use hub::ServerPlan;
 pub use metrics::{Metrics, Outcome};
-pub use policy_gate::{ApprovalOutcome, GateArgs, GateMsg, GateView, PolicyGate};
+pub use policy_gate::ApprovalOutcome;
 pub use policy_rules::{AgentRules, ConfiguredApprover, PolicyRules};
 pub use progress::{CallLogs, LogSink, Progress, ProgressSink};
-pub use registry::{Registry, RegistryMsg, ServerOffers, ServerState, ServerStatus, Snapshot, ToolEntry};
-pub use server_actor::{Lane, NoticeSender, ServerActor, ServerArgs, ServerMsg, ServerNotice, ServerRef, ToolCall};
+pub use registry::{ServerOffers, ServerState, ServerStatus, Snapshot, ToolEntry};
+pub use server_actor::ServerNotice;
 pub use server_settings::{ServerSettings, ShapedTools, ToolShaping};
-pub use server_supervisor::{ServerSupervisor, SupervisorArgs, SupervisorMsg};
 pub use summarizer::{SummarySettings, SummaryView};
 pub use task_journal::LeftTask;
 pub use trace_context::continue_trace;

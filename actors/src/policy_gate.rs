@@ -30,7 +30,7 @@ use crate::approver::{ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approve
 
 /// What the call path reads without a message.
 #[derive(Debug, Clone, Default)]
-pub struct GateView {
+pub(crate) struct GateView {
     /// Grants in force (expired ones are dropped when the next grant is
     /// added or listed; until then `Grant::covers` ignores them).
     pub grants: Vec<Grant>,
@@ -65,10 +65,10 @@ pub enum ApprovalOutcome {
 }
 
 /// The PolicyGate actor.
-pub struct PolicyGate;
+pub(crate) struct PolicyGate;
 
 /// What the gate starts with.
-pub struct GateArgs {
+pub(crate) struct GateArgs {
     /// Who answers approval requests, if anyone.
     pub approver: Option<Arc<dyn Approver>>,
     /// How long a request may wait.
@@ -83,7 +83,7 @@ pub struct GateArgs {
 }
 
 /// Messages the gate handles.
-pub enum GateMsg {
+pub(crate) enum GateMsg {
     /// Ask the approver about a call; answered when decided. The gate
     /// numbers the request and stamps its time (`id` and `requested_at` as
     /// sent are replaced).
@@ -138,7 +138,7 @@ pub enum GateMsg {
 }
 
 /// The gate's state.
-pub struct GateState {
+pub(crate) struct GateState {
     approver: Option<Arc<dyn Approver>>,
     approval_timeout: Duration,
     publish: watch::Sender<Arc<GateView>>,

@@ -28,7 +28,7 @@ pub use snapshot::{ServerOffers, ServerState, ServerStatus, Snapshot, ToolEntry}
 
 /// Messages: facts reported by server actors and the Hub.
 #[derive(Debug)]
-pub enum RegistryMsg {
+pub(crate) enum RegistryMsg {
     /// A server's actor is up; calls for it go there.
     ServerSpawned {
         /// The server.
@@ -104,10 +104,10 @@ pub enum RegistryMsg {
 }
 
 /// The Registry actor.
-pub struct Registry;
+pub(crate) struct Registry;
 
 /// The Registry's state: the current snapshot and where to publish it.
-pub struct RegistryState {
+pub(crate) struct RegistryState {
     snapshot: Snapshot,
     publish: watch::Sender<Arc<Snapshot>>,
 }

@@ -92,20 +92,21 @@ mod tool_call;
 
 pub(crate) use era::KnownEra;
 pub(crate) use lane::{Answer, Sending};
-pub use lane::{Lane, ServerRef};
+pub(crate) use lane::{Lane, ServerRef};
 pub(crate) use params::Params;
-pub use tool_call::ToolCall;
+pub(crate) use tool_call::ToolCall;
 
 pub(crate) use events::ServerEvent;
 pub(crate) use freshness::ListWaiters;
+pub(crate) use notices::NoticeSender;
+pub use notices::ServerNotice;
 pub(crate) use notices::NOTICE_BACKLOG;
-pub use notices::{NoticeSender, ServerNotice};
 
 /// The ServerActor.
-pub struct ServerActor;
+pub(crate) struct ServerActor;
 
 /// What a ServerActor is started with.
-pub struct ServerArgs {
+pub(crate) struct ServerArgs {
     /// The server's configured name.
     pub name: String,
     /// How to reach it.
@@ -129,7 +130,7 @@ pub struct ServerArgs {
 
 /// Messages a ServerActor handles.
 #[derive(Debug)]
-pub enum ServerMsg {
+pub(crate) enum ServerMsg {
     /// Run a tool and answer on `reply`.
     CallTool {
         /// The call.
@@ -254,7 +255,7 @@ struct PendingCall {
 }
 
 /// A ServerActor's state.
-pub struct ServerActorState {
+pub(crate) struct ServerActorState {
     name: String,
     connector: Arc<dyn Connector>,
     settings: ServerSettings,

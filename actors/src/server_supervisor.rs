@@ -45,10 +45,10 @@ use crate::server_settings::ServerSettings;
 const STOP_WAIT: Duration = Duration::from_secs(10);
 
 /// The ServerSupervisor actor.
-pub struct ServerSupervisor;
+pub(crate) struct ServerSupervisor;
 
 /// What a ServerSupervisor is started with.
-pub struct SupervisorArgs {
+pub(crate) struct SupervisorArgs {
     /// The server's configured name.
     pub name: String,
     /// How to reach it (again and again).
@@ -69,7 +69,7 @@ pub struct SupervisorArgs {
 
 /// Messages a ServerSupervisor handles.
 #[derive(Debug)]
-pub enum SupervisorMsg {
+pub(crate) enum SupervisorMsg {
     /// The ServerActor reported something.
     Server(ServerEvent),
     /// Time to start the server again.
@@ -104,7 +104,7 @@ impl TryFrom<SupervisorMsg> for ServerEvent {
 }
 
 /// A ServerSupervisor's state.
-pub struct SupervisorState {
+pub(crate) struct SupervisorState {
     args: SupervisorArgs,
     child: Option<ActorRef<ServerMsg>>,
     /// Consecutive restarts since the last successful call.

@@ -31,7 +31,7 @@ pub(super) const PROBE_WAIT: Duration = Duration::from_secs(5);
 /// What a server was found to speak; its supervisor keeps it across
 /// restarts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KnownEra {
+pub(crate) enum KnownEra {
     /// It answers `initialize`; no probe next time.
     Legacy,
     /// It answered `server/discover`.

@@ -7,7 +7,7 @@ use crate::server_settings::ShapedTools;
 /// An event of one ServerActor, for whoever started it (its supervisor,
 /// which passes the news on to the Registry and keeps the restart count).
 #[derive(Debug)]
-pub enum ServerEvent {
+pub(crate) enum ServerEvent {
     /// The handshake finished.
     Initialized {
         /// What the server answered.

@@ -59,7 +59,7 @@ pub(crate) use wait::{LaneWait, Sending};
 
 /// Where a running server's calls go: its actor, or its fast lane.
 #[derive(Clone)]
-pub struct ServerRef {
+pub(crate) struct ServerRef {
     pub(crate) actor: ActorRef<ServerMsg>,
     pub(crate) lane: Arc<Lane>,
 }
@@ -95,7 +95,7 @@ impl Answer {
 
 /// One server connection's fast lane, shared by its actor, its reader and
 /// its callers.
-pub struct Lane {
+pub(crate) struct Lane {
     /// The server's name, for errors.
     server: String,
     crash_retry: CrashRetry,

@@ -30,7 +30,7 @@ pub struct ServerNotice {
 }
 
 /// Where a Warden's servers publish their notices.
-pub type NoticeSender = tokio::sync::broadcast::Sender<ServerNotice>;
+pub(crate) type NoticeSender = tokio::sync::broadcast::Sender<ServerNotice>;
 
 /// The notifications published for listeners.
 const RELAYED: [&str; 4] = [

@@ -31,7 +31,7 @@ const LINE_CAPACITY: usize = 512;
 
 /// A request's params, in the line that will carry them.
 #[derive(Debug, Clone)]
-pub struct Params {
+pub(crate) struct Params {
     /// `HEAD_ROOM` bytes of room, `,"method":"…","params":`, the params,
     /// `}`. Bytes, not a `String`: the lane sends them without reading
     /// them, so they are checked as UTF-8 only where read as text.
@@ -43,7 +43,7 @@ pub struct Params {
 impl Params {
     /// `params` as the params of a `method` request (one of Warden's own
     /// methods, which need no escaping).
-    pub fn new(method: &str, params: &impl serde::Serialize) -> Params {
+    pub(crate) fn new(method: &str, params: &impl serde::Serialize) -> Params {
         // Room for most calls' params: growing while serde writes is a
         // realloc and a copy.
         Params::written(method, LINE_CAPACITY, |line| {
@@ -68,7 +68,7 @@ impl Params {
     }
 
     /// The params, as JSON text.
-    pub fn get(&self) -> &str {
+    pub(crate) fn get(&self) -> &str {
         std::str::from_utf8(&self.line[self.params.clone()]).expect("serde_json writes UTF-8")
     }
 

@@ -17,7 +17,7 @@ use crate::tickets::fresh_ticket;
 /// A request made for a tool call: `tools/call` for a server's own tool,
 /// or one of the requests a wrapper tool makes (`resources/read`, ...).
 #[derive(Debug, Clone)]
-pub struct ToolCall {
+pub(crate) struct ToolCall {
     /// The namespaced name, for errors the caller reads.
     pub name: String,
     /// The JSON-RPC method.
@@ -51,7 +51,7 @@ pub struct ToolCall {
 impl ToolCall {
     /// A `tools/call` of the server's tool `tool` with `arguments`, and
     /// `meta` as its `_meta` (none when empty).
-    pub fn new(
+    pub(crate) fn new(
         name: impl Into<String>,
         tool: &str,
         arguments: &Map<String, Value>,
@@ -70,7 +70,7 @@ impl ToolCall {
     }
 
     /// Any other request made on behalf of tool `name`.
-    pub fn request(
+    pub(crate) fn request(
         name: impl Into<String>,
         method: &'static str,
         params: &impl serde::Serialize,

@@ -30,7 +30,7 @@ use crate::server_actor::{Params, ServerMsg, ToolCall};
 
 /// A lane call handed to the actor, and its answer that was not final.
 #[derive(Debug)]
-pub struct Adopted {
+pub(crate) struct Adopted {
     pub(in crate::server_actor) call: ToolCall,
     pub(in crate::server_actor) reply: Reply,
     pub(in crate::server_actor) result: Box<RawValue>,
