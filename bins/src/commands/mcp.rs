@@ -20,9 +20,9 @@ use warden_actors::Warden;
 use super::load;
 use crate::cli::Common;
 use crate::daemon::state_dir::StateDir;
-use crate::front::asking::LoneClient;
-use crate::front::view::View;
-use crate::front::{lines, Front};
+use warden_front::asking::LoneClient;
+use warden_front::view::View;
+use warden_front::{lines, Front};
 
 /// What `warden mcp` serves.
 pub(crate) struct McpArgs {

@@ -347,7 +347,7 @@ async fn upgrade<R, W>(
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let view = crate::front::view::View::of(&ops.warden, agent.as_deref(), server.as_deref(), ops.resource_tools);
+    let view = warden_front::view::View::of(&ops.warden, agent.as_deref(), server.as_deref(), ops.resource_tools);
     let view = match view {
         Ok(view) => view,
         Err(problem) => {
@@ -362,7 +362,7 @@ async fn upgrade<R, W>(
     }
     let _session = ops.activity.begin_session();
     tracing::info!("a bridge connection became an MCP session ({})", view.who());
-    crate::front::lines::serve(Arc::clone(&ops.front), view, reader, write, ops.max_message_bytes).await;
+    warden_front::lines::serve(Arc::clone(&ops.front), view, reader, write, ops.max_message_bytes).await;
 }
 
 /// Everything that can be answered without waiting: envelope, token, op.

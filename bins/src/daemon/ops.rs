@@ -51,9 +51,9 @@ pub(crate) struct Ops {
     /// The queue is the daemon's approver (the config names none of its own).
     pub(crate) queue_approves: bool,
     /// The MCP front's shared state, for connections upgraded with `mcp`.
-    pub(crate) front: Arc<crate::front::Front>,
+    pub(crate) front: Arc<warden_front::Front>,
     /// The HTTP front, when `[front] listen` is set: its address and state.
-    pub(crate) http_front: Option<(std::net::SocketAddr, Arc<crate::front::http::HttpFront>)>,
+    pub(crate) http_front: Option<(std::net::SocketAddr, Arc<warden_front::http::HttpFront>)>,
     /// Where `[metrics] listen` bound, for `status`.
     pub(crate) metrics: Option<std::net::SocketAddr>,
     /// `[front] resource_tools`.
@@ -312,7 +312,7 @@ impl Ops {
                 "metrics": self.metrics.map(|address| json!({"url": format!("http://{address}/metrics")})),
             },
             "settled": settled_now(&self.warden),
-            "readiness": crate::observe::readiness(&statuses),
+            "readiness": warden_front::observe::readiness(&statuses),
             "servers": servers,
         })
     }

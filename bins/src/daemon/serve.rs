@@ -123,20 +123,20 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         super::workers::described(),
     );
 
-    let front = crate::front::Front::new(warden.clone());
+    let front = warden_front::Front::new(warden.clone());
     let activity = Activity::new(idle_timeout);
     let http_front = match front_listener {
         None => None,
         Some(listener) => {
             let local = listener.local_addr()?;
             let keep = Arc::clone(&activity);
-            let http = crate::front::http::HttpFront::new(
+            let http = warden_front::http::HttpFront::new(
                 Arc::clone(&front),
                 config.front.clone(),
                 local,
                 config.max_message_bytes,
                 Box::new(move || Box::new(keep.begin_session())),
-                crate::observe::Observe::new(warden.clone(), &config.metrics, local.ip().is_loopback()),
+                warden_front::observe::Observe::new(warden.clone(), &config.metrics, local.ip().is_loopback()),
             );
             if config.front.open() {
                 tracing::warn!("the MCP front on {local} takes requests without a token ([front] auth = \"none\")");
@@ -171,10 +171,11 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         }))
     });
     if let (Some(listener), Some(local)) = (metrics_listener, metrics_address) {
-        let observe = crate::observe::Observe::new(ops.warden.clone(), &config.metrics, local.ip().is_loopback());
+        let observe =
+            warden_front::observe::Observe::new(ops.warden.clone(), &config.metrics, local.ip().is_loopback());
         let shutdown = ops.shutdown.clone();
         tracing::info!("metrics on http://{local}/metrics (and /healthz, /readyz)");
-        tokio::spawn(crate::observe::listener::serve(listener, Arc::new(observe), async move {
+        tokio::spawn(warden_front::observe::listener::serve(listener, Arc::new(observe), async move {
             shutdown.triggered().await;
         }));
     }

@@ -9,13 +9,13 @@
 
 /// A fresh token: 64 hex digits.
 pub(crate) fn generate() -> std::io::Result<String> {
-    crate::secret::random_hex(32)
+    warden_front::secret::random_hex(32)
 }
 
 /// True when `given` is `expected`, taking the same time wherever they differ.
 pub(crate) fn matches(given: Option<&str>, expected: &str) -> bool {
     // The length is not secret: every token is 64 digits.
-    given.is_some_and(|given| crate::secret::same(given, expected))
+    given.is_some_and(|given| warden_front::secret::same(given, expected))
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ use super::Front;
 const OUTBOX_DEPTH: usize = 256;
 
 /// Serves one session until `input` ends.
-pub(crate) async fn serve<R, W>(front: Arc<Front>, view: View, input: R, mut output: W, max_line: usize)
+pub async fn serve<R, W>(front: Arc<Front>, view: View, input: R, mut output: W, max_line: usize)
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,

@@ -8,7 +8,7 @@
 //! approval forms the front's usual askers write there become the
 //! `inputRequests` of an `input_required` answer (questions asked within
 //! [`GATHER`] of one another go out together), and the call waits, parked
-//! ([`crate::front::parked`]), under a sealed `requestState`. The client's
+//! ([`crate::parked`]), under a sealed `requestState`. The client's
 //! retry — the same tool and arguments, with `inputResponses` and that
 //! state — resumes it: each response goes to the question of its key, and
 //! the front answers the retry with the call's result, or another
@@ -16,7 +16,7 @@
 //! unanswered. Progress on the way goes to whichever request is waiting.
 //! A client that leaves while its request waits ends the call; one that
 //! never comes back after an `input_required` leaves it parked until
-//! [`PARKED_FOR`](crate::front::parked::PARKED_FOR) runs out.
+//! [`PARKED_FOR`](crate::parked::PARKED_FOR) runs out.
 
 use std::sync::Arc;
 use std::time::Duration;

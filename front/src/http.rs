@@ -19,7 +19,7 @@
 //! 5. `MCP-Protocol-Version`, when sent, must be one Warden speaks → 400
 //!    with `-32022` and the versions it speaks;
 //! 6. then the method: POST (one JSON-RPC message, at most
-//!    `max_message_bytes` → 413, read within [`BODY_TIMEOUT`] → 408), GET
+//!    `max_message_bytes` → 413, read within `BODY_TIMEOUT` → 408), GET
 //!    (the session's stream, `Accept: text/event-stream` → else 406),
 //!    DELETE (ends the session); others 405.
 //!
@@ -34,14 +34,11 @@
 //! progress (the progress, then the answer). A client that goes away
 //! before its answer cancels the request (upstream too).
 //!
-//! Connections: at most [`MAX_CONNECTIONS`], the longest idle closed to
+//! Connections: at most `http_server::MAX_CONNECTIONS`, the longest idle closed to
 //! make room (a flood of silent connections keeps nobody out); request
-//! headers must arrive within [`HEADER_READ_TIMEOUT`] (slow-loris). Nothing
+//! headers must arrive within `HEADER_READ_TIMEOUT` (slow-loris). Nothing
 //! a client sends can take the daemon down or reach another session's
 //! calls.
-//!
-//! [`MAX_CONNECTIONS`]: crate::http_server::MAX_CONNECTIONS
-//! [`HEADER_READ_TIMEOUT`]: crate::http_server::HEADER_READ_TIMEOUT
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -69,7 +66,7 @@ mod sse;
 mod stateless;
 
 use answers::{json_answer, not_found, refuse, respond, rpc_error, unknown_session, Answer};
-pub(crate) use sessions::KeepAlive;
+pub use sessions::KeepAlive;
 use sessions::{Refused, Sessions};
 
 /// How long a client may take to send a request's body.
@@ -79,7 +76,7 @@ const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
 /// One HTTP front.
-pub(crate) struct HttpFront {
+pub struct HttpFront {
     front: Arc<Front>,
     config: FrontConfig,
     /// The `Host` values it accepts: its own address and names, and
@@ -120,7 +117,12 @@ impl Caller {
 }
 
 impl HttpFront {
-    pub(crate) fn new(
+    /// The HTTP face of `front`, to serve on `addr` as `config` says:
+    /// bodies up to `max_body` bytes; `keep_alive` makes what an open
+    /// session holds (the daemon: a guard that keeps it from exiting
+    /// idle); `observe` answers `/metrics` and the health pages on the
+    /// same listener.
+    pub fn new(
         front: Arc<Front>,
         config: FrontConfig,
         addr: SocketAddr,
@@ -140,7 +142,7 @@ impl HttpFront {
     }
 
     /// Serves `listener` until `stop` resolves, then ends every session.
-    pub(crate) async fn serve(self: Arc<Self>, listener: TcpListener, stop: impl std::future::Future<Output = ()>) {
+    pub async fn serve(self: Arc<Self>, listener: TcpListener, stop: impl std::future::Future<Output = ()>) {
         let sweeper = self.sessions.spawn_sweeper();
         let front = Arc::clone(&self);
         let handler: crate::http_server::Handler = Arc::new(move |request| {
@@ -430,7 +432,7 @@ impl HttpFront {
     }
 
     /// Open sessions, for `status`.
-    pub(crate) fn session_count(&self) -> usize {
+    pub fn session_count(&self) -> usize {
         self.sessions.count()
     }
 }

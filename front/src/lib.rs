@@ -2,12 +2,12 @@
 //!
 //! One implementation of the server side, two transports:
 //!
-//! - [`session`]: one client's MCP session — `initialize`, `tools/*`,
+//! - `session`: one client's MCP session — `initialize`, `tools/*`,
 //!   resources, prompts, completions, log levels, cancellations — over a
 //!   [`view::View`] of one shared `Warden` handle. Every request runs in its
 //!   own task; a `notifications/cancelled` (or the client going away)
 //!   aborts it, and dropping the call's future cancels it upstream.
-//!   [`notifier`] sends what changes on the session's own: list changes,
+//!   `notifier` sends what changes on the session's own: list changes,
 //!   log messages at the level it set, updates of resources it subscribed.
 //! - [`lines`]: the session over newline-delimited JSON — `warden mcp`'s
 //!   stdin/stdout with `--no-daemon`, and a bridge connection upgraded with
@@ -27,7 +27,15 @@
 //!   `requestState` until the client comes back (`parked`,
 //!   `session/mrtr.rs`).
 //!
-//! What is shared between sessions is here ([`Upstream`]): one server
+//! - [`observe`]: `/metrics`, `/healthz` and `/readyz`, on the front's
+//!   listener and on `[metrics] listen`; `http_server`: the hyper
+//!   listener both serve on (connection caps, header timeouts); [`secret`]:
+//!   tokens compared in constant time and made from the kernel's random.
+//!
+//! The daemon (`warden serve`) and `warden mcp` in the `warden` binary are
+//! its users today; a host that embeds Warden can serve MCP with it too.
+//!
+//! What is shared between sessions is here (`Upstream`): one server
 //! connection serves every client, so resource subscriptions are counted
 //! (the server is unsubscribed after the last session leaves) and the log level sent
 //! upstream is the most verbose any session asked for, each session then
@@ -40,18 +48,21 @@ use serde_json::json;
 use warden_actors::{ServerRequest, Warden};
 pub(crate) use warden_protocol::LogLevel;
 
-pub(crate) mod asking;
+pub mod asking;
 mod client_approver;
-pub(crate) mod http;
+pub mod http;
+mod http_server;
 mod json_text;
-pub(crate) mod lines;
+pub mod lines;
 mod notifier;
+pub mod observe;
 mod parked;
 mod primitives;
 mod request_span;
-pub(crate) mod session;
+pub mod secret;
+mod session;
 mod uris;
-pub(crate) mod view;
+pub mod view;
 
 #[cfg(test)]
 mod properties;
@@ -62,7 +73,7 @@ mod tests;
 pub(crate) const TOOLS_PAGE: usize = 500;
 
 /// What every session of one front shares.
-pub(crate) struct Front {
+pub struct Front {
     pub(crate) warden: Warden,
     upstream: Mutex<Upstream>,
     /// Calls of 2026-07-28 clients waiting for their input.
@@ -94,14 +105,14 @@ struct Upstream {
 }
 
 impl Front {
-    /// The front of `warden`, with its upkeep task (see [`Front::upkeep`]).
-    pub(crate) fn new(warden: Warden) -> Arc<Front> {
+    /// The front of `warden`, with its upkeep task (see `Front::upkeep`).
+    pub fn new(warden: Warden) -> Arc<Front> {
         Front::with_lone_client(warden, None)
     }
 
     /// The front of a process with one client (`warden mcp --no-daemon`),
     /// whose `lone_client` is Warden's elicitor.
-    pub(crate) fn with_lone_client(warden: Warden, lone_client: Option<Arc<asking::LoneClient>>) -> Arc<Front> {
+    pub fn with_lone_client(warden: Warden, lone_client: Option<Arc<asking::LoneClient>>) -> Arc<Front> {
         let parked = Arc::new(parked::Parked::new());
         let front = Arc::new(Front { warden, upstream: Mutex::new(Upstream::default()), parked, lone_client });
         tokio::spawn(Front::upkeep(Arc::downgrade(&front)));

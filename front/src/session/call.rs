@@ -117,7 +117,7 @@ impl Session {
     }
 
     /// Waits (bounded) until `server` is past its first start.
-    pub(in crate::front) async fn wait_for_start(&self, server: &str, what: &str) {
+    pub(crate) async fn wait_for_start(&self, server: &str, what: &str) {
         tracing::info!(session = %self.who(), "'{what}' waits (up to {} s) for server '{server}' to start", STARTING_WAIT.as_secs());
         let started = self.inner.front.warden.wait_for(|snapshot| {
             snapshot.status(server).is_none_or(|status| !matches!(status.state, ServerState::Starting))

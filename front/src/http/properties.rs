@@ -26,7 +26,7 @@ use warden_actors::Warden;
 use warden_config::{FrontConfig, FrontToken, MetricsConfig};
 
 use super::HttpFront;
-use crate::front::Front;
+use crate::Front;
 
 const TOKEN: &str = "fuzz-token-0123456789abcdef";
 

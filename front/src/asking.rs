@@ -3,11 +3,11 @@
 //!
 //! A client that declared `elicitation` at `initialize` (and in which
 //! modes) gets the questions its own calls' servers ask: the call carries a
-//! [`ClientElicitor`] ([`CallOptions::elicitor`](warden_actors::CallOptions::elicitor)),
+//! `ClientElicitor` ([`CallOptions::elicitor`](warden_actors::CallOptions::elicitor)),
 //! which sends `elicitation/create` on that call's reply path — stdout for
 //! `warden mcp`, the POST's own event stream on HTTP, so the question
 //! travels with the request it belongs to — and waits for the client's
-//! response, which [`Session::receive`] routes back here by its id.
+//! response, which `Session::receive` routes back here by its id.
 //! Warden's ids for these requests are strings (`warden-ask-N`), never
 //! mistaken for a client's own.
 //!
@@ -168,7 +168,7 @@ impl Asked {
 /// goes to that one client if it declared the mode, else is cancelled with
 /// the reason logged. There is no other person to ask in that process.
 #[derive(Default)]
-pub(crate) struct LoneClient {
+pub struct LoneClient {
     bound: std::sync::Mutex<Option<(Session, Outbox)>>,
 }
 

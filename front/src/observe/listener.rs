@@ -13,7 +13,7 @@ use super::{Observe, Page};
 use crate::http_server::Body;
 
 /// Serves `listener` until `stop` resolves.
-pub(crate) async fn serve(listener: TcpListener, observe: Arc<Observe>, stop: impl std::future::Future<Output = ()>) {
+pub async fn serve(listener: TcpListener, observe: Arc<Observe>, stop: impl std::future::Future<Output = ()>) {
     let handler: crate::http_server::Handler = Arc::new(move |request| {
         let page = observe.page(&request).unwrap_or_else(|| {
             Page::text(StatusCode::NOT_FOUND, "this listener serves /metrics, /healthz and /readyz")

@@ -3,7 +3,7 @@
 
 /// True when `given` is `expected`, taking the same time wherever they
 /// differ (a different length returns at once: lengths are not secret).
-pub(crate) fn same(given: &str, expected: &str) -> bool {
+pub fn same(given: &str, expected: &str) -> bool {
     let (given, expected) = (given.as_bytes(), expected.as_bytes());
     if given.len() != expected.len() {
         return false;
@@ -12,7 +12,7 @@ pub(crate) fn same(given: &str, expected: &str) -> bool {
 }
 
 /// `bytes` random bytes from the kernel's generator, as hex digits.
-pub(crate) fn random_hex(bytes: usize) -> std::io::Result<String> {
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
     use std::io::Read as _;
     let mut buffer = vec![0u8; bytes];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut buffer)?;

@@ -28,7 +28,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::front::session::Session;
+use crate::session::Session;
 
 /// How long a session must have gone unused before a full table ends it
 /// to make room for a new one.
@@ -43,7 +43,7 @@ const STREAM_DEPTH: usize = 256;
 
 /// Something a session's holder keeps alive while it lives (the daemon's
 /// activity guard: a session keeps the daemon up).
-pub(crate) type KeepAlive = Box<dyn Send + Sync>;
+pub type KeepAlive = Box<dyn Send + Sync>;
 
 /// One HTTP session.
 pub(crate) struct HttpSession {

@@ -7,7 +7,7 @@ use hyper::{Response, StatusCode};
 use serde_json::Value;
 
 use super::sse::{self, Body};
-use crate::front::session::{code, error};
+use crate::session::{code, error};
 
 /// One HTTP answer.
 pub(super) type Answer = Response<Body>;

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use warden_actors::{ServerStatus, Warden};
 use warden_config::MetricsConfig;
 
-pub(crate) mod listener;
+pub mod listener;
 mod text_format;
 
 /// OpenMetrics text, which Prometheus scrapes (and prefers); others get
@@ -43,7 +43,7 @@ impl Page {
 }
 
 /// The endpoints of one listener.
-pub(crate) struct Observe {
+pub struct Observe {
     warden: Warden,
     token: Option<String>,
     /// Whether the listener is on loopback (metrics answer without a token
@@ -52,7 +52,9 @@ pub(crate) struct Observe {
 }
 
 impl Observe {
-    pub(crate) fn new(warden: Warden, config: &MetricsConfig, loopback: bool) -> Observe {
+    /// The pages of `warden`, as `config` (`[metrics]`) says; `loopback`:
+    /// the listener is on loopback (a token is then not required).
+    pub fn new(warden: Warden, config: &MetricsConfig, loopback: bool) -> Observe {
         Observe { warden, token: config.token.clone(), loopback }
     }
 
@@ -110,7 +112,7 @@ impl Observe {
 
 /// Whether every server is running, and those that are not: what
 /// `/readyz` answers and `warden status --json` includes.
-pub(crate) fn readiness(servers: &[ServerStatus]) -> Value {
+pub fn readiness(servers: &[ServerStatus]) -> Value {
     let waiting: Vec<Value> = servers
         .iter()
         .filter(|server| server.state.label() != "running")

@@ -5,7 +5,7 @@
 //!
 //! - `/mcp` (and `warden mcp`): every server's tools under their namespaced
 //!   names (`srv__tool`), prompts named the same way, resources under
-//!   `warden://srv/<the server's own URI>` ([`super::uris`]).
+//!   `warden://srv/<the server's own URI>` (`uris.rs`).
 //! - `/mcp/servers/<name>`: one server's tools, prompts and resources under
 //!   the server's own names and URIs, still through the call pipeline.
 //!
@@ -24,7 +24,7 @@ use warden_actors::{
 
 /// Which part of Warden a session is bound to.
 #[derive(Clone)]
-pub(crate) struct View {
+pub struct View {
     pub(crate) warden: Warden,
     /// The agent whose allowlist and profile apply; `None` is the host's view.
     pub(crate) agent: Option<AgentScope>,
@@ -38,7 +38,7 @@ pub(crate) struct View {
 impl View {
     /// The view of `agent` (none: the host's) on `server` (none: every
     /// server), both checked against the running config.
-    pub(crate) fn of(
+    pub fn of(
         warden: &Warden,
         agent: Option<&str>,
         server: Option<&str>,
@@ -56,7 +56,7 @@ impl View {
     }
 
     /// Who the session is and what it sees, for logs.
-    pub(crate) fn who(&self) -> String {
+    pub fn who(&self) -> String {
         match (&self.agent, &self.server) {
             (Some(agent), Some(server)) => format!("agent '{}' on server '{server}'", agent.name()),
             (Some(agent), None) => format!("agent '{}'", agent.name()),
