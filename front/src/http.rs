@@ -1,27 +1,27 @@
-//! The front's Streamable HTTP face, on the daemon (`[front] listen`).
+//! The front's Streamable HTTP face: the daemon's `[front] listen`, or a
+//! service a host mounts on its own listener (`service.rs`).
 //!
 //! Endpoints: `/mcp` (every server the identity may see),
 //! `/mcp/servers/<name>` (one server under its own names),
-//! `/mcp/agents/<agent>` (that agent's allowlist and profile; a token bound
-//! to another agent gets 403). Each request is checked in this order, and
-//! the first failure answers:
+//! `/mcp/agents/<agent>` (that agent's allowlist and profile; an identity
+//! bound to another agent gets 403). Each request is checked in this
+//! order, and the first failure answers:
 //!
-//! 1. the bearer token (`Authorization: Bearer …`, compared in constant
-//!    time against every configured token) → 401 with `WWW-Authenticate`;
-//! 2. `Host` must name this listener (its address, `localhost` or
-//!    `127.0.0.1` with its port) or an `allowed_hosts` entry → 421
-//!    (DNS rebinding: a browser tricked into calling a loopback port sends
-//!    the attacker's host name);
-//! 3. `Origin`, when sent, must be the front's own (`http://` and the
-//!    `Host` just accepted: a page the front itself served) or an
-//!    `allowed_origins` entry → 403;
-//! 4. the agent of the path against the token's → 403;
-//! 5. `MCP-Protocol-Version`, when sent, must be one Warden speaks → 400
-//!    with `-32022` and the versions it speaks;
-//! 6. then the method: POST (one JSON-RPC message, at most
-//!    `max_message_bytes` → 413, read within `BODY_TIMEOUT` → 408), GET
-//!    (the session's stream, `Accept: text/event-stream` → else 406),
-//!    DELETE (ends the session); others 405.
+//! 1. who is asking (`checks::Authenticate`; the daemon: a bearer token
+//!    compared in constant time against every configured token) → 401 with
+//!    `WWW-Authenticate`;
+//! 2. each `checks::Check` in turn; the daemon's: `Host` must name this
+//!    listener or an `allowed_hosts` entry → 421 (DNS rebinding: a
+//!    browser tricked into calling a loopback port sends the attacker's
+//!    host name); `Origin`, when sent, must be the front's own or an
+//!    `allowed_origins` entry → 403; `MCP-Protocol-Version`, when sent,
+//!    must be one Warden speaks → 400 with `-32022` and the versions it
+//!    speaks;
+//! 3. the agent of the path against the identity's → 403;
+//! 4. then the method: POST (one JSON-RPC message, at most the front's
+//!    body limit → 413, read within `BODY_TIMEOUT` → 408), GET (the
+//!    session's stream, `Accept: text/event-stream` → else 406), DELETE
+//!    (ends the session); others 405.
 //!
 //! A POST in the MCP 2026-07-28 envelope has no session: it is answered
 //! on its own (`http/stateless.rs`).
@@ -40,32 +40,34 @@
 //! a client sends can take the daemon down or reach another session's
 //! calls.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::{BodyExt as _, Limited};
-use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, HOST, ORIGIN, WWW_AUTHENTICATE};
+use hyper::header::{HeaderValue, ACCEPT};
+use hyper::http::request::Parts;
 use hyper::{Method, Request, StatusCode};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-use warden_config::FrontConfig;
-use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
+use warden_protocol::ErrorCode;
 
-use super::session::{code, Outbox, Received, Session};
+use super::session::{Outbox, Received, Session};
 use super::view::View;
 use super::{AbortOnDrop, Front};
 
 mod answers;
+pub mod checks;
 #[cfg(test)]
 mod properties;
+mod service;
 pub(crate) mod sessions;
 mod sse;
 mod stateless;
 
-use answers::{json_answer, not_found, refuse, respond, rpc_error, unknown_session, Answer};
+use answers::{json_answer, not_found, refuse, refused, respond, rpc_error, unknown_session, Answer};
+use checks::{header, Authenticate, Check, Identity};
+pub use service::{BodyError, HttpFrontBuilder, McpService, RequestBody};
 pub use sessions::KeepAlive;
 use sessions::{Refused, Sessions};
 
@@ -75,90 +77,78 @@ pub(crate) const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
-/// One HTTP front.
+/// One HTTP front: made by [`HttpFront::builder`] (or
+/// [`HttpFront::from_config`], the daemon's `[front]`), then served on a
+/// listener of its own ([`HttpFront::serve`]) or mounted as a service on
+/// the host's ([`HttpFront::service`]).
 pub struct HttpFront {
     front: Arc<Front>,
-    config: FrontConfig,
-    /// The `Host` values it accepts: its own address and names, and
-    /// `allowed_hosts`.
-    hosts: Vec<String>,
+    authenticate: Box<dyn Authenticate>,
+    checks: Vec<Box<dyn Check>>,
+    resource_tools: bool,
     max_body: usize,
     sessions: Arc<Sessions>,
     keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
     /// `/metrics`, `/healthz` and `/readyz`, answered before the MCP checks.
-    observe: crate::observe::Observe,
+    observe: Option<crate::observe::Observe>,
     /// The outbox of a request answered without a stream: closed.
     closed_outbox: Outbox,
+    /// Ends idle sessions; stopped with the front.
+    _sweeper: AbortOnDrop,
 }
 
 /// Who is asking, and through which endpoint.
 struct Caller {
-    /// The index of the token it showed (`None` with `auth = "none"`).
-    token: Option<usize>,
+    identity: Identity,
     path: String,
+    /// The agent whose allowlist and profile apply: the path's, or the
+    /// one the identity is bound to.
     agent: Option<String>,
     server: Option<String>,
 }
 
 impl Caller {
     /// Who the caller is to the front, for the audit record and logs: the
-    /// token's name (or place in the list) and the endpoint — never the
-    /// token itself.
-    fn identity(&self, config: &warden_config::FrontConfig) -> String {
-        let token = match self.token {
-            Some(index) => match config.tokens.get(index).and_then(|entry| entry.name.as_deref()) {
-                Some(name) => format!("token '{name}'"),
-                None => format!("token #{}", index + 1),
-            },
-            None => "no token (auth = \"none\")".to_string(),
-        };
-        format!("{token} at {}", self.path)
+    /// identity's label and the endpoint — never a secret.
+    fn described(&self) -> String {
+        format!("{} at {}", self.identity.label, self.path)
+    }
+
+    /// What a session (or a parked call) belongs to: the identity and
+    /// the endpoint.
+    fn owner(&self) -> (String, String) {
+        (self.identity.subject.clone(), self.path.clone())
     }
 }
 
 impl HttpFront {
-    /// The HTTP face of `front`, to serve on `addr` as `config` says:
-    /// bodies up to `max_body` bytes; `keep_alive` makes what an open
-    /// session holds (the daemon: a guard that keeps it from exiting
-    /// idle); `observe` answers `/metrics` and the health pages on the
-    /// same listener.
-    pub fn new(
-        front: Arc<Front>,
-        config: FrontConfig,
-        addr: SocketAddr,
-        max_body: usize,
-        keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
-        observe: crate::observe::Observe,
-    ) -> Arc<HttpFront> {
-        let warden = front.warden.clone();
-        let counted = Box::new(move |open| warden.metrics().set_front_sessions(open));
-        let sessions = Sessions::new(config.max_sessions, config.session_idle(), counted);
-        let port = addr.port();
-        let mut hosts =
-            vec![addr.to_string(), format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
-        hosts.extend(config.allowed_hosts.iter().cloned());
-        let (closed_outbox, _) = mpsc::channel(1);
-        Arc::new(HttpFront { front, config, hosts, max_body, sessions, keep_alive, observe, closed_outbox })
-    }
-
     /// Serves `listener` until `stop` resolves, then ends every session.
+    /// Connections are capped and their headers timed
+    /// (`http_server`); a host with a listener of its own mounts
+    /// [`HttpFront::service`] on it instead.
     pub async fn serve(self: Arc<Self>, listener: TcpListener, stop: impl std::future::Future<Output = ()>) {
-        let sweeper = self.sessions.spawn_sweeper();
         let front = Arc::clone(&self);
         let handler: crate::http_server::Handler = Arc::new(move |request| {
             let front = Arc::clone(&front);
+            let request = request.map(service::boxed);
             Box::pin(async move { front.handle(request).await })
         });
         crate::http_server::serve(listener, stop, "the MCP front", handler).await;
-        sweeper.abort();
+        self.close_sessions().await;
+    }
+
+    /// Ends every session: their calls are cancelled upstream, their
+    /// subscriptions withdrawn. For a host stopping the front it mounted.
+    pub async fn close_sessions(&self) {
         self.sessions.close_all().await;
     }
 
-    async fn handle(&self, request: Request<Incoming>) -> Answer {
-        if let Some(page) = self.observe.page(&request) {
+    async fn handle(&self, request: Request<RequestBody>) -> Answer {
+        if let Some(page) = self.observe.as_ref().and_then(|observe| observe.page(&request)) {
             return crate::observe::listener::response(page);
         }
-        let caller = match self.check(&request) {
+        let (parts, body) = request.into_parts();
+        let caller = match self.check(&parts) {
             Ok(caller) => caller,
             Err(mut answer) => {
                 // The body is not read: the connection cannot carry another request.
@@ -166,12 +156,12 @@ impl HttpFront {
                 return answer;
             }
         };
-        match *request.method() {
-            Method::POST => self.post(caller, request).await,
-            Method::GET => self.get(&caller, &request),
-            Method::DELETE => match session_id(&request) {
+        match parts.method {
+            Method::POST => self.post(caller, parts, body).await,
+            Method::GET => self.get(&caller, &parts),
+            Method::DELETE => match session_id(&parts) {
                 None => refuse(StatusCode::BAD_REQUEST, "DELETE needs the `Mcp-Session-Id` header"),
-                Some(id) if self.sessions.get(&id, &(caller.token, caller.path.clone())).is_some() => {
+                Some(id) if self.sessions.get(&id, &caller.owner()).is_some() => {
                     // Boxed: closing withdraws subscriptions upstream, a
                     // future every request's would otherwise carry.
                     Box::pin(self.sessions.remove(&id)).await;
@@ -187,9 +177,10 @@ impl HttpFront {
         }
     }
 
-    /// Steps 1–5 of the module's list.
-    fn check(&self, request: &Request<Incoming>) -> Result<Caller, Answer> {
-        let path = request.uri().path().trim_end_matches('/').to_string();
+    /// The endpoint, then who is asking, then each check in order; the
+    /// first failure answers.
+    fn check(&self, request: &Parts) -> Result<Caller, Answer> {
+        let path = request.uri.path().trim_end_matches('/').to_string();
         let (agent_in_path, server) = match path.strip_prefix("/mcp") {
             Some("") => (None, None),
             Some(rest) => match rest.strip_prefix("/servers/") {
@@ -201,91 +192,36 @@ impl HttpFront {
             },
             None => return Err(not_found(&path)),
         };
-        let token = self.token_of(request)?;
-        let host = header(request, HOST.as_str()).unwrap_or_default();
-        if !self.hosts.iter().any(|allowed| allowed == host) {
-            tracing::warn!(host, "front request refused: Host is not this listener");
-            return Err(refuse(
-                StatusCode::MISDIRECTED_REQUEST,
-                &format!("Host '{host}' is not this front's; add it to [front] allowed_hosts if it should be"),
-            ));
+        let identity = self.authenticate.authenticate(request).map_err(refused)?;
+        for check in &self.checks {
+            check.check(request).map_err(refused)?;
         }
-        if let Some(origin) = header(request, ORIGIN.as_str()) {
-            if !same_origin(origin, host) && !self.config.allowed_origins.iter().any(|allowed| allowed == origin) {
-                tracing::warn!(origin, "front request refused: Origin not allowed");
-                return Err(refuse(
-                    StatusCode::FORBIDDEN,
-                    &format!("Origin '{origin}' is not allowed; add it to [front] allowed_origins if it should be"),
-                ));
-            }
-        }
-        let bound = token.and_then(|index| self.config.tokens[index].agent.clone());
-        let agent = match (agent_in_path, bound) {
-            (Some(asked), Some(bound)) if asked != bound => {
+        let agent = match (agent_in_path, &identity.agent) {
+            (Some(asked), Some(bound)) if &asked != bound => {
                 return Err(refuse(
                     StatusCode::FORBIDDEN,
                     &format!("this token is agent '{bound}'s; it may not act as agent '{asked}'"),
                 ))
             }
             (Some(asked), _) => Some(asked),
-            (None, bound) => bound,
+            (None, bound) => bound.clone(),
         };
-        if let Some(version) = header(request, VERSION_HEADER) {
-            if !SUPPORTED_PROTOCOL_VERSIONS.contains(&version) && !warden_protocol::is_modern(version) {
-                let error = super::session::unsupported_version(version);
-                let mut answer = json_answer(&error);
-                *answer.status_mut() = StatusCode::BAD_REQUEST;
-                return Err(answer);
-            }
-        }
-        Ok(Caller { token, path, agent, server })
+        Ok(Caller { identity, path, agent, server })
     }
 
-    /// The index of the token the request shows; 401 without a good one.
-    fn token_of(&self, request: &Request<Incoming>) -> Result<Option<usize>, Answer> {
-        if self.config.open() {
-            return Ok(None);
-        }
-        let shown = header(request, AUTHORIZATION.as_str()).and_then(|value| value.strip_prefix("Bearer "));
-        // Every token is compared, so the time does not say which one matched.
-        let found = shown.and_then(|shown| {
-            self.config.tokens.iter().enumerate().fold(None, |found, (index, entry)| {
-                if crate::secret::same(shown, &entry.token) {
-                    Some(index)
-                } else {
-                    found
-                }
-            })
-        });
-        match found {
-            Some(index) => Ok(Some(index)),
-            None => {
-                tracing::warn!("front request refused: missing or wrong bearer token");
-                let mut answer = refuse(
-                    StatusCode::UNAUTHORIZED,
-                    "send `Authorization: Bearer <token>` with one of the tokens in [front] tokens",
-                );
-                answer.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"warden\""));
-                Err(answer)
-            }
-        }
-    }
-
-    async fn post(&self, caller: Caller, request: Request<Incoming>) -> Answer {
+    async fn post(&self, caller: Caller, request: Parts, body: RequestBody) -> Answer {
         let wants_stream = accepts(&request, "text/event-stream");
         if !(wants_stream || accepts(&request, "application/json")) {
             return refuse(StatusCode::NOT_ACCEPTABLE, "POST needs `Accept: application/json, text/event-stream`");
         }
         let session_id = session_id(&request);
-        let traceparent = request.headers().get("traceparent").and_then(|value| value.to_str().ok()).map(str::to_owned);
+        let traceparent = request.headers.get("traceparent").and_then(|value| value.to_str().ok()).map(str::to_owned);
         let mirrored = stateless::Mirrored {
             version: header(&request, VERSION_HEADER).map(str::to_owned),
             method: header(&request, "mcp-method").map(str::to_owned),
             name: header(&request, "mcp-name").map(str::to_owned),
         };
-        let body = match tokio::time::timeout(BODY_TIMEOUT, Limited::new(request.into_body(), self.max_body).collect())
-            .await
-        {
+        let body = match tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, self.max_body).collect()).await {
             Err(_) => return refuse(StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time"),
             Ok(Err(_)) => {
                 let problem = format!("the body is longer than {} bytes (max_message_bytes)", self.max_body);
@@ -298,7 +234,7 @@ impl HttpFront {
         let mut message: Value = match serde_json::from_slice(&body) {
             Ok(message) => message,
             Err(problem) => {
-                return rpc_error(StatusCode::BAD_REQUEST, code::PARSE_ERROR, &format!("not JSON: {problem}"))
+                return rpc_error(StatusCode::BAD_REQUEST, ErrorCode::PARSE_ERROR, &format!("not JSON: {problem}"))
             }
         };
         // W3C trace context sent as a header continues in `_meta`, where
@@ -315,14 +251,14 @@ impl HttpFront {
             // MCP 2026-07-28: no session; a session id it carries is ignored.
             return self.stateless(&caller, message, &mirrored, wants_stream).await;
         }
-        let owner = (caller.token, caller.path.clone());
+        let owner = caller.owner();
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
             return self.initialize(&caller, message);
         }
         let Some(id) = session_id else {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
-                code::INVALID_REQUEST,
+                ErrorCode::INVALID_REQUEST,
                 "send `initialize` first, then its `Mcp-Session-Id` header with every request",
             );
         };
@@ -368,27 +304,25 @@ impl HttpFront {
     }
 
     fn initialize(&self, caller: &Caller, message: Value) -> Answer {
-        let view =
-            View::of(&self.front.warden, caller.agent.as_deref(), caller.server.as_deref(), self.config.resource_tools);
+        let view = View::of(&self.front.warden, caller.agent.as_deref(), caller.server.as_deref(), self.resource_tools);
         let view = match view {
             Ok(view) => view,
             Err(error) => return refuse(StatusCode::NOT_FOUND, &error.to_string()),
         };
-        let owner = format!("{}, session", caller.identity(&self.config));
+        let owner = format!("{}, session", caller.described());
         let session = Session::numbered(Arc::clone(&self.front), view, &owner);
         let (outbox, _) = mpsc::channel(1);
         let Received::Answered(answer) = session.receive(message, outbox) else {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
-                code::INVALID_REQUEST,
+                ErrorCode::INVALID_REQUEST,
                 "`initialize` must be a request with an id",
             );
         };
         if answer.get("error").is_some() {
             return json_answer(&answer);
         }
-        let owner = (caller.token, caller.path.clone());
-        match self.sessions.create(session, owner, (self.keep_alive)()) {
+        match self.sessions.create(session, caller.owner(), (self.keep_alive)()) {
             Ok((id, http)) => {
                 tracing::info!(session = %http.session.who(), "front session opened over HTTP");
                 let mut response = json_answer(&answer);
@@ -413,7 +347,7 @@ impl HttpFront {
         }
     }
 
-    fn get(&self, caller: &Caller, request: &Request<Incoming>) -> Answer {
+    fn get(&self, caller: &Caller, request: &Parts) -> Answer {
         if !accepts(request, "text/event-stream") {
             return refuse(
                 StatusCode::NOT_ACCEPTABLE,
@@ -423,7 +357,7 @@ impl HttpFront {
         let Some(id) = session_id(request) else {
             return refuse(StatusCode::BAD_REQUEST, "GET needs the `Mcp-Session-Id` header");
         };
-        let Some(http) = self.sessions.get(&id, &(caller.token, caller.path.clone())) else { return unknown_session() };
+        let Some(http) = self.sessions.get(&id, &caller.owner()) else { return unknown_session() };
         let last = header(request, "last-event-id").and_then(|id| id.parse().ok());
         let stream = http.open_stream(last);
         let mut answer = respond(StatusCode::OK, sse::notice_stream(stream, ()));
@@ -442,24 +376,11 @@ fn next_stream() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-fn header<'a>(request: &'a Request<Incoming>, name: &str) -> Option<&'a str> {
-    request.headers().get(name).and_then(|value| value.to_str().ok())
-}
-
-/// Whether `origin` is the front's own origin as the request reached it:
-/// its scheme (plain `http://`: the front does not speak TLS) and `host`,
-/// the `Host` already checked to be this listener's or an allowed one. A
-/// page the front served is same-origin (RFC 6454), not a rebinding
-/// attack: that one comes with the attacker's host in both headers.
-fn same_origin(origin: &str, host: &str) -> bool {
-    !host.is_empty() && origin.strip_prefix("http://").is_some_and(|authority| authority.eq_ignore_ascii_case(host))
-}
-
-fn session_id(request: &Request<Incoming>) -> Option<String> {
+fn session_id(request: &Parts) -> Option<String> {
     header(request, SESSION_HEADER).map(str::to_string)
 }
 
-fn accepts(request: &Request<Incoming>, kind: &str) -> bool {
+fn accepts(request: &Parts, kind: &str) -> bool {
     match header(request, ACCEPT.as_str()) {
         None => kind == "application/json",
         Some(accept) => accept

@@ -17,10 +17,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::sync::mpsc;
-use warden_protocol::{Frame, LineReader};
+use warden_protocol::{ErrorCode, ErrorObject, Frame, LineReader};
 
 use super::json_text::json_text;
-use super::session::{code, error, Received, Session};
+use super::session::{error_answer, Received, Session};
 use super::view::View;
 use super::Front;
 
@@ -54,19 +54,21 @@ where
         let read = match input.next_frame().await {
             Ok(Some(Frame::Line(line))) => match serde_json::from_str::<Value>(&line) {
                 Ok(message) => Ok(message),
-                Err(problem) => Err((code::PARSE_ERROR, format!("not JSON: {problem}"))),
+                Err(problem) => Err(ErrorObject::new(ErrorCode::PARSE_ERROR, format!("not JSON: {problem}"))),
             },
-            Ok(Some(Frame::Oversized { .. })) => Err((
-                code::INVALID_REQUEST,
+            Ok(Some(Frame::Oversized { .. })) => Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
                 format!("the message is longer than {max_line} bytes, the most this front reads"),
             )),
-            Ok(Some(Frame::NotUtf8 { .. })) => Err((code::PARSE_ERROR, "not JSON: the line is not UTF-8".to_string())),
+            Ok(Some(Frame::NotUtf8 { .. })) => {
+                Err(ErrorObject::new(ErrorCode::PARSE_ERROR, "not JSON: the line is not UTF-8".to_string()))
+            }
             Ok(None) | Err(_) => break,
         };
         let message = match read {
             Ok(message) => message,
-            Err((code, problem)) => {
-                if outbox.send(error(&Value::Null, code, &problem)).await.is_err() {
+            Err(problem) => {
+                if outbox.send(error_answer(&Value::Null, problem)).await.is_err() {
                     break;
                 }
                 continue;

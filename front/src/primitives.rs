@@ -11,14 +11,15 @@
 
 use serde_json::{json, Value};
 use warden_actors::{CallError, ServerOffers, ServerRequest};
+use warden_protocol::{ErrorCode, ErrorObject};
 
-use super::session::{code, Session};
+use super::session::Session;
 use super::{uris, LogLevel};
 
 /// The most pages read from one server for one merged listing.
 const MAX_PAGES: usize = 100;
 
-type Answer = Result<Value, (i64, String)>;
+type Answer = Result<Value, ErrorObject>;
 
 impl Session {
     pub(super) async fn primitive(&self, method: &str, params: Value) -> Answer {
@@ -80,13 +81,15 @@ impl Session {
                     }
                     _ => {
                         let problem = "completion/complete needs `ref` of type \"ref/prompt\" or \"ref/resource\"";
-                        return Err((code::INVALID_PARAMS, problem.into()));
+                        return Err(ErrorObject::new(ErrorCode::INVALID_PARAMS, problem));
                     }
                 };
                 self.send(&server, request, params).await
             }
             ServerRequest::SetLogLevel => unreachable!("answered above"),
-            _ => Err((code::METHOD_NOT_FOUND, format!("Warden's front does not serve `{method}`"))),
+            _ => {
+                Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("Warden's front does not serve `{method}`")))
+            }
         }
     }
 
@@ -95,7 +98,7 @@ impl Session {
         match request {
             ServerRequest::Subscribe | ServerRequest::Unsubscribe => {
                 let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-                    return Err((code::INVALID_PARAMS, "needs `uri`, the resource's URI".into()));
+                    return Err(ErrorObject::new(ErrorCode::INVALID_PARAMS, "needs `uri`, the resource's URI"));
                 };
                 if request == ServerRequest::Subscribe {
                     self.subscribe(server, uri).await
@@ -196,27 +199,31 @@ impl Session {
     }
 
     /// The server and own name of the prompt the client calls `params.name`.
-    async fn prompt(&self, params: &Value) -> Result<(String, String), (i64, String)> {
+    async fn prompt(&self, params: &Value) -> Result<(String, String), ErrorObject> {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
-            return Err((code::INVALID_PARAMS, "needs `name`, the prompt's name as prompts/list shows it".into()));
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                "needs `name`, the prompt's name as prompts/list shows it",
+            ));
         };
         if let Some(found) = self.state().prompts.get(name).cloned() {
             return Ok(found);
         }
         // Not listed in this session yet: list, then look again.
         self.merged(ServerRequest::ListPrompts, "prompts", "name", |offers| offers.prompts).await?;
-        self.state()
-            .prompts
-            .get(name)
-            .cloned()
-            .ok_or_else(|| (code::INVALID_PARAMS, format!("unknown prompt '{name}': prompts/list shows the prompts")))
+        self.state().prompts.get(name).cloned().ok_or_else(|| {
+            ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("unknown prompt '{name}': prompts/list shows the prompts"),
+            )
+        })
     }
 
     async fn set_level(&self, params: &Value) -> Answer {
         let asked = params.get("level").and_then(Value::as_str).unwrap_or_default();
         let Some(level) = LogLevel::parse(asked) else {
-            return Err((
-                code::INVALID_PARAMS,
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
                 format!("`level` \"{asked}\" is not an MCP log level (debug, info, notice, warning, error, critical, alert, emergency)"),
             ));
         };
@@ -231,14 +238,17 @@ impl Session {
 }
 
 /// The server and its own URI of the mapped `params.uri`.
-fn mapped_uri(params: &Value) -> Result<(String, String), (i64, String)> {
+fn mapped_uri(params: &Value) -> Result<(String, String), ErrorObject> {
     let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-        return Err((code::INVALID_PARAMS, "needs `uri`, the resource's URI as resources/list shows it".into()));
+        return Err(ErrorObject::new(
+            ErrorCode::INVALID_PARAMS,
+            "needs `uri`, the resource's URI as resources/list shows it",
+        ));
     };
     match uris::from_client(uri) {
         Some((server, own)) => Ok((server.to_string(), own.to_string())),
-        None => Err((
-            code::RESOURCE_NOT_FOUND,
+        None => Err(ErrorObject::new(
+            ErrorCode::RESOURCE_NOT_FOUND,
             format!("resource '{uri}' is not one of Warden's: its URIs look like warden://<server>/<the server's URI>"),
         )),
     }
@@ -246,12 +256,12 @@ fn mapped_uri(params: &Value) -> Result<(String, String), (i64, String)> {
 
 /// A failed request as the client reads it: a server's own error as the
 /// server gave it, Warden's with its words.
-fn to_rpc(error: CallError) -> (i64, String) {
+fn to_rpc(error: CallError) -> ErrorObject {
     match error {
-        CallError::Server { code, message, .. } => (i64::from(code), message),
+        CallError::Server { code, message, .. } => ErrorObject::new(ErrorCode(code), message),
         error @ (CallError::UnknownServer { .. } | CallError::NotAllowed { .. }) => {
-            (code::INVALID_PARAMS, error.to_string())
+            ErrorObject::new(ErrorCode::INVALID_PARAMS, error.to_string())
         }
-        error => (code::INTERNAL_ERROR, error.to_string()),
+        error => ErrorObject::new(ErrorCode::INTERNAL_ERROR, error.to_string()),
     }
 }

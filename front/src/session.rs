@@ -20,16 +20,17 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tokio::sync::mpsc;
 use warden_actors::{ClientOffers, ElicitModes};
-use warden_protocol::LOG_LEVEL_KEY;
+use warden_protocol::{ErrorCode, ErrorObject, LOG_LEVEL_KEY};
 
 use super::asking::{AskClient, Asked, ClientAnswer};
 use super::view::View;
 
 use super::{Front, LogLevel, TOOLS_PAGE};
 
+mod answers;
 mod call;
 mod handshake;
 mod listen;
@@ -37,6 +38,8 @@ mod modern;
 mod mrtr;
 mod progress;
 mod registered;
+
+pub(crate) use answers::{error, error_answer, result};
 pub(crate) use modern::unsupported_version;
 use modern::{Envelope, Modern};
 use registered::Registered;
@@ -50,23 +53,6 @@ const FIRST_LIST_WAIT: Duration = Duration::from_secs(10);
 
 /// How long a call waits for its server's first start before trying.
 const STARTING_WAIT: Duration = Duration::from_secs(30);
-
-/// JSON-RPC error codes the front answers with.
-pub(crate) mod code {
-    use warden_protocol::ErrorCode;
-
-    pub(crate) const PARSE_ERROR: i64 = -32700;
-    pub(crate) const INVALID_REQUEST: i64 = -32600;
-    pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
-    pub(crate) const INVALID_PARAMS: i64 = -32602;
-    pub(crate) const INTERNAL_ERROR: i64 = -32603;
-    /// MCP's "resource not found".
-    pub(crate) const RESOURCE_NOT_FOUND: i64 = -32002;
-    // MCP 2026-07-28's, named once in the protocol crate.
-    pub(crate) const HEADER_MISMATCH: i64 = ErrorCode::HEADER_MISMATCH.0 as i64;
-    pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.0 as i64;
-    pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0 as i64;
-}
 
 /// One client's session; clones share it.
 #[derive(Clone)]
@@ -142,15 +128,33 @@ impl Session {
     pub(crate) fn numbered(front: Arc<Front>, view: View, what: &str) -> Session {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let serial = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Session::owned(front, view, format!("{what} {serial}"))
+        let owner = format!("{what} {serial}");
+        Session::owned(front, view, owner.clone(), &owner)
     }
 
-    /// A session of `owner` (the HTTP face: a token at a path, the same for
-    /// each of a 2026-07-28 client's requests).
-    pub(crate) fn owned(front: Arc<Front>, view: View, owner: String) -> Session {
+    /// A session of `owner`, named `label` in its calls' `via` (the HTTP
+    /// face: an identity at a path, the same for each of a 2026-07-28
+    /// client's requests).
+    pub(crate) fn owned(front: Arc<Front>, view: View, owner: String, label: &str) -> Session {
         let who = view.who();
-        let via = format!("front: {owner}, {who}");
+        let via = format!("front: {label}, {who}");
         Session { inner: Arc::new(Inner { front, view, state: Mutex::new(State::default()), owner, who, via }) }
+    }
+
+    /// A new session of the same client: owner, view and `via`, nothing
+    /// of this one's state.
+    pub(crate) fn alike(&self) -> Session {
+        let inner = &self.inner;
+        Session {
+            inner: Arc::new(Inner {
+                front: Arc::clone(&inner.front),
+                view: inner.view.clone(),
+                state: Mutex::new(State::default()),
+                owner: inner.owner.clone(),
+                who: inner.who.clone(),
+                via: inner.via.clone(),
+            }),
+        }
     }
 
     /// The elicitation modes its client declared.
@@ -198,7 +202,7 @@ impl Session {
             } else {
                 "a JSON-RPC message must be a JSON object"
             };
-            return Received::Answered(error(&Value::Null, code::INVALID_REQUEST, problem));
+            return Received::Answered(error(&Value::Null, ErrorCode::INVALID_REQUEST, problem));
         };
         let method = message.get("method").and_then(Value::as_str).map(str::to_string);
         let id = message.remove("id");
@@ -207,7 +211,7 @@ impl Session {
             (Some(method), Some(id)) => {
                 if !(id.is_string() || id.is_i64() || id.is_u64()) {
                     let problem = "a request's id must be a string or an integer";
-                    return Received::Answered(error(&Value::Null, code::INVALID_REQUEST, problem));
+                    return Received::Answered(error(&Value::Null, ErrorCode::INVALID_REQUEST, problem));
                 }
                 // A 2026-07-28 request carries what `initialize` told of
                 // old, and is answered on its own, whatever the session.
@@ -241,7 +245,9 @@ impl Session {
                 }
                 Received::Accepted
             }
-            (None, None) => Received::Answered(error(&Value::Null, code::INVALID_REQUEST, "no `method` and no `id`")),
+            (None, None) => {
+                Received::Answered(error(&Value::Null, ErrorCode::INVALID_REQUEST, "no `method` and no `id`"))
+            }
         }
     }
 
@@ -328,7 +334,7 @@ impl Session {
         self.inner.front.warden.metrics().front_request(method);
         let params = params.unwrap_or_else(|| json!({}));
         if method != "ping" && self.version().is_none() {
-            return error(id, code::INVALID_REQUEST, "the session is not initialized: send `initialize` first");
+            return error(id, ErrorCode::INVALID_REQUEST, "the session is not initialized: send `initialize` first");
         }
         let outcome = match method {
             "ping" => Ok(json!({})),
@@ -336,7 +342,7 @@ impl Session {
         };
         match outcome {
             Ok(result) => self::result(id.clone(), result),
-            Err((code, message)) => error(id, code, &message),
+            Err(problem) => error_answer(id, problem),
         }
     }
 
@@ -349,7 +355,7 @@ impl Session {
         params: Value,
         reply: &Outbox,
         asks_client: bool,
-    ) -> Result<Value, (i64, String)> {
+    ) -> Result<Value, ErrorObject> {
         let log_level = asked_log_level(&params)?;
         // The client's protocol fields are its own with the front; Warden
         // speaks for itself to each server (a legacy one refuses them).
@@ -376,7 +382,9 @@ impl Session {
             | "prompts/get"
             | "completion/complete"
             | "logging/setLevel" => Box::pin(self.primitive(method, params)).await,
-            _ => Err((code::METHOD_NOT_FOUND, format!("Warden's front does not serve `{method}`"))),
+            _ => {
+                Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("Warden's front does not serve `{method}`")))
+            }
         }
     }
 
@@ -390,17 +398,21 @@ impl Session {
         }
     }
 
-    async fn list_tools(&self, params: &Value) -> Result<Value, (i64, String)> {
+    async fn list_tools(&self, params: &Value) -> Result<Value, ErrorObject> {
         let cursor = params.get("cursor").and_then(Value::as_str);
         if cursor.is_none() {
             // A server may have added tools without a word (`relist_unheard`).
             self.inner.front.warden.relist_unheard(None).await;
         }
-        let tools = self.inner.view.tools().map_err(|error| (code::INTERNAL_ERROR, error.to_string()))?;
+        let tools =
+            self.inner.view.tools().map_err(|error| ErrorObject::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
         let start = match cursor {
             None => 0,
             Some(cursor) => cursor.parse::<usize>().ok().filter(|start| *start <= tools.len()).ok_or_else(|| {
-                (code::INVALID_PARAMS, format!("`cursor` \"{cursor}\" is not one this front gave; list from the start"))
+                ErrorObject::new(
+                    ErrorCode::INVALID_PARAMS,
+                    format!("`cursor` \"{cursor}\" is not one this front gave; list from the start"),
+                )
             })?,
         };
         let end = (start + TOOLS_PAGE).min(tools.len());
@@ -444,49 +456,13 @@ impl AskClient for Session {
 /// The log level a request asks for its own messages at
 /// (`io.modelcontextprotocol/logLevel` in `_meta`), refused when it is not
 /// one.
-fn asked_log_level(params: &Value) -> Result<Option<LogLevel>, (i64, String)> {
+fn asked_log_level(params: &Value) -> Result<Option<LogLevel>, ErrorObject> {
     let Some(asked) = params.get("_meta").and_then(|meta| meta.get(LOG_LEVEL_KEY)) else { return Ok(None) };
     asked.as_str().and_then(LogLevel::parse).map(Some).ok_or_else(|| {
         let message = format!(
             "`_meta` `{LOG_LEVEL_KEY}` is {asked}, which is not a log level: say debug, info, notice, warning, \
              error, critical, alert or emergency"
         );
-        (code::INVALID_PARAMS, message)
+        ErrorObject::new(ErrorCode::INVALID_PARAMS, message)
     })
-}
-
-/// A JSON-RPC response with `result`, moved in. Not `json!`: the macro
-/// takes each value by reference and copies it whole (`to_value`), which
-/// for a large tool result was a copy of every string in it — the front's
-/// third copy of a 10 MB result, and about a fifth of its CPU for the call.
-pub(crate) fn result(id: Value, result: Value) -> Value {
-    let mut message = Map::new();
-    message.insert("jsonrpc".into(), Value::String("2.0".into()));
-    message.insert("id".into(), id);
-    message.insert("result".into(), result);
-    Value::Object(message)
-}
-
-/// A JSON-RPC error response.
-pub(crate) fn error(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::{json, Map, Value};
-
-    #[test]
-    fn a_result_is_moved_into_its_response_not_copied() {
-        let text = "a large result ".repeat(1000);
-        let address = text.as_ptr();
-        let mut block = Map::new();
-        block.insert("text".into(), Value::String(text));
-        let message = super::result(json!(7), Value::Object(block));
-        assert_eq!(
-            message.to_string(),
-            json!({"jsonrpc": "2.0", "id": 7, "result": {"text": message["result"]["text"]}}).to_string()
-        );
-        assert_eq!(message["result"]["text"].as_str().unwrap().as_ptr(), address, "the text is the one passed in");
-    }
 }

@@ -100,7 +100,7 @@ async fn an_unused_http_session_ends_after_its_idle_limit_and_a_used_one_does_no
     let front = Front::new(warden.clone());
     let sessions = Sessions::new(8, Duration::from_secs(60), Box::new(|_| {}));
     let sweeper = sessions.spawn_sweeper();
-    let owner = (Some(0), "/mcp".to_string());
+    let owner = ("token #1".to_string(), "/mcp".to_string());
     let session = |front: &Arc<Front>| Session::new(Arc::clone(front), View::of(&warden, None, None, false).unwrap());
     let (idle, _) = sessions.create(session(&front), owner.clone(), Box::new(())).ok().unwrap();
     let (used, _) = sessions.create(session(&front), owner.clone(), Box::new(())).ok().unwrap();
@@ -109,7 +109,10 @@ async fn an_unused_http_session_ends_after_its_idle_limit_and_a_used_one_does_no
         assert!(sessions.get(&used, &owner).is_some(), "a session in use was ended");
     }
     assert!(sessions.get(&idle, &owner).is_none(), "a session unused for 100 s outlived its 60 s limit");
-    assert!(sessions.get(&used, &(Some(1), "/mcp".to_string())).is_none(), "another token's session was handed out");
+    assert!(
+        sessions.get(&used, &("token #2".to_string(), "/mcp".to_string())).is_none(),
+        "another token's session was handed out"
+    );
     assert_eq!(sessions.count(), 1);
     sweeper.abort();
     warden.shutdown().await;
@@ -120,7 +123,7 @@ async fn a_full_table_makes_room_by_ending_the_session_unused_longest_and_refuse
     let warden = Warden::builder().start().await.unwrap();
     let front = Front::new(warden.clone());
     let sessions = Sessions::new(4, Duration::from_secs(1800), Box::new(|_| {}));
-    let owner = (Some(0), "/mcp".to_string());
+    let owner = ("token #1".to_string(), "/mcp".to_string());
     let session = |front: &Arc<Front>| Session::new(Arc::clone(front), View::of(&warden, None, None, false).unwrap());
     let mut ids = Vec::new();
     for _ in 0..4 {

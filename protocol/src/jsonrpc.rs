@@ -94,6 +94,8 @@ impl ErrorCode {
     pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
     /// The peer failed internally.
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// MCP: the resource a request named does not exist.
+    pub const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
     /// MCP 2025-11-25: the request needs URL elicitations completed first
     /// (`data.elicitations`).
     pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);

@@ -130,14 +130,11 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         Some(listener) => {
             let local = listener.local_addr()?;
             let keep = Arc::clone(&activity);
-            let http = warden_front::http::HttpFront::new(
-                Arc::clone(&front),
-                config.front.clone(),
-                local,
-                config.max_message_bytes,
-                Box::new(move || Box::new(keep.begin_session())),
-                warden_front::observe::Observe::new(warden.clone(), &config.metrics, local.ip().is_loopback()),
-            );
+            let http = warden_front::http::HttpFront::from_config(Arc::clone(&front), &config.front, local)
+                .max_body(config.max_message_bytes)
+                .keep_alive(move || Box::new(keep.begin_session()))
+                .observe(warden_front::observe::Observe::new(warden.clone(), &config.metrics, local.ip().is_loopback()))
+                .build();
             if config.front.open() {
                 tracing::warn!("the MCP front on {local} takes requests without a token ([front] auth = \"none\")");
             }

@@ -5,9 +5,10 @@
 use hyper::header::HeaderValue;
 use hyper::{Response, StatusCode};
 use serde_json::Value;
+use warden_protocol::ErrorCode;
 
 use super::sse::{self, Body};
-use crate::session::{code, error};
+use crate::session::error;
 
 /// One HTTP answer.
 pub(super) type Answer = Response<Body>;
@@ -24,7 +25,7 @@ pub(super) fn json_answer(message: &Value) -> Answer {
     answer
 }
 
-pub(super) fn rpc_error(status: StatusCode, code: i64, message: &str) -> Answer {
+pub(super) fn rpc_error(status: StatusCode, code: ErrorCode, message: &str) -> Answer {
     let mut answer = json_answer(&error(&Value::Null, code, message));
     *answer.status_mut() = status;
     answer
@@ -32,7 +33,21 @@ pub(super) fn rpc_error(status: StatusCode, code: i64, message: &str) -> Answer 
 
 /// A refusal before any MCP is spoken: a JSON-RPC error body saying why.
 pub(super) fn refuse(status: StatusCode, message: &str) -> Answer {
-    rpc_error(status, code::INVALID_REQUEST, message)
+    rpc_error(status, ErrorCode::INVALID_REQUEST, message)
+}
+
+/// A check's refusal, as it is answered.
+pub(super) fn refused(refusal: super::checks::Refusal) -> Answer {
+    let mut body = error(&Value::Null, refusal.code, &refusal.message);
+    if let Some(data) = refusal.data {
+        body["error"]["data"] = data;
+    }
+    let mut answer = json_answer(&body);
+    *answer.status_mut() = refusal.status;
+    for (name, value) in refusal.headers {
+        answer.headers_mut().insert(name, value);
+    }
+    answer
 }
 
 pub(super) fn unknown_session() -> Answer {

@@ -50,8 +50,8 @@ fn front() -> &'static (tokio::runtime::Runtime, u16) {
             let token = FrontToken { token: TOKEN.into(), agent: None, name: Some("fuzz".into()) };
             let config = FrontConfig { tokens: vec![token], max_sessions: 64, ..FrontConfig::default() };
             let observe = crate::observe::Observe::new(warden.clone(), &MetricsConfig::default(), true);
-            let keep_alive = Box::new(|| Box::new(()) as super::KeepAlive);
-            let http = HttpFront::new(Front::new(warden), config, address, 1 << 20, keep_alive, observe);
+            let http =
+                HttpFront::from_config(Front::new(warden), &config, address).max_body(1 << 20).observe(observe).build();
             tokio::spawn(http.serve(listener, std::future::pending()));
             address.port()
         });

@@ -3,7 +3,7 @@
 //!
 //! A session is made by `initialize` and named by a random id (128 bits
 //! from the kernel) the client sends back as `Mcp-Session-Id`. It belongs
-//! to the identity (bearer token) and endpoint that made it: the same id
+//! to the identity (a bearer token, say) and endpoint that made it: the same id
 //! with another token or on another path is an unknown session (404), so
 //! one client cannot ride another's session. At most `max_sessions` live
 //! at once. A session nobody used for `session_idle_secs` (no request
@@ -48,8 +48,8 @@ pub type KeepAlive = Box<dyn Send + Sync>;
 /// One HTTP session.
 pub(crate) struct HttpSession {
     pub(super) session: Session,
-    /// The token that made it (its index), and the endpoint.
-    owner: (Option<usize>, String),
+    /// The identity that made it (its subject), and the endpoint.
+    owner: (String, String),
     last_used: Mutex<Instant>,
     stream: Mutex<Stream>,
     notifier: tokio::task::JoinHandle<()>,
@@ -99,7 +99,7 @@ impl Sessions {
     pub(crate) fn create(
         &self,
         session: Session,
-        owner: (Option<usize>, String),
+        owner: (String, String),
         keep: KeepAlive,
     ) -> Result<(String, Arc<HttpSession>), Refused> {
         let mut sessions = self.lock();
@@ -139,7 +139,7 @@ impl Sessions {
     }
 
     /// The session `id` if `owner` made it; counts as use.
-    pub(crate) fn get(&self, id: &str, owner: &(Option<usize>, String)) -> Option<Arc<HttpSession>> {
+    pub(crate) fn get(&self, id: &str, owner: &(String, String)) -> Option<Arc<HttpSession>> {
         let http = self.lock().get(id).filter(|http| &http.owner == owner).cloned()?;
         *http.last_used.lock().expect("session lock") = Instant::now();
         Some(http)

@@ -21,9 +21,9 @@ use hyper::header::HeaderValue;
 use hyper::StatusCode;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use warden_protocol::header_decoded;
+use warden_protocol::{header_decoded, ErrorCode};
 
-use super::super::session::{code, Received, Session};
+use super::super::session::{Received, Session};
 use super::super::view::View;
 use super::{json_answer, next_stream, refuse, respond, rpc_error, sse, Answer, Caller, HttpFront};
 
@@ -43,18 +43,19 @@ impl HttpFront {
         wants_stream: bool,
     ) -> Answer {
         if let Err(problem) = mismatch(&message, mirrored) {
-            return rpc_error(StatusCode::BAD_REQUEST, code::HEADER_MISMATCH, &problem);
+            return rpc_error(StatusCode::BAD_REQUEST, ErrorCode::HEADER_MISMATCH, &problem);
         }
-        let view =
-            View::of(&self.front.warden, caller.agent.as_deref(), caller.server.as_deref(), self.config.resource_tools);
+        let view = View::of(&self.front.warden, caller.agent.as_deref(), caller.server.as_deref(), self.resource_tools);
         let view = match view {
             Ok(view) => view,
             Err(error) => return refuse(StatusCode::NOT_FOUND, &error.to_string()),
         };
-        // The same owner for each request of the same token and endpoint:
-        // what resumes a parked call (`requestState`) must come from it.
-        let owner = caller.identity(&self.config);
-        let session = Session::owned(Arc::clone(&self.front), view, owner);
+        // The same owner for each request of the same identity and
+        // endpoint: what resumes a parked call (`requestState`) must come
+        // from it.
+        let (subject, path) = caller.owner();
+        let session =
+            Session::owned(Arc::clone(&self.front), view, format!("{subject} at {path}"), &caller.described());
         let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_string();
         let request_id = message.get("id").cloned().unwrap_or(Value::Null);
         // A stream when something may come before the answer: progress, a
@@ -99,13 +100,19 @@ impl HttpFront {
 
 /// The HTTP status of an answer by its error, as 2026-07-28 says.
 fn with_status(mut response: Answer, answer: &Value) -> Answer {
-    let status = match answer.get("error").and_then(|error| error.get("code")).and_then(Value::as_i64) {
-        Some(code::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+    let status = match answer
+        .get("error")
+        .and_then(|error| error.get("code"))
+        .and_then(Value::as_i64)
+        .and_then(|code| i32::try_from(code).ok())
+        .map(ErrorCode)
+    {
+        Some(ErrorCode::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
         Some(
-            code::INVALID_PARAMS
-            | code::HEADER_MISMATCH
-            | code::MISSING_REQUIRED_CLIENT_CAPABILITY
-            | code::UNSUPPORTED_PROTOCOL_VERSION,
+            ErrorCode::INVALID_PARAMS
+            | ErrorCode::HEADER_MISMATCH
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
         ) => StatusCode::BAD_REQUEST,
         _ => return response,
     };

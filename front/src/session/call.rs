@@ -9,12 +9,13 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use warden_actors::{CallError, CallLogs, CallOptions, CallToolResult, ClientOffers, ElicitModes, ServerState};
+use warden_protocol::{ErrorCode, ErrorObject};
 
 use super::super::asking::{ClientElicitor, FrontClient};
 use super::super::client_approver::ClientApprover;
 use super::super::LogLevel;
 use super::progress::{relay_logs, relay_progress};
-use super::{code, Outbox, Session, STARTING_WAIT};
+use super::{Outbox, Session, STARTING_WAIT};
 
 impl Session {
     /// `log_level`: the call asks for its own log messages at that level
@@ -27,14 +28,22 @@ impl Session {
         reply: &Outbox,
         asks_client: bool,
         log_level: Option<LogLevel>,
-    ) -> Result<Value, (i64, String)> {
-        let no_name = || (code::INVALID_PARAMS, "tools/call needs `name`, the tool's name as a string".to_string());
+    ) -> Result<Value, ErrorObject> {
+        let no_name = || {
+            ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                "tools/call needs `name`, the tool's name as a string".to_string(),
+            )
+        };
         let Value::Object(mut params) = params else { return Err(no_name()) };
         let Some(Value::String(name)) = params.remove("name") else { return Err(no_name()) };
         let name = name.as_str();
         let view = &self.inner.view;
         let Some(namespaced) = view.tool_name(name) else {
-            return Err((code::INVALID_PARAMS, format!("unknown tool '{name}': tools/list shows the tools")));
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("unknown tool '{name}': tools/list shows the tools"),
+            ));
         };
         let arguments = params.remove("arguments").unwrap_or(Value::Null);
         let mut meta = match params.remove("_meta") {
@@ -79,10 +88,13 @@ impl Session {
         }
         match outcome {
             Ok(result) => Ok(Value::from(result)),
-            Err(CallError::UnknownTool { .. }) => {
-                Err((code::INVALID_PARAMS, format!("unknown tool '{name}': tools/list shows the tools")))
+            Err(CallError::UnknownTool { .. }) => Err(ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                format!("unknown tool '{name}': tools/list shows the tools"),
+            )),
+            Err(error @ CallError::InvalidArguments { .. }) => {
+                Err(ErrorObject::new(ErrorCode::INVALID_PARAMS, error.to_string()))
             }
-            Err(error @ CallError::InvalidArguments { .. }) => Err((code::INVALID_PARAMS, error.to_string())),
             Err(error) => Ok(Value::from(CallToolResult::error(error.to_string()))),
         }
     }

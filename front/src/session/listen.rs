@@ -16,10 +16,10 @@
 
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast::error::RecvError;
-use warden_protocol::SUBSCRIPTION_ID_KEY;
+use warden_protocol::{ErrorCode, ErrorObject, SUBSCRIPTION_ID_KEY};
 
 use super::super::notifier::lists_changed;
-use super::{code, Outbox, Session};
+use super::{Outbox, Session};
 
 /// The list changes a client may ask for, as the filter and the
 /// notification name them.
@@ -30,11 +30,11 @@ const KINDS: [(&str, &str); 3] = [
 ];
 
 impl Session {
-    pub(super) async fn listen(&self, id: &Value, params: &Value, reply: &Outbox) -> Result<Value, (i64, String)> {
+    pub(super) async fn listen(&self, id: &Value, params: &Value, reply: &Outbox) -> Result<Value, ErrorObject> {
         let Some(filter) = params.get("notifications").and_then(Value::as_object) else {
-            return Err((
-                code::INVALID_PARAMS,
-                "subscriptions/listen needs `notifications`: an object such as {\"toolsListChanged\": true}".into(),
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                "subscriptions/listen needs `notifications`: an object such as {\"toolsListChanged\": true}",
             ));
         };
         let wanted: Vec<&str> = KINDS
@@ -55,7 +55,7 @@ impl Session {
         let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
                          "params": {"_meta": tag, "notifications": honoured}});
         if reply.send(ack).await.is_err() {
-            return Err((code::INTERNAL_ERROR, "the client left".into()));
+            return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the client left"));
         }
         let warden = self.inner.front.warden.clone();
         let mut snapshots = warden.snapshot_changes();
@@ -77,11 +77,11 @@ impl Session {
                     Ok(_) | Err(RecvError::Lagged(_)) => continue,
                     Err(RecvError::Closed) => break,
                 },
-                _ = reply.closed() => return Err((code::INTERNAL_ERROR, "the client left".into())),
+                _ = reply.closed() => return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the client left")),
             };
             for method in methods.into_iter().filter(|method| wanted.contains(method)) {
                 if reply.send(tagged(method)).await.is_err() {
-                    return Err((code::INTERNAL_ERROR, "the client left".into()));
+                    return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the client left"));
                 }
             }
         }

@@ -22,12 +22,12 @@
 
 use serde_json::{json, Map, Value};
 use warden_protocol::{
-    is_modern, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_KEY,
-    SERVER_INFO_KEY, SUPPORTED_PROTOCOL_VERSIONS,
+    is_modern, ErrorCode, ErrorObject, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MODERN_PROTOCOL_VERSIONS,
+    PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, SUPPORTED_PROTOCOL_VERSIONS,
 };
 
 use super::handshake::instructions;
-use super::{code, error, Outbox, Session};
+use super::{error, error_answer, Outbox, Session};
 
 /// A 2026-07-28 request's envelope, as far as the front needs it.
 pub(crate) struct Modern {
@@ -42,7 +42,7 @@ pub(crate) enum Envelope {
     /// A well-formed 2026-07-28 envelope.
     Modern(Modern),
     /// A 2026-07-28 envelope the front refuses, and why.
-    Refused { code: i64, message: String, data: Option<Value> },
+    Refused { code: ErrorCode, message: String, data: Option<Value> },
 }
 
 /// Reads a request's envelope from its params.
@@ -53,7 +53,7 @@ pub(crate) fn envelope(params: Option<&Value>) -> Envelope {
     };
     let Some(version) = version.as_str() else {
         let message = format!("`_meta` \"{PROTOCOL_VERSION_KEY}\" must be a string such as \"2026-07-28\"");
-        return Envelope::Refused { code: code::INVALID_PARAMS, message, data: None };
+        return Envelope::Refused { code: ErrorCode::INVALID_PARAMS, message, data: None };
     };
     if !is_modern(version) {
         let message = format!(
@@ -62,11 +62,11 @@ pub(crate) fn envelope(params: Option<&Value>) -> Envelope {
             SUPPORTED_PROTOCOL_VERSIONS.join(", ")
         );
         let data = json!({"supported": all_versions(), "requested": version});
-        return Envelope::Refused { code: code::UNSUPPORTED_PROTOCOL_VERSION, message, data: Some(data) };
+        return Envelope::Refused { code: ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, message, data: Some(data) };
     }
     if !meta.and_then(|meta| meta.get(CLIENT_CAPABILITIES_KEY)).is_some_and(Value::is_object) {
         let message = format!("a 2026-07-28 request must carry its client's capabilities in `_meta` \"{CLIENT_CAPABILITIES_KEY}\" (an object, `{{}}` for none)");
-        return Envelope::Refused { code: code::INVALID_PARAMS, message, data: None };
+        return Envelope::Refused { code: ErrorCode::INVALID_PARAMS, message, data: None };
     }
     let client = meta
         .and_then(|meta| meta.get(CLIENT_INFO_KEY))
@@ -78,7 +78,7 @@ pub(crate) fn envelope(params: Option<&Value>) -> Envelope {
 }
 
 /// The error answering a refused envelope.
-pub(crate) fn refusal(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
+pub(crate) fn refusal(id: &Value, code: ErrorCode, message: &str, data: Option<Value>) -> Value {
     let mut answer = error(id, code, message);
     if let Some(data) = data {
         answer["error"]["data"] = data;
@@ -92,7 +92,7 @@ pub(crate) fn unsupported_version(version: &str) -> Value {
         format!("MCP-Protocol-Version '{version}' is not one this front speaks ({})", all_versions().join(", "));
     refusal(
         &Value::Null,
-        code::UNSUPPORTED_PROTOCOL_VERSION,
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
         &message,
         Some(json!({"supported": all_versions(), "requested": version})),
     )
@@ -120,7 +120,7 @@ impl Session {
             "server/discover" => Ok(self.discover()),
             "subscriptions/listen" => self.listen(id, &params, reply).await,
             "initialize" | "ping" | "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe" => {
-                Err((code::METHOD_NOT_FOUND, removed(method)))
+                Err(ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, removed(method)))
             }
             "tools/call" => self.call_modern(params, reply).await,
             method => self.serve(method, params, reply, false).await,
@@ -128,8 +128,10 @@ impl Session {
         match outcome {
             Ok(result) => super::result(id.clone(), complete(method, result)),
             // 2026-07-28 says "invalid params" for a resource not found.
-            Err((code::RESOURCE_NOT_FOUND, message)) => error(id, code::INVALID_PARAMS, &message),
-            Err((code, message)) => error(id, code, &message),
+            Err(ErrorObject { code: ErrorCode::RESOURCE_NOT_FOUND, message, .. }) => {
+                error(id, ErrorCode::INVALID_PARAMS, &message)
+            }
+            Err(problem) => error_answer(id, problem),
         }
     }
 

@@ -24,11 +24,11 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 use warden_actors::{ClientOffers, ElicitModes};
-use warden_protocol::CLIENT_CAPABILITIES_KEY;
+use warden_protocol::{ErrorCode, ErrorObject, CLIENT_CAPABILITIES_KEY};
 
 use super::super::parked::{call_digest, ParkedCall};
 use super::super::AbortOnDrop;
-use super::{code, Outbox, Session};
+use super::{Outbox, Session};
 
 /// How long questions asked one after another are gathered into one
 /// `input_required` answer.
@@ -39,19 +39,22 @@ const FINAL: &str = "warden-final";
 
 impl Session {
     /// A 2026-07-28 client's `tools/call`, first or resumed.
-    pub(super) async fn call_modern(&self, params: Value, reply: &Outbox) -> Result<Value, (i64, String)> {
+    pub(super) async fn call_modern(&self, params: Value, reply: &Outbox) -> Result<Value, ErrorObject> {
         let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
         let digest = call_digest(name, params.get("arguments").unwrap_or(&Value::Null));
         if let Some(state) = params.get("requestState") {
             let Some(state) = state.as_str() else {
-                return Err((code::INVALID_PARAMS, "`requestState` must be the string the front gave".into()));
+                return Err(ErrorObject::new(
+                    ErrorCode::INVALID_PARAMS,
+                    "`requestState` must be the string the front gave",
+                ));
             };
             let mut parked = self
                 .inner
                 .front
                 .parked
                 .resume(state, &self.inner.owner, &digest)
-                .map_err(|problem| (code::INVALID_PARAMS, problem))?;
+                .map_err(|problem| ErrorObject::new(ErrorCode::INVALID_PARAMS, problem))?;
             let responses = params.get("inputResponses").and_then(Value::as_object).cloned().unwrap_or_default();
             for (key, response) in responses {
                 // A key for nothing asked is ignored, as the revision says.
@@ -71,7 +74,7 @@ impl Session {
             // Nothing could be asked of it: nothing to park.
             return self.serve("tools/call", params, reply, false).await;
         }
-        let call = Session::owned(Arc::clone(&self.inner.front), self.inner.view.clone(), self.inner.owner.clone());
+        let call = self.alike();
         {
             let mut state = call.state();
             state.version = Some("2026-07-28".into());
@@ -87,7 +90,7 @@ impl Session {
             let outcome = call.serve("tools/call", params, &outbox, true).await;
             let last = match outcome {
                 Ok(result) => super::result(json!(FINAL), result),
-                Err((code, message)) => super::error(&json!(FINAL), code, &message),
+                Err(problem) => super::error_answer(&json!(FINAL), problem),
             };
             let _ = outbox.send(last).await;
         });
@@ -104,7 +107,7 @@ impl Session {
 
     /// Follows the call until its answer, or until it asks its client
     /// something (then parked, and answered `input_required`).
-    async fn drive(&self, mut parked: ParkedCall, reply: &Outbox) -> Result<Value, (i64, String)> {
+    async fn drive(&self, mut parked: ParkedCall, reply: &Outbox) -> Result<Value, ErrorObject> {
         // What is still open from before is asked again.
         let mut asked = parked.open.clone();
         loop {
@@ -112,7 +115,7 @@ impl Session {
                 tokio::select! {
                     message = parked.messages.recv() => message,
                     // The client left: dropping the call ends it upstream.
-                    () = reply.closed() => return Err((code::INTERNAL_ERROR, "the client left".into())),
+                    () = reply.closed() => return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the client left")),
                 }
             } else {
                 match tokio::time::timeout(GATHER, parked.messages.recv()).await {
@@ -121,14 +124,16 @@ impl Session {
                 }
             };
             let Some(message) = message else {
-                return Err((code::INTERNAL_ERROR, "the call ended without an answer".into()));
+                return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the call ended without an answer"));
             };
             if message.get("id").and_then(Value::as_str) == Some(FINAL) {
                 return match message.get("error") {
-                    Some(error) => Err((
-                        error.get("code").and_then(Value::as_i64).unwrap_or(code::INTERNAL_ERROR),
-                        error.get("message").and_then(Value::as_str).unwrap_or_default().to_string(),
-                    )),
+                    Some(error) => Err(serde_json::from_value(error.clone()).unwrap_or_else(|_| {
+                        ErrorObject::new(
+                            ErrorCode::INTERNAL_ERROR,
+                            format!("the call failed with an error Warden cannot read: {error}"),
+                        )
+                    })),
                     None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
                 };
             }
@@ -155,7 +160,12 @@ impl Session {
         }
         let keys: Vec<&String> = asked.keys().collect();
         tracing::info!(session = %self.who(), asked = ?keys, "a 2026-07-28 client's call waits for its input");
-        let state = self.inner.front.parked.park(parked).map_err(|problem| (code::INTERNAL_ERROR, problem))?;
+        let state = self
+            .inner
+            .front
+            .parked
+            .park(parked)
+            .map_err(|problem| ErrorObject::new(ErrorCode::INTERNAL_ERROR, problem))?;
         Ok(json!({"resultType": "input_required", "inputRequests": asked, "requestState": state}))
     }
 }
