@@ -1,8 +1,12 @@
 //! Warden's numbers, in Prometheus' exposition format.
 //!
 //! One [`Metrics`] per `Warden` handle, shared by its clones: every series
-//! Warden exports is declared here, in one registry, so the list of what
-//! an operator can graph is this file. Counting costs the call path a few
+//! of the actors (calls, servers, approvals, leaks, questions) is declared
+//! here, in one registry. What belongs to a face is counted by it and
+//! registered on the same registry as an extension
+//! ([`Metrics::extension`]): the front's requests and sessions
+//! (`front/src/metrics.rs`), the bridge's requests and connections
+//! (`bins/src/daemon/bridge_metrics.rs`). One scrape shows them all. Counting costs the call path a few
 //! atomic adds and one short lock (the tools seen per server, which hold
 //! each tool's series, so a removed server's series can be dropped): far
 //! below a call's cost.
@@ -16,6 +20,7 @@
 //! the metrics are encoded, so they are exactly what `warden status` says;
 //! a server removed by a reload stops reporting, one kept keeps its series.
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
@@ -36,29 +41,6 @@ mod outcome;
 pub(crate) use call::CallRecord;
 use call::{ServerSeries, ToolSeries};
 pub use outcome::Outcome;
-
-/// The MCP methods a front is asked, as `warden_front_requests` labels them.
-const FRONT_METHODS: [&str; 19] = [
-    "initialize",
-    "server/discover",
-    "subscriptions/listen",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "logging/setLevel",
-    "notifications/initialized",
-    "notifications/cancelled",
-    "notifications/roots/list_changed",
-    "notifications/progress",
-];
 
 /// The states a server can be in, as `warden_server_state` labels them.
 const STATES: [&str; 5] = ["starting", "running", "restarting", "failed", "needs_login"];
@@ -98,9 +80,15 @@ struct KindLabel {
     kind: &'static str,
 }
 
+/// What other crates registered: one of each type per `Metrics`.
+type Extensions = HashMap<TypeId, Arc<dyn Any + Send + Sync>, foldhash::fast::RandomState>;
+
 /// Every series Warden exports, and the registry that encodes them.
 pub struct Metrics {
-    registry: Registry,
+    /// Locked to register (once per extension) and to encode (per scrape);
+    /// counting never touches it.
+    registry: Mutex<Registry>,
+    extensions: Mutex<Extensions>,
     calls: Family<CallLabels, Counter>,
     call_seconds: Family<ServerLabel, Histogram, fn() -> Histogram>,
     in_flight: Family<ServerLabel, Gauge>,
@@ -110,10 +98,6 @@ pub struct Metrics {
     tool_lists: Family<ServerLabel, Counter>,
     approvals: Family<KindLabel, Counter>,
     approvals_waiting: Gauge,
-    bridge_requests: Family<KindLabel, Counter>,
-    bridge_connections: Gauge,
-    front_requests: Family<KindLabel, Counter>,
-    front_sessions: Gauge,
     elicitations: Family<ServerOutcome, Counter>,
     sampling: Family<ServerOutcome, Counter>,
     oauth_refreshes: Family<ServerOutcome, Counter>,
@@ -171,18 +155,6 @@ impl Default for Metrics {
         );
         let approvals_waiting = Gauge::default();
         registry.register("approvals_waiting", "Approvals waiting for a person now", approvals_waiting.clone());
-        let bridge_requests = Family::default();
-        registry.register("bridge_requests", "Requests on the daemon's bridge, by op", bridge_requests.clone());
-        let bridge_connections = Gauge::default();
-        registry.register("bridge_connections", "Bridge connections open now", bridge_connections.clone());
-        let front_requests = Family::default();
-        registry.register("front_requests", "Requests to the MCP front, by MCP method", front_requests.clone());
-        let front_sessions = Gauge::default();
-        registry.register(
-            "front_sessions",
-            "Sessions open on the MCP front's HTTP face now (2026-07-28 clients need none)",
-            front_sessions.clone(),
-        );
         let elicitations = Family::default();
         registry.register(
             "elicitations",
@@ -208,7 +180,8 @@ impl Default for Metrics {
             leaks.clone(),
         );
         Metrics {
-            registry,
+            registry: Mutex::new(registry),
+            extensions: Mutex::default(),
             calls,
             call_seconds,
             in_flight,
@@ -218,10 +191,6 @@ impl Default for Metrics {
             tool_lists,
             approvals,
             approvals_waiting,
-            bridge_requests,
-            bridge_connections,
-            front_requests,
-            front_sessions,
             elicitations,
             sampling,
             oauth_refreshes,
@@ -233,9 +202,20 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// How many sessions the front's HTTP face holds now (set when scraped).
-    pub fn set_front_sessions(&self, open: usize) {
-        self.front_sessions.set(i64::try_from(open).unwrap_or(i64::MAX));
+    /// The series of type `T`, registered by `register` on this Warden's
+    /// registry the first time they are asked for (names get the
+    /// `warden_` prefix), the same ones after: how the front and the
+    /// daemon count what is theirs (requests, sessions, connections) in
+    /// the one exposition Warden serves.
+    pub fn extension<T: Send + Sync + 'static>(&self, register: impl FnOnce(&mut Registry) -> T) -> Arc<T> {
+        let mut extensions = self.extensions.lock().expect("metrics lock");
+        if let Some(found) = extensions.get(&TypeId::of::<T>()).and_then(|found| Arc::clone(found).downcast::<T>().ok())
+        {
+            return found;
+        }
+        let made = Arc::new(register(&mut self.registry.lock().expect("metrics lock")));
+        extensions.insert(TypeId::of::<T>(), Arc::clone(&made) as Arc<dyn Any + Send + Sync>);
+        made
     }
 
     /// A server's question to a person ended so (`accept`, `decline`,
@@ -290,32 +270,6 @@ impl Metrics {
         self.approvals_waiting.dec();
     }
 
-    /// A bridge request with this op (an op the protocol does not have is
-    /// counted as `unknown`).
-    pub fn bridge_request(&self, op: &str) {
-        let kind = warden_protocol::BridgeRequest::OPS.iter().find(|known| **known == op).copied().unwrap_or("unknown");
-        self.bridge_requests.get_or_create(&KindLabel { kind }).inc();
-    }
-
-    /// A bridge connection opened; it counts as open until the guard drops.
-    pub fn bridge_connection(&self) -> impl Drop + Send {
-        struct Open(Gauge);
-        impl Drop for Open {
-            fn drop(&mut self) {
-                self.0.dec();
-            }
-        }
-        self.bridge_connections.inc();
-        Open(self.bridge_connections.clone())
-    }
-
-    /// A request to the MCP front with this method (one MCP does not have
-    /// is counted as `other`: clients choose method names).
-    pub fn front_request(&self, method: &str) {
-        let kind = FRONT_METHODS.iter().find(|known| **known == method).copied().unwrap_or("other");
-        self.front_requests.get_or_create(&KindLabel { kind }).inc();
-    }
-
     /// The series a call to `server`'s `tool` counts into; made on the
     /// tool's first call.
     fn tool_series(&self, server: &str, tool: &str) -> Arc<ToolSeries> {
@@ -333,7 +287,8 @@ impl Metrics {
     pub fn encode(&self, servers: &[ServerStatus]) -> String {
         self.sync_servers(servers);
         let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &self.registry).expect("writing to a String cannot fail");
+        prometheus_client::encoding::text::encode(&mut text, &self.registry.lock().expect("metrics lock"))
+            .expect("writing to a String cannot fail");
         text
     }
 

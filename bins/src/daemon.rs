@@ -10,7 +10,8 @@
 //!   lockfile, serving, graceful shutdown.
 //! - [`admission`]: who gets a connection slot: the token proven in time,
 //!   oldest strangers evicted first, idle connections closed.
-//! - [`connection`]: one client connection; ordered answers, limits.
+//! - [`connection`]: one client connection; ordered answers, limits;
+//!   [`bridge_metrics`]: its requests and connections, counted.
 //! - [`ops`]: what each operation does with the `Warden` handle;
 //!   [`names`] indexes tools by server and tool name for it.
 //! - [`approvals`], [`questions`]: what waits for a person in the
@@ -31,6 +32,7 @@
 mod admission;
 mod approvals;
 mod audit_log;
+mod bridge_metrics;
 mod connection;
 mod idle;
 mod left_tasks;

@@ -54,6 +54,7 @@ pub mod http;
 mod http_server;
 mod json_text;
 pub mod lines;
+mod metrics;
 mod notifier;
 pub mod observe;
 mod parked;
@@ -75,6 +76,8 @@ pub(crate) const TOOLS_PAGE: usize = 500;
 /// What every session of one front shares.
 pub struct Front {
     pub(crate) warden: Warden,
+    /// Requests and sessions, in the Warden's exposition.
+    pub(crate) metrics: Arc<metrics::FrontMetrics>,
     upstream: Mutex<Upstream>,
     /// Calls of 2026-07-28 clients waiting for their input.
     parked: Arc<parked::Parked>,
@@ -114,7 +117,8 @@ impl Front {
     /// whose `lone_client` is Warden's elicitor.
     pub fn with_lone_client(warden: Warden, lone_client: Option<Arc<asking::LoneClient>>) -> Arc<Front> {
         let parked = Arc::new(parked::Parked::new());
-        let front = Arc::new(Front { warden, upstream: Mutex::new(Upstream::default()), parked, lone_client });
+        let metrics = warden.metrics().extension(metrics::FrontMetrics::register);
+        let front = Arc::new(Front { warden, metrics, upstream: Mutex::new(Upstream::default()), parked, lone_client });
         tokio::spawn(Front::upkeep(Arc::downgrade(&front)));
         front
     }

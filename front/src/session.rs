@@ -331,7 +331,7 @@ impl Session {
 
     /// The answer to one request.
     async fn answer(&self, id: &Value, method: &str, params: Option<Value>, reply: &Outbox) -> Value {
-        self.inner.front.warden.metrics().front_request(method);
+        self.inner.front.metrics.request(method);
         let params = params.unwrap_or_else(|| json!({}));
         if method != "ping" && self.version().is_none() {
             return error(id, ErrorCode::INVALID_REQUEST, "the session is not initialized: send `initialize` first");

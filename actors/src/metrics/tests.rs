@@ -85,3 +85,23 @@ fn every_outcome_has_its_own_label() {
     let labels: HashSet<&str> = Outcome::ALL.iter().map(|outcome| outcome.label()).collect();
     assert_eq!(labels.len(), Outcome::ALL.len());
 }
+
+#[test]
+fn an_extension_is_registered_once_and_encoded_with_the_rest() {
+    struct Theirs(Counter);
+    let metrics = Metrics::default();
+    let register = |registry: &mut Registry| {
+        let counter = Counter::default();
+        registry.register("their_things", "Things another crate counts", counter.clone());
+        Theirs(counter)
+    };
+    let first = metrics.extension(register);
+    first.0.inc();
+    // Asked again (a second front of the same Warden): the same series,
+    // not a second registration.
+    let again = metrics.extension(|_: &mut Registry| -> Theirs { panic!("registered twice") });
+    again.0.inc();
+    let text = metrics.encode(&[]);
+    assert_eq!(text.matches("# TYPE warden_their_things counter").count(), 1, "{text}");
+    assert!(text.contains("\nwarden_their_things_total 2\n"), "{text}");
+}

@@ -148,7 +148,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let _open = ops.warden.metrics().bridge_connection();
+    let _open = ops.bridge_metrics.connection();
     let mut reader = BufReader::new(read);
     // The line being read survives a `select!` that picks an answer instead.
     let mut partial = Vec::new();
@@ -389,7 +389,7 @@ fn prepare(ops: &Ops, line: &str, standing: &mut Standing) -> Prepared {
         return Prepared::Answer(Answer { close: true, ..Answer::error(envelope.id.as_ref(), &error) });
     }
     ops.activity.touch();
-    ops.warden.metrics().bridge_request(envelope.op());
+    ops.bridge_metrics.request(envelope.op());
     let id = envelope.id.clone();
     match envelope.into_request() {
         Ok(warden_protocol::BridgeRequest::Mcp { agent, server }) => Prepared::Mcp { id, agent, server },

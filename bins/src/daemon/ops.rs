@@ -42,6 +42,8 @@ pub(crate) struct Ops {
     pub(crate) call_timeout: Duration,
     /// How long a connection with nothing in flight may go without a line.
     pub(crate) connection_idle: Duration,
+    /// Bridge requests and connections, in the metrics.
+    pub(crate) bridge_metrics: Arc<super::bridge_metrics::BridgeMetrics>,
     /// Open connections, for `status`.
     pub(crate) connections: Arc<std::sync::atomic::AtomicUsize>,
     /// (server, tool) → namespaced name, for `call_tool` by server and tool.

@@ -142,8 +142,10 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
             Some((local, http, listener))
         }
     };
+    let bridge_metrics = warden.metrics().extension(super::bridge_metrics::BridgeMetrics::register);
     let ops = Arc::new(Ops {
         warden,
+        bridge_metrics,
         lockfile,
         started: Instant::now(),
         activity,

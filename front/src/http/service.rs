@@ -172,8 +172,8 @@ impl HttpFrontBuilder {
 
     /// The front; its idle sessions are swept until it is dropped.
     pub fn build(self) -> Arc<HttpFront> {
-        let warden = self.front.warden.clone();
-        let counted = Box::new(move |open| warden.metrics().set_front_sessions(open));
+        let metrics = Arc::clone(&self.front.metrics);
+        let counted = Box::new(move |open| metrics.set_sessions(open));
         let sessions = Sessions::new(self.max_sessions, self.session_idle, counted);
         let sweeper = AbortOnDrop(sessions.spawn_sweeper().abort_handle());
         let (closed_outbox, _) = mpsc::channel(1);

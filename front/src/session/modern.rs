@@ -113,7 +113,7 @@ impl Session {
         reply: &Outbox,
         modern: &Modern,
     ) -> Value {
-        self.inner.front.warden.metrics().front_request(method);
+        self.inner.front.metrics.request(method);
         tracing::debug!(session = %self.who(), client = %modern.client, method, "a 2026-07-28 request");
         let params = params.unwrap_or_else(|| json!({}));
         let outcome = match method {
