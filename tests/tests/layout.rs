@@ -247,3 +247,19 @@ fn relative_links_are_read_as_written() {
     let text = "see [a](docs/a.md#part), [b](https://x.example/b), [c](#top), [d](../d.rs) and [e](mailto:e@x)";
     assert_eq!(relative_links(text), ["docs/a.md", "../d.rs"]);
 }
+
+/// The README is the doorway: what Warden is, the two commands, the three
+/// faces and where to go next. The manual is `docs/`.
+#[test]
+fn the_readme_is_a_doorway_not_the_manual() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 200, "README.md has {lines} lines: move the detail to a page under docs/ and link it");
+    for page in relative_links(&readme).iter().filter(|link| link.starts_with("docs/")) {
+        assert!(root().join(page).exists(), "{page}");
+    }
+    let linked = |page: &str| readme.contains(&format!("](docs/{page})"));
+    for page in ["architecture.md", "config.md", "cli.md", "front.md", "embedding.md"] {
+        assert!(linked(page), "the README does not link docs/{page}");
+    }
+}
