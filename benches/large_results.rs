@@ -140,7 +140,7 @@ fn embedded_calls(front_port: Option<u16>, arguments: Value, answer: usize) -> M
         let tool = if front_port.is_some() { "front__big__huge" } else { "big__huge" };
         let warden = Warden::start(&config).await.unwrap();
         warden.settled().await;
-        let first = warden.call(tool, arguments.clone(), CallOptions::default()).await.unwrap();
+        let first = warden.host().call(tool, arguments.clone(), CallOptions::default()).await.unwrap();
         assert_eq!(first.text().len(), answer, "the whole result");
         drop(first);
         // Each call's arguments copied ahead: the copying is not Warden's.
@@ -154,7 +154,7 @@ fn embedded_calls(front_port: Option<u16>, arguments: Value, answer: usize) -> M
             let started = Instant::now();
             // Held as the host gets it (no copy of its text made here).
             let arguments = arguments.pop().expect("one for each call");
-            let result = warden.call(tool, arguments, CallOptions::default()).await.unwrap();
+            let result = warden.host().call(tool, arguments, CallOptions::default()).await.unwrap();
             times.push(started.elapsed());
             assert!(!result.is_error());
         }

@@ -101,7 +101,8 @@ async fn calls_growth(n: usize, calls: usize) -> Value {
                         for i in (caller..count).step_by(8) {
                             let tool = format!("s{}__echo", i % n);
                             let arguments = json!({"message": format!("call {i}")});
-                            let result = warden.call(&tool, arguments, CallOptions::default()).await.expect("answered");
+                            let result =
+                                warden.host().call(&tool, arguments, CallOptions::default()).await.expect("answered");
                             assert!(!result.is_error(), "{}", result.text());
                         }
                     })

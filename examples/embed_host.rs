@@ -97,11 +97,13 @@ async fn main() -> ExitCode {
         }
     });
     let options = CallOptions::default().progress(progress);
+    // The host's scope, or an agent's: the same type, the same calls.
     let call = async {
-        match &asked.agent {
-            Some(agent) => warden.agent(agent)?.call(&asked.tool, asked.arguments.clone(), options).await,
-            None => warden.call(&asked.tool, asked.arguments.clone(), options).await,
-        }
+        let scope = match &asked.agent {
+            Some(agent) => warden.agent(agent)?,
+            None => warden.host(),
+        };
+        scope.call(&asked.tool, asked.arguments.clone(), options).await
     };
     let outcome = match asked.cancel_after {
         None => Some(call.await),

@@ -41,7 +41,7 @@
 //! 4. **Police** ([`police`]) — leak detection on the result: secrets
 //!    redacted in place, or the result withheld under `leaks = "block"`.
 //!
-//! Output shaping for a model (`call_tool_text`: images summarised, cut at
+//! Output shaping for a model (`Scope::call_text`: images summarised, cut at
 //! `output_limit_bytes`) is the handle's, on top of a policed result.
 
 use std::sync::Arc;
@@ -137,6 +137,11 @@ impl std::fmt::Debug for CallElicitor {
 }
 
 impl CallOptions {
+    /// The timeout set with [`CallOptions::timeout`], if one was.
+    pub(crate) fn chosen_timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
     /// Ends the call after `timeout` instead of the tool's own timeout
     /// (`timeout_secs` in policy, else the server's `call_timeout_secs`).
     pub fn timeout(mut self, timeout: Duration) -> CallOptions {

@@ -16,7 +16,7 @@
 //! what, is `docs/architecture.md`. The modules:
 //!
 //! - `warden.rs` + `warden/`: the [`Warden`] handle — [`WardenBuilder`]
-//!   (`builder.rs`), [`AgentScope`] (`agent.rs`), policy views and grants
+//!   (`builder.rs`), [`Scope`] (`scope.rs`: the host's or an agent's), policy views and grants
 //!   (`policy_api.rs`), live reload (`reload.rs`).
 //! - `call.rs` + `call/`: **the call pipeline**, every step of one call:
 //!   resolve, admit (`admit.rs`: allowlist, leak scan, approval), attempt
@@ -113,8 +113,8 @@ pub use summarizer::{SummarySettings, SummaryView};
 pub use task_journal::LeftTask;
 pub use trace_context::continue_trace;
 pub use warden::{
-    AgentScope, Changes, ReloadError, ReloadReport, ServerSpec, StartError, ToolChanges, ToolPolicyRow, Warden,
-    WardenBuilder,
+    Changes, ProfileChoice, ReloadError, ReloadReport, Scope, ServerSpec, StartError, ToolChanges, ToolPolicyRow,
+    Warden, WardenBuilder,
 };
 pub use warden_config::{ConfigError, CrashRetry, Discovered, OAuthConfig, ProtocolChoice, WardenConfig};
 // What a host needs to use the handle, so that it depends on this crate only.

@@ -8,11 +8,12 @@
 //!
 //! - [`Warden::tools`] and [`Warden::snapshot`]: the tools of the servers
 //!   running right now (a host reads them when a turn starts);
-//! - [`Warden::call_tool`] / [`Warden::call`]: one tool by its namespaced
-//!   name, through the call pipeline (`call.rs`); dropping the future
-//!   cancels the call;
-//! - [`Warden::agent`]: the same for one configured agent, whose allowlist
-//!   and profile apply ([`AgentScope`]);
+//! - [`Warden::host`] and [`Warden::agent`]: a [`Scope`], the host's own
+//!   or one configured agent's (its allowlist and profile apply), with
+//!   the one family of calls — `call`, `call_text`, `request` — and the
+//!   tools as a model is shown them; [`Warden::call_tool`] is short for
+//!   the host's plain call. Calls go through the call pipeline
+//!   (`call.rs`); dropping the future cancels the call;
 //! - [`Warden::status`], [`Warden::settled`]: servers' states;
 //!   [`Warden::tool_changes`], [`Warden::status_changes`],
 //!   [`Warden::summary_changes`]: subscriptions of one shape ([`Changes`]);
@@ -35,7 +36,6 @@ use tokio::sync::watch;
 use warden_policy::RenderedResult;
 use warden_protocol::{CallToolResult, Connector};
 
-use crate::call::forward::ServerRequest;
 use crate::call::{CallOptions, CallPath};
 use crate::client_features::{self, ClientFeatures, Root};
 use crate::error::CallError;
@@ -45,19 +45,19 @@ use crate::server_actor::{NoticeSender, ServerNotice};
 use crate::server_settings::ServerSettings;
 use crate::summarizer::{SummarizerMsg, SummaryView};
 
-mod agent;
 mod builder;
 mod changes;
 mod left_tasks;
 mod plans;
 mod policy_api;
 mod reload;
+mod scope;
 
-pub use agent::AgentScope;
 pub use builder::WardenBuilder;
 pub use changes::{Changes, ToolChanges};
 pub use policy_api::ToolPolicyRow;
 pub use reload::{ReloadError, ReloadReport};
+pub use scope::{ProfileChoice, Scope};
 
 use plans::Identity;
 
@@ -262,55 +262,13 @@ impl Warden {
         let _ = snapshot.wait_for(|snapshot| condition(snapshot)).await;
     }
 
-    /// Runs the tool named `name` (`server__tool`) with `arguments`, which
-    /// must be a JSON object (or null for none), on the host's own behalf
-    /// (no agent allowlist applies; policy, approval and leak detection do).
-    /// Waits while the server restarts, repeats a call that never reached a
-    /// crashed server, and ends within the tool's timeout whatever happens.
-    /// Dropping the future cancels the call. The built-in
-    /// [`DESCRIBE_TOOL`](crate::DESCRIBE_TOOL) is answered by Warden itself.
+    /// The host's call of the tool named `name` (`server__tool`) with
+    /// `arguments`, with no options: short for
+    /// `warden.host().call(name, arguments, CallOptions::default())`. Every
+    /// other call, an agent's, one with a timeout or a progress sink, is a
+    /// [`Scope`]'s ([`Warden::host`], [`Warden::agent`]).
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, CallError> {
         self.core.path.call(None, name, arguments, CallOptions::default()).await
-    }
-
-    /// [`Warden::call_tool`] with per-call options: a timeout, `_meta` for
-    /// the server, a progress sink.
-    pub async fn call(&self, name: &str, arguments: Value, options: CallOptions) -> Result<CallToolResult, CallError> {
-        self.core.path.call(None, name, arguments, options).await
-    }
-
-    /// Sends one of `server`'s own requests (a resource read, a prompt, a
-    /// completion, a subscription, a log level) on the host's behalf and
-    /// returns the server's result, secrets redacted. It waits through
-    /// restarts within `timeout` (else the server's call timeout) like a
-    /// call; see `call/forward.rs` for which policy applies.
-    pub async fn request(
-        &self,
-        server: &str,
-        request: ServerRequest,
-        params: Value,
-        timeout: Option<std::time::Duration>,
-    ) -> Result<Value, CallError> {
-        self.core.path.forward(None, server, request, params, timeout).await
-    }
-
-    /// Runs a tool like [`Warden::call_tool`] and renders the result as the
-    /// text a model should read: images and audio summarised, embedded
-    /// resources as their text, `isError` marked, and at most the server's
-    /// output limit (`output_limit_bytes`), cut with a note saying how much.
-    pub async fn call_tool_text(&self, name: &str, arguments: Value) -> Result<RenderedResult, CallError> {
-        self.call_text(name, arguments, CallOptions::default()).await
-    }
-
-    /// [`Warden::call_tool_text`] with per-call options.
-    pub async fn call_text(
-        &self,
-        name: &str,
-        arguments: Value,
-        options: CallOptions,
-    ) -> Result<RenderedResult, CallError> {
-        let result = self.call(name, arguments, options).await?;
-        Ok(self.render(name, &result))
     }
 
     /// A result as the text a model reads, cut at the server's output limit.

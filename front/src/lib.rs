@@ -45,7 +45,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use warden_actors::{ServerRequest, Warden};
+use warden_actors::{CallOptions, ServerRequest, Warden};
 pub(crate) use warden_protocol::LogLevel;
 
 pub mod asking;
@@ -164,12 +164,18 @@ impl Front {
         );
         if let Some(level) = level {
             let params = json!({ "level": level.name() });
-            if let Err(error) = self.warden.request(server, ServerRequest::SetLogLevel, params, None).await {
+            if let Err(error) =
+                self.warden.host().request(server, ServerRequest::SetLogLevel, params, CallOptions::default()).await
+            {
                 tracing::debug!(server, %error, "setting the log level again failed");
             }
         }
         for uri in uris {
-            if let Err(error) = self.warden.request(server, ServerRequest::Subscribe, json!({ "uri": uri }), None).await
+            if let Err(error) = self
+                .warden
+                .host()
+                .request(server, ServerRequest::Subscribe, json!({ "uri": uri }), CallOptions::default())
+                .await
             {
                 tracing::warn!(server, %error, "subscribing again to '{uri}' failed");
             }
@@ -202,7 +208,9 @@ impl Front {
         };
         if last {
             let params = json!({ "uri": uri });
-            if let Err(error) = self.warden.request(server, ServerRequest::Unsubscribe, params, None).await {
+            if let Err(error) =
+                self.warden.host().request(server, ServerRequest::Unsubscribe, params, CallOptions::default()).await
+            {
                 tracing::debug!(server, %error, "unsubscribing upstream failed");
             }
         }
@@ -218,7 +226,9 @@ impl Front {
             };
         }
         let params = json!({ "level": level.name() });
-        if let Err(error) = self.warden.request(server, ServerRequest::SetLogLevel, params, None).await {
+        if let Err(error) =
+            self.warden.host().request(server, ServerRequest::SetLogLevel, params, CallOptions::default()).await
+        {
             tracing::debug!(server, %error, "setting the log level upstream failed");
             self.upstream.lock().expect("front lock").levels.remove(server);
         }

@@ -18,16 +18,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use warden_actors::{
-    AgentScope, CallError, CallOptions, CallToolResult, ServerOffers, ServerRequest, Snapshot, ToolEntry, Warden,
-    DESCRIBE_TOOL,
+    CallError, CallOptions, CallToolResult, ProfileChoice, Scope, ServerOffers, ServerRequest, Snapshot, ToolEntry,
+    Warden, DESCRIBE_TOOL,
 };
 
 /// Which part of Warden a session is bound to.
 #[derive(Clone)]
 pub struct View {
-    pub(crate) warden: Warden,
-    /// The agent whose allowlist and profile apply; `None` is the host's view.
-    pub(crate) agent: Option<AgentScope>,
+    /// The host's scope, or the agent's whose allowlist and profile apply.
+    scope: Scope,
     /// `Some(server)` for `/mcp/servers/<server>`: that server only, under
     /// its own names.
     pub(crate) server: Option<Arc<str>>,
@@ -44,7 +43,10 @@ impl View {
         server: Option<&str>,
         resource_tools: bool,
     ) -> Result<View, CallError> {
-        let agent = agent.map(|agent| warden.agent(agent)).transpose()?;
+        let scope = match agent {
+            Some(agent) => warden.agent(agent)?,
+            None => warden.host(),
+        };
         if let Some(server) = server {
             let snapshot = warden.snapshot();
             if !snapshot.server_names().any(|name| name == server) {
@@ -52,14 +54,14 @@ impl View {
                 return Err(CallError::UnknownServer { server: server.to_string(), known });
             }
         }
-        Ok(View { warden: warden.clone(), agent, server: server.map(Into::into), resource_tools })
+        Ok(View { scope, server: server.map(Into::into), resource_tools })
     }
 
     /// Who the session is and what it sees, for logs.
     pub fn who(&self) -> String {
-        match (&self.agent, &self.server) {
-            (Some(agent), Some(server)) => format!("agent '{}' on server '{server}'", agent.name()),
-            (Some(agent), None) => format!("agent '{}'", agent.name()),
+        match (self.scope.agent(), &self.server) {
+            (Some(agent), Some(server)) => format!("agent '{agent}' on server '{server}'"),
+            (Some(agent), None) => format!("agent '{agent}'"),
             (None, Some(server)) => format!("server '{server}'"),
             (None, None) => "every server".to_string(),
         }
@@ -79,13 +81,10 @@ impl View {
                 .map(|entry| serde_json::to_value(&entry.tool).expect("a tool serialises"))
                 .collect());
         }
-        let presented = match &self.agent {
-            Some(agent) => agent.presented_tools(None)?,
-            None => self.warden.presented_tools(None)?,
-        };
+        let presented = self.scope.presented_tools(ProfileChoice::Own)?;
         let hidden_names: Vec<&str> =
             entries.iter().filter(|entry| hidden(entry)).map(|entry| entry.name.as_str()).collect();
-        let profiled = self.agent.as_ref().is_some_and(|agent| agent.profile().is_some());
+        let profiled = self.scope.profile().is_some();
         Ok(presented
             .into_iter()
             .filter(|tool| {
@@ -97,10 +96,12 @@ impl View {
 
     /// The registered tools this session may call.
     fn entries(&self) -> Result<Vec<ToolEntry>, CallError> {
-        match &self.agent {
-            Some(agent) => agent.tools(),
-            None => Ok(self.warden.tools()),
-        }
+        self.scope.tools()
+    }
+
+    /// The handle the view is of.
+    pub(crate) fn warden(&self) -> &Warden {
+        self.scope.warden()
     }
 
     /// The namespaced name of the tool the client calls `name`; `None` when
@@ -108,7 +109,7 @@ impl View {
     pub(crate) fn tool_name(&self, name: &str) -> Option<String> {
         let Some(server) = &self.server else { return Some(name.to_string()) };
         // One lookup, nothing copied: the name the Registry gave that tool.
-        let snapshot = self.warden.snapshot();
+        let snapshot = self.warden().snapshot();
         let namespaced = snapshot.name_for(server, name);
         let entry = snapshot.tool(&namespaced)?;
         (*entry.server == **server && entry.tool.name == name).then_some(namespaced)
@@ -121,10 +122,7 @@ impl View {
         arguments: Value,
         options: CallOptions,
     ) -> Result<CallToolResult, CallError> {
-        match &self.agent {
-            Some(agent) => agent.call(name, arguments, options).await,
-            None => self.warden.call(name, arguments, options).await,
-        }
+        self.scope.call(name, arguments, options).await
     }
 
     /// Sends one of a server's own requests.
@@ -134,10 +132,7 @@ impl View {
         request: ServerRequest,
         params: Value,
     ) -> Result<Value, CallError> {
-        match &self.agent {
-            Some(agent) => agent.request(server, request, params, None).await,
-            None => self.warden.request(server, request, params, None).await,
-        }
+        self.scope.request(server, request, params, CallOptions::default()).await
     }
 
     /// The servers in this view that are running and offer what `wants`

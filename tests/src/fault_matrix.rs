@@ -62,7 +62,8 @@ pub async fn run(warden: &Warden, row: &mut Row, calls: Vec<Planned>, timeout: D
             let warden = warden.clone();
             tokio::spawn(async move {
                 let limit = timeout + Duration::from_secs(1);
-                let outcome = tokio::time::timeout(limit, warden.call(&call.tool, call.arguments, call.options)).await;
+                let outcome =
+                    tokio::time::timeout(limit, warden.host().call(&call.tool, call.arguments, call.options)).await;
                 (outcome, call.expected, call.tool)
             })
         })

@@ -124,7 +124,11 @@ pub fn test_config(toml: &str) -> Result<warden_actors::WardenConfig, warden_act
 
 /// What a model reads from a call that must succeed (`call_tool_text`).
 pub async fn model_text(warden: &warden_actors::Warden, name: &str, arguments: serde_json::Value) -> String {
-    let rendered = warden.call_tool_text(name, arguments.clone()).await.unwrap_or_else(|e| panic!("{name}: {e}"));
+    let rendered = warden
+        .host()
+        .call_text(name, arguments.clone(), warden_actors::CallOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(!rendered.is_error, "{name} {arguments}: {}", rendered.text);
     rendered.text
 }

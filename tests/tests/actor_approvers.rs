@@ -12,8 +12,8 @@ use common::approvals::*;
 use common::*;
 use serde_json::json;
 use warden_actors::{
-    AgentRules, ApprovalAnswer, ApprovalDecision, ApprovalQueue, ApprovalRequest, CallError, GrantRequest, PolicyRules,
-    QueueError, ServerSpec, Warden,
+    AgentRules, ApprovalAnswer, ApprovalDecision, ApprovalQueue, ApprovalRequest, CallError, CallOptions, GrantRequest,
+    PolicyRules, QueueError, ServerSpec, Warden,
 };
 use warden_policy::{PolicyLayer, Risk, ToolPatterns};
 use warden_protocol::MemoryPeer;
@@ -113,7 +113,7 @@ async fn a_grant_for_one_agent_does_not_cover_another() {
     let (coder, reviewer) = (warden.agent("coder").unwrap(), warden.agent("reviewer").unwrap());
 
     let grant = GrantRequest { tools: None, duration: None, this_agent_only: true };
-    let (outcome, ()) = tokio::join!(coder.call_tool("srv__write", json!({})), async {
+    let (outcome, ()) = tokio::join!(coder.call("srv__write", json!({}), CallOptions::default()), async {
         let (request, answer) = next_ask(&mut asked).await;
         assert_eq!(request.agent.as_deref(), Some("coder"));
         answer.send(ApprovalDecision::ApproveWithGrant(grant), "alice");
@@ -125,12 +125,12 @@ async fn a_grant_for_one_agent_does_not_cover_another() {
     assert_eq!((grants[0].tools.as_str(), grants[0].agent.as_deref()), ("srv__write", Some("coder")));
 
     // The coder runs it unasked; the reviewer is asked.
-    let (outcome, ()) = tokio::join!(coder.call_tool("srv__write", json!({})), async {
+    let (outcome, ()) = tokio::join!(coder.call("srv__write", json!({}), CallOptions::default()), async {
         let call = next_request(&mut peer, "tools/call").await;
         reply(&peer, &call, text_result("again"));
     });
     assert_eq!(outcome.unwrap().text(), "again");
-    let (outcome, ()) = tokio::join!(reviewer.call_tool("srv__write", json!({})), async {
+    let (outcome, ()) = tokio::join!(reviewer.call("srv__write", json!({}), CallOptions::default()), async {
         let (request, answer) = next_ask(&mut asked).await;
         assert_eq!(request.agent.as_deref(), Some("reviewer"));
         answer.send(ApprovalDecision::Deny { reason: "no".into() }, "alice");

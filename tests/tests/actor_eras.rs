@@ -313,14 +313,15 @@ async fn a_level_set_for_a_modern_server_goes_with_every_later_call_beside_the_c
     reply(&peer, &before, json!({"content": []}));
     call.await.unwrap().unwrap();
 
-    let set = warden.request(SRV, ServerRequest::SetLogLevel, json!({"level": "warning"}), None);
+    let host = warden.host();
+    let set = host.request(SRV, ServerRequest::SetLogLevel, json!({"level": "warning"}), CallOptions::default());
     assert_eq!(within("the level is set", set).await.unwrap(), json!({}));
     assert_silent(&mut peer).await; // 2026-07-28 has no `logging/setLevel`: the level goes with each request
 
     let mut own = Map::new();
     own.insert("traceparent".into(), json!("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
     let (caller, options) = (warden.clone(), CallOptions::default().meta(own));
-    let traced = tokio::spawn(async move { caller.call("srv__echo", json!({}), options).await });
+    let traced = tokio::spawn(async move { caller.host().call("srv__echo", json!({}), options).await });
     let plain = spawn_call(&warden, "srv__echo", json!({"n": 2}));
     for _ in 0..2 {
         let request = next_request(&mut peer, "tools/call").await;

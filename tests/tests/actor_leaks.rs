@@ -11,7 +11,8 @@ use common::*;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::unbounded_channel;
 use warden_actors::{
-    AgentRules, ApprovalAnswer, ApprovalDecision, ApprovalRequest, CallError, PolicyRules, Warden, DESCRIBE_TOOL,
+    AgentRules, ApprovalAnswer, ApprovalDecision, ApprovalRequest, CallError, CallOptions, PolicyRules, Warden,
+    DESCRIBE_TOOL,
 };
 use warden_policy::ToolPatterns;
 use warden_protocol::{CallToolResult, MemoryPeer, Message};
@@ -50,7 +51,7 @@ fn names_of(warden: &Warden, agent: Option<&str>) -> Vec<String> {
 /// Calls `name` as `agent` (the host itself for `None`).
 async fn call_as(warden: &Warden, agent: Option<&str>, name: &str) -> Result<CallToolResult, CallError> {
     match agent {
-        Some(agent) => warden.agent(agent).expect("a known agent").call_tool(name, json!({})).await,
+        Some(agent) => warden.agent(agent).expect("a known agent").call(name, json!({}), CallOptions::default()).await,
         None => warden.call_tool(name, json!({})).await,
     }
 }
@@ -88,7 +89,7 @@ async fn an_agent_sees_only_its_allowed_tools_including_one_listed_later_that_it
 async fn a_call_outside_the_allowlist_is_refused_and_never_reaches_the_server() {
     let (warden, mut peer) = policed(agent_rules(), settings(), tools(&["read", "write"])).await;
 
-    let error = warden.agent("coder").unwrap().call_tool("srv__write", json!({})).await.unwrap_err();
+    let error = warden.agent("coder").unwrap().call("srv__write", json!({}), CallOptions::default()).await.unwrap_err();
     let glob = "srv__*".to_string();
     assert_eq!(error, CallError::NotAllowed { agent: "coder".into(), name: "srv__write".into(), glob });
     assert_eq!(
@@ -272,7 +273,7 @@ async fn describe_tool_returns_the_full_definition_under_the_namespaced_name() {
     });
     assert_eq!(result.structured_content, Some(expected.clone()));
     assert_eq!(serde_json::from_str::<Value>(&result.text()).unwrap(), expected);
-    assert_eq!(warden.describe_tool("srv__search").unwrap(), expected);
+    assert_eq!(warden.host().describe_tool("srv__search").unwrap(), expected);
     assert_silent(&mut peer).await;
     warden.shutdown().await;
 }
@@ -281,14 +282,24 @@ async fn describe_tool_returns_the_full_definition_under_the_namespaced_name() {
 async fn describe_tool_refuses_a_tool_outside_the_agents_allowlist_and_explains_its_usage() {
     let (warden, mut peer) = policed(agent_rules(), settings(), tools(&["read", "write"])).await;
 
-    let result = warden.agent("coder").unwrap().call_tool(DESCRIBE_TOOL, json!({"tool": "srv__write"})).await.unwrap();
+    let result = warden
+        .agent("coder")
+        .unwrap()
+        .call(DESCRIBE_TOOL, json!({"tool": "srv__write"}), CallOptions::default())
+        .await
+        .unwrap();
     assert!(result.is_error());
     assert_eq!(
         result.text(),
         "agent 'coder' may not use 'srv__write': it is not in the agent's allowed_tools; add the name (or a glob such \
          as 'srv__*') to allowed_tools if it should be"
     );
-    let result = warden.agent("coder").unwrap().call_tool(DESCRIBE_TOOL, json!({"tool": "srv__read"})).await.unwrap();
+    let result = warden
+        .agent("coder")
+        .unwrap()
+        .call(DESCRIBE_TOOL, json!({"tool": "srv__read"}), CallOptions::default())
+        .await
+        .unwrap();
     assert!(!result.is_error());
 
     let result = warden.call_tool(DESCRIBE_TOOL, json!({})).await.unwrap();

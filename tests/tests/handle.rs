@@ -70,7 +70,7 @@ async fn a_finished_call_is_not_cancelled_and_a_timed_out_one_is_cancelled_once(
     let warden = started("sleep,echo,cancellations", 4).await;
     assert_eq!(text(&warden, "test__echo", json!({"message": "done"})).await, "done");
     let options = CallOptions::default().timeout(Duration::from_millis(300));
-    let error = warden.call("test__sleep", json!({"ms": 5_000}), options).await.unwrap_err();
+    let error = warden.host().call("test__sleep", json!({"ms": 5_000}), options).await.unwrap_err();
     assert!(matches!(error, CallError::Timeout { sent: true, .. }), "{error}");
     assert_eq!(error.to_string().split(';').next().unwrap(), "'test__sleep' timed out after 0.3 s");
     let cancelled = text(&warden, "test__cancellations", json!({})).await;
@@ -96,7 +96,10 @@ async fn every_clone_can_shut_warden_down_and_later_calls_say_it_is_gone() {
     // Not "unknown tool": the tool is known, Warden is gone.
     assert_eq!(error, CallError::ShutDown { name: "test__echo".into() });
     assert_eq!(error.to_string(), "'test__echo' was not run: Warden has shut down (its servers are stopped)");
-    let request = clone.request("test", warden_actors::ServerRequest::ListResources, json!({}), None).await;
+    let request = clone
+        .host()
+        .request("test", warden_actors::ServerRequest::ListResources, json!({}), CallOptions::default())
+        .await;
     assert!(matches!(request, Err(CallError::ShutDown { .. })), "{request:?}");
 }
 
@@ -139,13 +142,13 @@ async fn meta_reaches_the_server_and_progress_reaches_the_caller() {
     let warden = started("meta,progress", 4).await;
     let mut meta = Map::new();
     meta.insert("traceparent".into(), json!("00-abc-def-01"));
-    let result = warden.call("test__meta", json!({}), CallOptions::default().meta(meta)).await.unwrap();
+    let result = warden.host().call("test__meta", json!({}), CallOptions::default().meta(meta)).await.unwrap();
     assert_eq!(serde_json::from_str::<Value>(&result.text()).unwrap(), json!({"traceparent": "00-abc-def-01"}));
     // Without options, no `_meta` is sent at all.
     assert_eq!(text(&warden, "test__meta", json!({})).await, "null");
 
     let (sink, mut updates) = tokio::sync::mpsc::channel(16);
-    let result = warden.call("test__progress", json!({"steps": 3}), CallOptions::default().progress(sink)).await;
+    let result = warden.host().call("test__progress", json!({"steps": 3}), CallOptions::default().progress(sink)).await;
     assert_eq!(result.unwrap().text(), "3 steps");
     let mut seen = Vec::new();
     while let Ok(update) = updates.try_recv() {

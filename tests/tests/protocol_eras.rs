@@ -199,13 +199,14 @@ async fn a_modern_servers_fresh_answers_are_given_again_without_asking_it_and_pr
         start(&[server("legacy", "legacy", "env = { ERA_CACHE_HINTS = \"1\" }"), server("modern", "modern", hinted)])
             .await;
     let (alice, bob) = (warden.agent("alice").unwrap(), warden.agent("bob").unwrap());
-    let list = |name: &'static str| warden.request(name, ServerRequest::ListResources, json!({}), None);
+    let host = warden.host();
+    let list = |name: &'static str| host.request(name, ServerRequest::ListResources, json!({}), CallOptions::default());
 
     // Public for a minute: asked once, whoever asks, through a front's
     // request or a wrapper tool; the time left is what is passed on.
     let first = list("modern").await.unwrap();
     assert_eq!(first["ttlMs"], 60_000);
-    let again = alice.request("modern", ServerRequest::ListResources, json!({}), None).await.unwrap();
+    let again = alice.request("modern", ServerRequest::ListResources, json!({}), CallOptions::default()).await.unwrap();
     assert_eq!(again["resources"], first["resources"]);
     let left = again["ttlMs"].as_u64().unwrap();
     assert!((1..60_000).contains(&left), "the time left: {left}");
@@ -219,19 +220,21 @@ async fn a_modern_servers_fresh_answers_are_given_again_without_asking_it_and_pr
 
     // Private: once for each identity (an agent, or the host).
     for asker in [&alice, &alice, &bob] {
-        asker.request("modern", ServerRequest::ListPrompts, json!({}), None).await.unwrap();
+        asker.request("modern", ServerRequest::ListPrompts, json!({}), CallOptions::default()).await.unwrap();
     }
-    warden.request("modern", ServerRequest::ListPrompts, json!({}), None).await.unwrap();
+    warden.host().request("modern", ServerRequest::ListPrompts, json!({}), CallOptions::default()).await.unwrap();
     assert_eq!(served(&warden, "modern", "prompts/list").await, 3);
 
     // A read is kept by its URI until the server says the resource changed.
-    let read = |uri: &str| warden.request("modern", ServerRequest::ReadResource, json!({"uri": uri}), None);
+    let host = warden.host();
+    let read =
+        |uri: &str| host.request("modern", ServerRequest::ReadResource, json!({"uri": uri}), CallOptions::default());
     for _ in 0..2 {
         read("note://current").await.unwrap();
     }
     assert_eq!(served(&warden, "modern", "resources/read").await, 1);
     let subscribe = ServerRequest::Subscribe;
-    warden.request("modern", subscribe, json!({"uri": "note://current"}), None).await.unwrap();
+    warden.host().request("modern", subscribe, json!({"uri": "note://current"}), CallOptions::default()).await.unwrap();
     assert_eq!(text(&warden, "modern__touch", json!({})).await, "touched");
     let reread = async {
         while served(&warden, "modern", "resources/read").await < 2 {
@@ -252,7 +255,8 @@ async fn a_modern_servers_fresh_answers_are_given_again_without_asking_it_and_pr
 
     // Fresh for a second: asked again once that has passed.
     // (The wrapper tool above listed them too, long enough ago.)
-    let templates = || warden.request("modern", ServerRequest::ListResourceTemplates, json!({}), None);
+    let host = warden.host();
+    let templates = || host.request("modern", ServerRequest::ListResourceTemplates, json!({}), CallOptions::default());
     let before = served(&warden, "modern", "resources/templates/list").await;
     templates().await.unwrap();
     templates().await.unwrap();
@@ -280,7 +284,8 @@ async fn a_tool_list_is_read_again_when_its_ttl_runs_out() {
 async fn logged(warden: &Warden, tool: &str, level: LogLevel) -> Vec<serde_json::Value> {
     let (sink, mut messages) = mpsc::channel(16);
     let options = CallOptions::default().logs(CallLogs { level, sink });
-    let call = warden.call(tool, json!({"words": format!("{tool} shouts")}), options);
+    let host = warden.host();
+    let call = host.call(tool, json!({"words": format!("{tool} shouts")}), options);
     let result = tokio::time::timeout(Duration::from_secs(30), call).await.expect("the call ends").unwrap();
     assert_eq!(result.text(), "shouted");
     let mut seen = Vec::new();

@@ -57,7 +57,8 @@ async fn output_is_cut_at_the_configured_limit_with_a_marker() {
     // A tool: the model's text is cut, the host's raw result is not.
     let raw = warden.call_tool("everything__get-env", json!({})).await.unwrap().text();
     assert!(raw.len() > 3000 && raw.contains(&"x".repeat(3000)), "raw get-env is whole: {} bytes", raw.len());
-    let rendered = warden.call_tool_text("everything__get-env", json!({})).await.unwrap();
+    let rendered =
+        warden.host().call_text("everything__get-env", json!({}), warden_actors::CallOptions::default()).await.unwrap();
     assert!(!rendered.is_error);
     assert!(rendered.text.len() <= 1024, "{} bytes", rendered.text.len());
     assert_eq!(rendered.text, cut_to(&raw, 1024));

@@ -19,7 +19,7 @@
 //!   whose blob is the same bytes every time (31 bytes for `hello world`).
 
 use serde_json::{json, Value};
-use warden_actors::{CallError, PrimitiveTool, Warden};
+use warden_actors::{CallError, CallOptions, PrimitiveTool, Warden};
 use warden_protocol::ContentBlock;
 use warden_tests::real_servers::{everything_doc, start_everything, FILESYSTEM};
 use warden_tests::{bins, model_text as text, scratch_dir, server_table, start_running};
@@ -336,20 +336,29 @@ async fn wrapper_misuse_and_unknown_names_are_explained() {
 
     // Missing or mistyped arguments: a failed tool result the model reads.
     for arguments in [json!({}), json!({"uri": 42})] {
-        let rendered = warden.call_tool_text("everything__read_resource", arguments.clone()).await.unwrap();
+        let rendered = warden
+            .host()
+            .call_text("everything__read_resource", arguments.clone(), CallOptions::default())
+            .await
+            .unwrap();
         assert!(rendered.is_error, "{arguments}");
         assert_eq!(rendered.text, "Error: read_resource needs `uri`, the resource's URI as a string");
         let raw = warden.call_tool("everything__read_resource", arguments).await.unwrap();
         assert!(raw.is_error());
         assert_eq!(raw.text(), "read_resource needs `uri`, the resource's URI as a string");
     }
-    let rendered = warden.call_tool_text("everything__get_prompt", json!({})).await.unwrap();
+    let rendered = warden.host().call_text("everything__get_prompt", json!({}), CallOptions::default()).await.unwrap();
     assert_eq!(
         (rendered.is_error, rendered.text.as_str()),
         (true, "Error: get_prompt needs `name`, the prompt's name as a string")
     );
     let rendered = warden
-        .call_tool_text("everything__get_prompt", json!({"name": "args-prompt", "arguments": "Paris"}))
+        .host()
+        .call_text(
+            "everything__get_prompt",
+            json!({"name": "args-prompt", "arguments": "Paris"}),
+            CallOptions::default(),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -384,7 +393,8 @@ async fn wrapper_misuse_and_unknown_names_are_explained() {
         ),
     ];
     for (name, arguments, expected) in refusals {
-        let rendered = warden.call_tool_text(name, arguments).await.expect("a refusal is a tool result");
+        let rendered =
+            warden.host().call_text(name, arguments, CallOptions::default()).await.expect("a refusal is a tool result");
         assert_eq!((rendered.is_error, rendered.text.as_str()), (true, expected));
     }
     // The server is still fine afterwards.

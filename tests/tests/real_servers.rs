@@ -167,7 +167,7 @@ async fn a_real_servers_progress_reaches_the_caller_and_its_cancellation_frees_t
     let (sink, mut reports) = tokio::sync::mpsc::channel(16);
     let options = warden_actors::CallOptions::default().progress(sink);
     let arguments = json!({"duration": 0.5, "steps": 5});
-    let result = warden.call("everything__trigger-long-running-operation", arguments, options).await.unwrap();
+    let result = warden.host().call("everything__trigger-long-running-operation", arguments, options).await.unwrap();
     assert_eq!(result.text(), "Long running operation completed. Duration: 0.5 seconds, Steps: 5.");
     let mut seen = Vec::new();
     while let Ok(report) = reports.try_recv() {
@@ -212,7 +212,8 @@ async fn a_secret_handed_to_a_real_server_never_comes_back_to_the_host() {
         ["[REDACTED:SERVICE_TOKEN]", "[REDACTED:WARDEN_E2E_TOKEN_SOURCE]"].iter().any(|label| text.contains(label));
     assert!(token_label, "the token is redacted under one of its names: {text}");
 
-    let rendered = warden.call_tool_text("everything__get-env", json!({})).await.unwrap();
+    let rendered =
+        warden.host().call_text("everything__get-env", json!({}), warden_actors::CallOptions::default()).await.unwrap();
     assert!(!rendered.text.contains("e2e-s3cret-9f8e7d6c5b4a") && !rendered.text.contains("inherited-77aa88bb99cc"));
 
     // Sending the token to a server is refused before it leaves.

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use common::*;
 use serde_json::{json, Value};
-use warden_actors::{AgentRules, CallError, PolicyRules, ServerSpec, Warden, DESCRIBE_TOOL};
+use warden_actors::{
+    AgentRules, CallError, CallOptions, PolicyRules, ProfileChoice, ServerSpec, Warden, DESCRIBE_TOOL,
+};
 use warden_policy::{Detail, NameRules, ToolPatterns, ToolProfile};
 use warden_protocol::{MemoryConnector, LATEST_PROTOCOL_VERSION};
 
@@ -54,7 +56,7 @@ fn compact() -> ToolProfile {
 #[tokio::test(start_paused = true)]
 async fn without_a_profile_every_tool_is_shown_in_full_followed_by_describe_tool() {
     let warden = fs_with(PolicyRules::default()).await;
-    let shown = warden.presented_tools(None).unwrap();
+    let shown = warden.host().presented_tools(ProfileChoice::Own).unwrap();
     let mut full_read = read_file();
     full_read["name"] = json!("fs__read_file");
     assert_eq!(shown[0], full_read);
@@ -67,7 +69,7 @@ async fn without_a_profile_every_tool_is_shown_in_full_followed_by_describe_tool
 #[tokio::test(start_paused = true)]
 async fn a_profile_shows_summaries_and_brief_lines_and_describe_tool_gives_the_rest() {
     let warden = fs_with(PolicyRules::default().with_profile("compact", compact())).await;
-    let shown = warden.presented_tools(Some("compact")).unwrap();
+    let shown = warden.host().presented_tools(ProfileChoice::Named("compact")).unwrap();
     assert_eq!(
         shown[0],
         json!({
@@ -109,20 +111,24 @@ async fn an_agent_sees_only_its_tools_with_its_own_profile() {
     let names: Vec<String> =
         warden.agent("coder").unwrap().tools().unwrap().into_iter().map(|entry| entry.name).collect();
     assert_eq!(names, ["fs__write_file"]);
-    let shown = warden.agent("coder").unwrap().presented_tools(None).unwrap();
+    let shown = warden.agent("coder").unwrap().presented_tools(ProfileChoice::Own).unwrap();
     assert_eq!(shown.len(), 2);
     assert_eq!(shown[0]["inputSchema"], json!({"type": "object"}), "the agent's profile shows write_file briefly");
 
     // describe_tool does not reveal a tool the agent may not use.
-    let refused =
-        warden.agent("coder").unwrap().call_tool(DESCRIBE_TOOL, json!({"tool": "fs__read_file"})).await.unwrap();
+    let refused = warden
+        .agent("coder")
+        .unwrap()
+        .call(DESCRIBE_TOOL, json!({"tool": "fs__read_file"}), CallOptions::default())
+        .await
+        .unwrap();
     assert!(refused.is_error());
     assert_eq!(
         refused.text(),
         "agent 'coder' may not use 'fs__read_file': it is not in the agent's allowed_tools; add the name (or a glob \
          such as 'fs__*') to allowed_tools if it should be"
     );
-    let usage = warden.agent("coder").unwrap().call_tool(DESCRIBE_TOOL, json!({})).await.unwrap();
+    let usage = warden.agent("coder").unwrap().call(DESCRIBE_TOOL, json!({}), CallOptions::default()).await.unwrap();
     assert_eq!(usage.text(), "describe_tool takes {\"tool\": \"<name>\"}, the name of a tool you can see");
     warden.shutdown().await;
 }
@@ -131,7 +137,7 @@ async fn an_agent_sees_only_its_tools_with_its_own_profile() {
 async fn unknown_profiles_and_agents_are_named_in_the_error() {
     let warden = fs_with(PolicyRules::default().with_profile("compact", compact())).await;
     assert_eq!(
-        warden.presented_tools(Some("tiny")).unwrap_err().to_string(),
+        warden.host().presented_tools(ProfileChoice::Named("tiny")).unwrap_err().to_string(),
         "unknown tool profile 'tiny'; profiles are [tool_profiles.NAME] tables in the config (configured: compact)"
     );
     let error = warden.agent("ghost").err().expect("no such agent");
@@ -170,7 +176,8 @@ async fn a_refused_tool_suggests_a_glob_with_the_configured_separator() {
     let mut rules = PolicyRules::default().with_agent("coder", coder);
     rules.names = NameRules::new("_", 64).unwrap();
     let warden = fs_with(rules).await;
-    let error = warden.agent("coder").unwrap().call_tool("fs_write_file", json!({})).await.unwrap_err();
+    let error =
+        warden.agent("coder").unwrap().call("fs_write_file", json!({}), CallOptions::default()).await.unwrap_err();
     assert_eq!(
         error.to_string(),
         "agent 'coder' may not use 'fs_write_file': it is not in the agent's allowed_tools; add the name (or a glob \

@@ -19,7 +19,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
-use warden_actors::{PolicyRules, ServerSpec, SummarySettings, Warden};
+use warden_actors::{PolicyRules, ProfileChoice, ServerSpec, SummarySettings, Warden};
 use warden_policy::{Detail, ToolProfile};
 use warden_protocol::{MemoryConnector, LATEST_PROTOCOL_VERSION};
 
@@ -122,7 +122,7 @@ async fn fs_with(tools: Value, summaries: Option<SummarySettings>) -> Warden {
 }
 
 fn descriptions(warden: &Warden) -> Vec<String> {
-    let shown = warden.presented_tools(Some("short")).unwrap();
+    let shown = warden.host().presented_tools(ProfileChoice::Named("short")).unwrap();
     shown[..shown.len() - 1].iter().map(|tool| tool["description"].as_str().unwrap().to_string()).collect()
 }
 
@@ -157,7 +157,10 @@ async fn summaries_are_generated_cached_and_reused_by_the_next_warden() {
         assert!(line["created_at"].as_u64().unwrap() > 0);
     }
     // Full detail is untouched.
-    assert_eq!(warden.presented_tools(None).unwrap()[0]["description"], "Reads a file from disk. Returns its text.");
+    assert_eq!(
+        warden.host().presented_tools(ProfileChoice::Own).unwrap()[0]["description"],
+        "Reads a file from disk. Returns its text."
+    );
     warden.shutdown().await;
 
     let again = fs_with(default_tools(), Some(settings_for(url, &dir))).await;

@@ -1,7 +1,7 @@
 //! The policy side of the `Warden` handle: what a caller may see, each
 //! tool's resolved policy, the approver, grants and session auto-approval.
-//! The host's own view is here; an agent's ([`AgentScope`](super::AgentScope))
-//! reaches the same functions with its name.
+//! A [`Scope`](super::Scope) reaches the caller-dependent ones with its
+//! agent (`None` for the host).
 
 use std::sync::Arc;
 
@@ -28,20 +28,6 @@ pub struct ToolPolicyRow {
 }
 
 impl Warden {
-    /// The tool definitions to hand a model: every tool, each shown at the
-    /// detail the tool profile named `profile` gives it (in full when
-    /// `None`), followed by Warden's built-in `describe_tool`, with which
-    /// the model fetches the full definition of a tool it was shown briefly.
-    pub fn presented_tools(&self, profile: Option<&str>) -> Result<Vec<Value>, CallError> {
-        self.presented_tools_for(None, profile)
-    }
-
-    /// The full definition of `name` as its server listed it, with the
-    /// namespaced name.
-    pub fn describe_tool(&self, name: &str) -> Result<Value, CallError> {
-        self.describe_tool_for(None, name)
-    }
-
     /// The tools `caller` may see and call.
     pub(super) fn tools_for(&self, caller: Caller<'_>) -> Result<Vec<ToolEntry>, CallError> {
         let mut tools = self.tools();
@@ -53,7 +39,7 @@ impl Warden {
         Ok(tools)
     }
 
-    /// What [`Warden::presented_tools`] shows `caller`; an agent's own
+    /// What [`Scope::presented_tools`](super::Scope::presented_tools) shows `caller`; an agent's own
     /// `profile` applies when `profile` is `None`.
     pub(super) fn presented_tools_for(
         &self,

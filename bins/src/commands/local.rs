@@ -140,7 +140,11 @@ async fn call_with_step_ups(
                 (json, result.is_error())
             })
         } else {
-            warden.call_tool_text(name, arguments.clone()).await.map(|rendered| (rendered.text, rendered.is_error))
+            warden
+                .host()
+                .call_text(name, arguments.clone(), warden_actors::CallOptions::default())
+                .await
+                .map(|rendered| (rendered.text, rendered.is_error))
         };
         // A server that wants more scope for this call: log in, call again.
         match &printed {
