@@ -29,7 +29,7 @@ pub enum CallError {
         name: String,
     },
     /// The tool's server waits for a person to log in (OAuth).
-    #[error("server '{server}' {reason}, so '{name}' is unavailable: run `warden login {server}`")]
+    #[error("server '{server}' {reason}, so '{name}' is unavailable until someone logs in to it")]
     NeedsLogin {
         /// The server.
         server: String,
@@ -238,7 +238,7 @@ pub enum CallError {
         name: String,
     },
     /// No task an earlier process left has this key.
-    #[error("no task left by an earlier daemon has the key '{key}'; `warden tasks` lists the ones there are")]
+    #[error("no task left by an earlier daemon has the key '{key}'")]
     UnknownTask {
         /// The key asked for.
         key: String,

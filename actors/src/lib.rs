@@ -121,7 +121,7 @@ pub use warden_config::{ConfigError, CrashRetry, Discovered, OAuthConfig, Protoc
 pub use primitive_tools::PrimitiveTool;
 pub use warden_policy::{Grant, RenderedResult, Risk};
 // OAuth: a host can run the login itself (its own browser, its own UI).
-pub use warden_protocol::{AuthFailure, Authorizer, LoggedIn, LoginUi, AUTH_REQUIRED};
+pub use warden_protocol::{AuthFailure, Authorizer, LoggedIn, LoginUi, OAuthError, AUTH_REQUIRED};
 pub use warden_protocol::{
     CallToolResult, ContentBlock, ElicitAnswerError, ElicitModes, ElicitReply, ElicitRequest, Field, FieldKind,
     FormSchema, Tool, ToolAnnotations,

@@ -70,7 +70,7 @@ impl TaskJournal {
         let mut left = read.left;
         left.extend(read.running);
         if !left.is_empty() {
-            tracing::info!("{} task(s) left by an earlier daemon: `warden tasks` lists them", left.len());
+            tracing::info!("{} task(s) left by an earlier daemon (Warden::left_tasks lists them)", left.len());
         }
         TaskJournal { file: Some(file), entries: Mutex::new(Entries { left, running: BTreeMap::new() }) }
     }

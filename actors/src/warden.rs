@@ -110,9 +110,10 @@ pub enum StartError {
     /// A server name breaks the naming rules.
     #[error(transparent)]
     BadName(#[from] warden_policy::NameError),
-    /// The actor system could not be spawned.
+    /// The actor system could not be spawned (the actor runtime's own
+    /// error is the source).
     #[error("Warden's actors could not start: {0}")]
-    Spawn(String),
+    Spawn(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl Warden {

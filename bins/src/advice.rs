@@ -6,18 +6,33 @@
 //! embedding Warden has none. The CLI (and the daemon, whose clients are
 //! the CLI's users) adds the command that helps, here, in one place.
 
-use warden_actors::{CallError, QueueError, ReloadError};
+use warden_actors::{CallError, QueueError, ReloadError, AUTH_REQUIRED};
 
 /// `error`'s message, with the command that helps when there is one.
 pub(crate) fn call_error(error: &CallError) -> String {
+    let login;
     let advice = match error {
         CallError::UnknownTool { .. } => Some("`warden tools` lists the tools available"),
         CallError::NoApprover { .. } => {
             Some("the daemon (any `warden` command without --no-daemon) queues such calls for `warden approve ID`")
         }
+        CallError::UnknownTask { .. } => Some("`warden tasks` lists the ones there are"),
+        CallError::NeedsLogin { server, .. } => {
+            login = login_advice(server);
+            Some(login.as_str())
+        }
+        CallError::Server { server, code, .. } if *code == AUTH_REQUIRED.0 => {
+            login = login_advice(server);
+            Some(login.as_str())
+        }
         _ => None,
     };
     with_advice(error.to_string(), advice)
+}
+
+/// What logs in to `server`: the front tells its clients the same.
+pub(crate) fn login_advice(server: &str) -> String {
+    format!("run `warden login {server}`")
 }
 
 /// A refused answer to a waiting approval, with where to look.

@@ -92,7 +92,7 @@ impl SecurityConfig {
     /// Checks the section; the error names the field.
     pub(crate) fn check(&self) -> Result<(), (String, String)> {
         for (tool, layer) in &self.tool_policies {
-            layer.validate().map_err(|problem| (format!("security.tool_policies.{tool}"), problem))?;
+            layer.validate().map_err(|problem| (format!("security.tool_policies.{tool}"), problem.to_string()))?;
         }
         if !matches!(self.approver.as_str(), "none" | "auto" | "deny") {
             return Err((

@@ -189,7 +189,7 @@ impl Elicitor for LoneClient {
     fn elicit(&self, request: ElicitationRequest, answer: ElicitationAnswer) {
         let bound = self.bound.lock().expect("lone client lock").clone();
         let Some((session, reply)) = bound.filter(|(session, _)| session.elicitation().allows(&request.request)) else {
-            tracing::warn!(question = request.id, server = %request.server, "a server's question was cancelled: the client did not declare elicitation in this mode, and `warden mcp --no-daemon` has nobody else to ask");
+            tracing::warn!(question = request.id, server = %request.server, "a server's question was cancelled: the client did not declare elicitation in this mode, and this front has no one else to ask");
             let _ = answer.send(warden_actors::ElicitReply::Cancel, "nobody (the client cannot answer questions)");
             return;
         };

@@ -84,6 +84,24 @@ pub struct Front {
     /// `warden mcp --no-daemon`: the one client, asked what no call's own
     /// client takes.
     lone_client: Option<Arc<asking::LoneClient>>,
+    login_advice: Option<LoginAdvice>,
+}
+
+/// What a client is told logs in to a server that waits for one, by the
+/// server's name (the daemon: "run `warden login NAME`").
+pub type LoginAdvice = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
+/// How a front is made beyond its Warden.
+#[derive(Default)]
+pub struct FrontOptions {
+    /// The front of a process with one client (`warden mcp --no-daemon`):
+    /// the client Warden's questions go to when no call's own client
+    /// takes them.
+    pub lone_client: Option<Arc<asking::LoneClient>>,
+    /// Said to clients after "needs a login", in the front's messages and
+    /// in the errors of calls to such a server. Without it they are told
+    /// only that the server needs a login: the library names no command.
+    pub login_advice: Option<LoginAdvice>,
 }
 
 /// Aborts a task when dropped: a POST's request task when its stream is
@@ -110,17 +128,41 @@ struct Upstream {
 impl Front {
     /// The front of `warden`, with its upkeep task (see `Front::upkeep`).
     pub fn new(warden: Warden) -> Arc<Front> {
-        Front::with_lone_client(warden, None)
+        Front::with(warden, FrontOptions::default())
     }
 
-    /// The front of a process with one client (`warden mcp --no-daemon`),
-    /// whose `lone_client` is Warden's elicitor.
-    pub fn with_lone_client(warden: Warden, lone_client: Option<Arc<asking::LoneClient>>) -> Arc<Front> {
+    /// The front of `warden` as `options` say.
+    pub fn with(warden: Warden, options: FrontOptions) -> Arc<Front> {
         let parked = Arc::new(parked::Parked::new());
         let metrics = warden.metrics().extension(metrics::FrontMetrics::register);
-        let front = Arc::new(Front { warden, metrics, upstream: Mutex::new(Upstream::default()), parked, lone_client });
+        let FrontOptions { lone_client, login_advice } = options;
+        let upstream = Mutex::new(Upstream::default());
+        let front = Arc::new(Front { warden, metrics, upstream, parked, lone_client, login_advice });
         tokio::spawn(Front::upkeep(Arc::downgrade(&front)));
         front
+    }
+
+    /// "needs a login", and what logs in to `server` when the front was
+    /// told.
+    pub(crate) fn needs_login(&self, server: &str) -> String {
+        match &self.login_advice {
+            Some(advice) => format!("needs a login: {}", advice(server)),
+            None => "needs a login".to_string(),
+        }
+    }
+
+    /// What a client reads of a failed call: the error, and what logs in
+    /// to its server when a login is what it waits for.
+    pub(crate) fn call_error_text(&self, error: &warden_actors::CallError) -> String {
+        let server = match error {
+            warden_actors::CallError::NeedsLogin { server, .. } => server,
+            warden_actors::CallError::Server { server, code, .. } if *code == warden_actors::AUTH_REQUIRED.0 => server,
+            _ => return error.to_string(),
+        };
+        match &self.login_advice {
+            Some(advice) => format!("{error}; {}", advice(server)),
+            None => error.to_string(),
+        }
     }
 
     /// A restarted server has a new connection that knows nothing of what

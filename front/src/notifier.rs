@@ -148,8 +148,8 @@ impl Session {
         if self.state().level.is_some_and(|level| level > LogLevel::Warning) {
             return None;
         }
-        let data =
-            format!("server '{server}' needs a login: run `warden login {server}`; its tools are absent until then");
+        let needs = self.inner.front.needs_login(server);
+        let data = format!("server '{server}' {needs}; its tools are absent until then");
         Some(json!({"jsonrpc": "2.0", "method": "notifications/message",
                     "params": {"level": "warning", "logger": "warden", "data": data}}))
     }

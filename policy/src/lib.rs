@@ -39,8 +39,8 @@ mod tool_policy;
 pub use approval::{approval_need, ApprovalNeed, AutoApproval, Grant};
 pub use patterns::{PatternError, ToolPattern, ToolPatterns};
 pub use tool_policy::{
-    resolve_policy, Approval, LeakAction, PolicyDefaults, PolicyLayer, PolicySource, ResolvedPolicy, Risk, Sourced,
-    ToolHints,
+    resolve_policy, Approval, LeakAction, PolicyDefaults, PolicyError, PolicyLayer, PolicySource, ResolvedPolicy, Risk,
+    Sourced, ToolHints,
 };
 
 pub use leaks::{KnownSecret, Leak, LeakScanner};

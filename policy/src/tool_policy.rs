@@ -74,13 +74,22 @@ pub struct PolicyLayer {
     pub leaks: Option<LeakAction>,
 }
 
+/// A policy layer's value that serde accepts and Warden cannot use.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// The timeout is not a positive number of seconds up to a day.
+    #[error("timeout = {0} is not a number of seconds between 0 and 86400 (one day)")]
+    Timeout(f64),
+}
+
 impl PolicyLayer {
     /// Checks values serde cannot: the timeout must be a positive number of
     /// seconds. The message says what was found and what is expected.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), PolicyError> {
         match self.timeout {
             Some(seconds) if !(seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0) => {
-                Err(format!("timeout = {seconds} is not a number of seconds between 0 and 86400 (one day)"))
+                Err(PolicyError::Timeout(seconds))
             }
             _ => Ok(()),
         }

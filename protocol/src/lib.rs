@@ -83,6 +83,7 @@ pub use sse::{SseEvent, SseItem, SseParser};
 pub use transport::{
     http_client, memory_pair, raise_open_file_limit, restore_open_file_limit, AnswerTaker, AuthFailure, Authorizer,
     Backlog, Challenge, Closer, ConnectFuture, Connection, Connector, EventSink, HttpClient, HttpConnector, HttpSpec,
-    HttpTransport, LoggedIn, LoginUi, MemoryConnector, MemoryPeer, OpenFileLimit, Outbound, Queued, StderrTail,
-    StdioConnector, StdioSpec, TransportError, TransportEvent, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR, STREAM_BROKEN,
+    HttpTransport, LoggedIn, LoginUi, MemoryConnector, MemoryPeer, OAuthError, OpenFileLimit, Outbound, Queued,
+    StderrTail, StdioConnector, StdioSpec, TransportError, TransportEvent, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR,
+    STREAM_BROKEN,
 };

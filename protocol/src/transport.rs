@@ -40,7 +40,7 @@ pub use fd_limit::{raise_open_file_limit, restore_open_file_limit, OpenFileLimit
 pub(crate) use http::{error_chain, oauth_connector};
 pub use http::{
     http_client, AuthFailure, Authorizer, Challenge, HttpClient, HttpConnector, HttpSpec, HttpTransport, LoggedIn,
-    LoginUi, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR, STREAM_BROKEN,
+    LoginUi, OAuthError, AUTH_REQUIRED, HTTP_TRANSPORT_ERROR, STREAM_BROKEN,
 };
 pub use memory::{memory_pair, MemoryConnector, MemoryPeer};
 pub use stdio::{StdioConnector, StdioSpec};

@@ -263,3 +263,28 @@ fn the_readme_is_a_doorway_not_the_manual() {
         assert!(linked(page), "the README does not link docs/{page}");
     }
 }
+
+/// A host that embeds Warden has no `warden` command: the library crates'
+/// messages (errors, logs, what the front tells its clients) say what is
+/// wrong and what to change, and the CLI adds its commands
+/// (`bins/src/advice.rs`; the daemon's front is given its login advice).
+#[test]
+fn no_library_message_names_a_warden_command() {
+    let mut found = Vec::new();
+    for krate in ["actors", "protocol", "front", "policy", "config"] {
+        for file in rust_files(&root().join(krate).join("src")) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (number, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if code.starts_with("//") || !code.contains('"') {
+                    continue;
+                }
+                let commands = ["`warden ", "run warden "];
+                if commands.iter().any(|command| code.contains(command)) {
+                    found.push(format!("{}:{}: {code}", file.strip_prefix(root()).unwrap().display(), number + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "library messages naming a `warden` command: {found:#?}");
+}

@@ -28,7 +28,7 @@ fn authorizer(server: &OAuthServer, oauth: Option<OAuthConfig>) -> Arc<Authorize
     Authorizer::new("remote", &server.mcp_url(), oauth, &home(), None).expect("an authorizer")
 }
 
-async fn login(server: &OAuthServer) -> Result<warden_protocol::LoggedIn, String> {
+async fn login(server: &OAuthServer) -> Result<warden_protocol::LoggedIn, warden_protocol::OAuthError> {
     authorizer(server, None).login(&Person, Duration::from_secs(20)).await
 }
 
@@ -49,7 +49,7 @@ async fn a_server_behind_oauth_waits_for_a_login_and_runs_after_it() {
     assert!(warden.tools().is_empty(), "its tools are not listed");
     let error = warden.call_tool("remote__whoami", json!({})).await.unwrap_err();
     assert!(matches!(error, CallError::NeedsLogin { .. }), "{error:?}");
-    assert!(error.to_string().contains("run `warden login remote`"), "{error}");
+    assert!(error.to_string().ends_with("is unavailable until someone logs in to it"), "{error}");
 
     let done = login(&server).await.expect("the login succeeds");
     assert_eq!(done.issuer, server.issuer());
@@ -193,7 +193,8 @@ async fn a_forged_state_or_issuer_in_the_redirect_is_refused() {
     home();
     let server = OAuthServer::start(Options { forged_state: Some("forged".into()), ..Options::default() });
     let error = login(&server).await.unwrap_err();
-    assert_eq!(error, "the redirect's `state` is not the one Warden sent: refused (a forged or stale redirect)");
+    let refused = "the redirect's `state` is not the one Warden sent: refused (a forged or stale redirect)";
+    assert_eq!(error, warden_protocol::OAuthError::Browser(refused.into()));
     assert!(server.seen().grants("authorization_code").is_empty(), "no code was exchanged");
 
     let server =
@@ -201,10 +202,10 @@ async fn a_forged_state_or_issuer_in_the_redirect_is_refused() {
     let error = login(&server).await.unwrap_err();
     assert_eq!(
         error,
-        format!(
+        warden_protocol::OAuthError::Browser(format!(
             "the redirect comes from the issuer http://127.0.0.1:9/evil, not {}: refused (RFC 9207 mix-up protection)",
             server.issuer()
-        )
+        ))
     );
     assert!(!authorizer(&server, None).has_tokens());
 }
@@ -212,21 +213,28 @@ async fn a_forged_state_or_issuer_in_the_redirect_is_refused() {
 #[tokio::test]
 async fn bad_metadata_and_token_answers_are_named() {
     home();
-    let cases: [(Options, &str); 4] = [
-        (Options { metadata: MetadataAt::NotJson, ..Options::default() }, "/.well-known/oauth-authorization-server is not JSON"),
+    use warden_protocol::OAuthError::{Discovery, Token};
+    let step = |error: &warden_protocol::OAuthError| matches!(error, Discovery(_));
+    let token = |error: &warden_protocol::OAuthError| matches!(error, Token(_));
+    type Step = fn(&warden_protocol::OAuthError) -> bool;
+    let cases: [(Options, &str, Step); 4] = [
+        (Options { metadata: MetadataAt::NotJson, ..Options::default() }, "/.well-known/oauth-authorization-server is not JSON", step),
         (
             Options { advertised_issuer: Some("http://auth.example.com".into()), ..Options::default() },
             "the authorization server URL http://auth.example.com/ is plain http:// on another machine; OAuth needs https://",
+            step,
         ),
         (
             Options { metadata: MetadataAt::Redirect, ..Options::default() },
             "redirected (HTTP 302) to https://evil.example.com/.well-known/oauth-authorization-server; Warden does not follow redirects",
+            step,
         ),
-        (Options { token_without_access_token: true, ..Options::default() }, "/token has no `access_token`"),
+        (Options { token_without_access_token: true, ..Options::default() }, "/token has no `access_token`", token),
     ];
-    for (options, expected) in cases {
+    for (options, expected, of_step) in cases {
         let server = OAuthServer::start(options);
         let error = login(&server).await.unwrap_err();
-        assert!(error.contains(expected), "expected «{expected}» in «{error}»");
+        assert!(error.message().contains(expected), "expected «{expected}» in «{error}»");
+        assert!(of_step(&error), "the wrong step named: {error:?}");
     }
 }

@@ -19,7 +19,7 @@ impl ServerActorState {
             }
             // Only the call that needed more scope fails; the others go on.
             AuthFailure::MoreScope(why) => {
-                tracing::warn!(server = %self.name, "MCP '{}': {why}; `warden login {}` asks for it", self.name, self.name)
+                tracing::warn!(server = %self.name, "MCP '{}': {why}; a new login must grant it", self.name)
             }
             AuthFailure::NeedsLogin(reason) => {
                 if self.phase == Phase::Down {

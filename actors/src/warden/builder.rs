@@ -269,7 +269,7 @@ async fn spawn(
         task_journal: task_journal.clone(),
     };
     let (hub, hub_task) =
-        Actor::spawn(None, Hub, hub_args).await.map_err(|error| StartError::Spawn(error.to_string()))?;
+        Actor::spawn(None, Hub, hub_args).await.map_err(|error| StartError::Spawn(Box::new(error)))?;
     let hub_task = tokio::spawn(async move {
         let _ = hub_task.await;
     });
@@ -285,7 +285,7 @@ async fn spawn(
         Ok((gate, _)) => gate,
         Err(error) => {
             hub.stop(None);
-            return Err(StartError::Spawn(error.to_string()));
+            return Err(StartError::Spawn(Box::new(error)));
         }
     };
     client.attach_gate(gate.clone());

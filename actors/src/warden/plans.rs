@@ -109,7 +109,9 @@ fn authorizer_for(name: &str, url: &str, server: &ServerConfig) -> Result<Option
         return Ok(None);
     }
     let Some(state) = warden_config::state_home(|name| std::env::var_os(name)) else { return Ok(None) };
-    Authorizer::new(name, url, server.oauth.clone(), &state, server.ca_cert.as_deref()).map(Some)
+    Authorizer::new(name, url, server.oauth.clone(), &state, server.ca_cert.as_deref())
+        .map(Some)
+        .map_err(|error| error.to_string())
 }
 
 /// The approver a config names.

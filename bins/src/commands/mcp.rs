@@ -22,7 +22,7 @@ use crate::cli::Common;
 use crate::daemon::state_dir::StateDir;
 use warden_front::asking::LoneClient;
 use warden_front::view::View;
-use warden_front::{lines, Front};
+use warden_front::{lines, Front, FrontOptions};
 
 /// What `warden mcp` serves.
 pub(crate) struct McpArgs {
@@ -83,7 +83,11 @@ async fn in_process(args: McpArgs) -> anyhow::Result<ExitCode> {
     let warden = builder.start();
     let warden = warden.await.context("starting Warden")?;
     let view = View::of(&warden, args.agent.as_deref(), args.server.as_deref(), config.front.resource_tools)?;
-    let front = Front::with_lone_client(warden.clone(), Some(lone_client));
+    let options = FrontOptions {
+        lone_client: Some(lone_client),
+        login_advice: Some(Arc::new(|server: &str| crate::advice::login_advice(server))),
+    };
+    let front = Front::with(warden.clone(), options);
     tracing::info!("serving MCP on stdin/stdout ({})", view.who());
     let stdin = BufReader::new(tokio::io::stdin());
     lines::serve(front, view, stdin, tokio::io::stdout(), config.max_message_bytes).await;

@@ -95,7 +95,7 @@ impl Session {
             Err(error @ CallError::InvalidArguments { .. }) => {
                 Err(ErrorObject::new(ErrorCode::INVALID_PARAMS, error.to_string()))
             }
-            Err(error) => Ok(Value::from(CallToolResult::error(error.to_string()))),
+            Err(error) => Ok(Value::from(CallToolResult::error(self.inner.front.call_error_text(&error)))),
         }
     }
 }

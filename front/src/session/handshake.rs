@@ -8,6 +8,7 @@ use warden_actors::{ClientOffers, ElicitModes, ServerState};
 use warden_protocol::SUPPORTED_PROTOCOL_VERSIONS;
 
 use super::super::view::View;
+use super::super::Front;
 use super::Session;
 
 impl Session {
@@ -31,7 +32,7 @@ impl Session {
             "protocolVersion": version,
             "capabilities": self.capabilities(&snapshot),
             "serverInfo": {"name": "warden", "title": "Warden", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": instructions(&snapshot, &self.inner.view),
+            "instructions": instructions(&self.inner.front, &snapshot, &self.inner.view),
         })
     }
 
@@ -60,7 +61,7 @@ impl Session {
 }
 
 /// What `initialize` tells the client about the servers behind the front.
-pub(super) fn instructions(snapshot: &warden_actors::Snapshot, view: &View) -> String {
+pub(super) fn instructions(front: &Front, snapshot: &warden_actors::Snapshot, view: &View) -> String {
     let servers: Vec<String> = snapshot
         .statuses()
         .into_iter()
@@ -68,10 +69,7 @@ pub(super) fn instructions(snapshot: &warden_actors::Snapshot, view: &View) -> S
         .map(|status| match &status.state {
             ServerState::Running => format!("{} ({} tools)", status.name, status.tools),
             ServerState::NeedsLogin { .. } => {
-                format!(
-                    "{} (needs a login: run `warden login {}`; its tools are absent until then)",
-                    status.name, status.name
-                )
+                format!("{} ({}; its tools are absent until then)", status.name, front.needs_login(&status.name))
             }
             state => format!("{} ({})", status.name, state.to_string().split(':').next().unwrap_or_default()),
         })

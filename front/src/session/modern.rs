@@ -151,7 +151,7 @@ impl Session {
         json!({
             "supportedVersions": all_versions(),
             "capabilities": capabilities,
-            "instructions": instructions(&snapshot, &self.inner.view),
+            "instructions": instructions(&self.inner.front, &snapshot, &self.inner.view),
         })
     }
 }

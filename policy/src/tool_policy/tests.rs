@@ -110,7 +110,7 @@ fn layers_read_from_config_text() {
 #[test]
 fn timeouts_must_be_positive_seconds() {
     for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 100_000.0] {
-        let error = layer(None, None, Some(bad)).validate().unwrap_err();
+        let error = layer(None, None, Some(bad)).validate().unwrap_err().to_string();
         assert!(error.contains("is not a number of seconds between 0 and 86400"), "{error}");
     }
     assert_eq!(layer(None, None, Some(0.5)).validate(), Ok(()));

@@ -128,7 +128,7 @@ pub(crate) fn oauth_connector(ca_cert: Option<&std::path::Path>) -> Result<HttpC
 }
 
 pub(crate) use body::error_chain;
-pub use oauth::{AuthFailure, Authorizer, Challenge, LoggedIn, LoginUi};
+pub use oauth::{AuthFailure, Authorizer, Challenge, LoggedIn, LoginUi, OAuthError};
 
 /// The JSON-RPC error code of the answers this transport makes up for a
 /// request whose POST failed: the first of the range JSON-RPC leaves to

@@ -35,6 +35,7 @@ mod authorizer;
 mod callback;
 mod challenge;
 mod discovery;
+mod error;
 mod jwt;
 mod login;
 mod pkce;
@@ -47,6 +48,7 @@ mod web;
 
 pub use authorizer::Authorizer;
 pub use challenge::Challenge;
+pub use error::OAuthError;
 pub use login::LoggedIn;
 
 /// Why a request cannot be authorized.
@@ -65,13 +67,12 @@ pub enum AuthFailure {
 
 impl AuthFailure {
     /// What the caller of a request to server `server` reads: what is
-    /// wrong and the command that fixes it.
+    /// wrong and what fixes it (a host names its own way of logging in:
+    /// the CLI adds `warden login`).
     pub fn advice(&self, server: &str) -> String {
         match self {
-            AuthFailure::NeedsLogin(why) => {
-                format!("server '{server}' needs a login ({why}): run `warden login {server}`")
-            }
-            AuthFailure::MoreScope(why) => format!("{why}: run `warden login {server}` to grant it, then call again"),
+            AuthFailure::NeedsLogin(why) => format!("server '{server}' needs a login ({why})"),
+            AuthFailure::MoreScope(why) => format!("{why}: a new login must grant it, then call again"),
             AuthFailure::Failed(why) => format!("OAuth for server '{server}' failed: {why}"),
         }
     }

@@ -23,7 +23,7 @@ use super::jwt::SigningKey;
 use super::store::{Saved, Store};
 use super::tokens::{self, AuthMethod, Client, TokenError};
 use super::web::Web;
-use super::AuthFailure;
+use super::{AuthFailure, OAuthError};
 
 /// The OAuth state of one `url` server.
 pub struct Authorizer {
@@ -60,15 +60,17 @@ impl Authorizer {
         config: Option<OAuthConfig>,
         state_dir: &Path,
         ca_cert: Option<&Path>,
-    ) -> Result<Arc<Authorizer>, String> {
-        let parsed = Url::parse(url).map_err(|error| format!("`url` is not a URL: {error}"))?;
+    ) -> Result<Arc<Authorizer>, OAuthError> {
+        let parsed = Url::parse(url).map_err(|error| OAuthError::Config(format!("`url` is not a URL: {error}")))?;
         let config = config.unwrap_or_default();
         let key = match &config.private_key_file {
             Some(file) => {
-                let pem = std::fs::read_to_string(file)
-                    .map_err(|error| format!("cannot read `oauth.private_key_file` {}: {error}", file.display()))?;
+                let pem = std::fs::read_to_string(file).map_err(|error| {
+                    OAuthError::Config(format!("cannot read `oauth.private_key_file` {}: {error}", file.display()))
+                })?;
                 let alg = config.signing_alg.as_deref().unwrap_or("RS256");
-                Some(Arc::new(SigningKey::from_pem(&pem, alg, &file.display().to_string())?))
+                let key = SigningKey::from_pem(&pem, alg, &file.display().to_string()).map_err(OAuthError::Config)?;
+                Some(Arc::new(key))
             }
             None => None,
         };
@@ -81,7 +83,7 @@ impl Authorizer {
             config,
             key,
             store,
-            web: Web::new(ca_cert)?,
+            web: Web::new(ca_cert).map_err(OAuthError::Config)?,
             memory: Mutex::new((saved, modified)),
             refreshing: tokio::sync::Mutex::new(()),
             on_refresh: Mutex::new(None),

@@ -33,7 +33,7 @@ use super::discovery::{self, probe, AuthServer, Discovery};
 use super::pkce::{random_string, Pkce};
 use super::registration;
 use super::tokens;
-use super::LoginUi;
+use super::{LoginUi, OAuthError};
 
 /// What a finished login says.
 #[derive(Debug, Clone)]
@@ -47,30 +47,30 @@ pub struct LoggedIn {
 impl Authorizer {
     /// Runs the login flow, telling `ui` what happens; waits at most `wait`
     /// for the browser. The tokens are saved for every Warden process.
-    pub async fn login(&self, ui: &dyn LoginUi, wait: Duration) -> Result<LoggedIn, String> {
+    pub async fn login(&self, ui: &dyn LoginUi, wait: Duration) -> Result<LoggedIn, OAuthError> {
         if self.config.grant() == OAuthGrant::ClientCredentials {
             ui.say("getting a token with the client's own credentials (client_credentials)");
             let _ = self.update(|saved| saved.tokens = None);
-            self.authorization().await.map_err(|failure| failure.to_string())?;
+            self.authorization().await.map_err(|failure| OAuthError::Token(failure.to_string()))?;
             let saved = self.saved();
             let issuer = saved.auth_server.map(|s| s.issuer).unwrap_or_default();
             return Ok(LoggedIn { issuer, scope: saved.tokens.and_then(|t| t.scope) });
         }
         ui.say(&format!("asking {} what authorization it needs", self.url));
-        let challenge = match probe(&self.web, &self.url).await? {
+        let challenge = match probe(&self.web, &self.url).await.map_err(OAuthError::Discovery)? {
             Some(challenge) => challenge,
             // It lets `initialize` through and challenged a later request.
             None => self.saved().last_challenge.ok_or_else(|| {
-                format!(
+                OAuthError::Discovery(format!(
                     "{} answered without asking for authorization, and no request to it has been refused yet: there is nothing to log in to",
                     self.url
-                )
+                ))
             })?,
         };
         ui.say("discovering its authorization server");
-        let found = discovery::discover(&self.web, &self.url, &challenge).await?;
+        let found = discovery::discover(&self.web, &self.url, &challenge).await.map_err(OAuthError::Discovery)?;
         ui.say(&format!("authorization server: {}", found.server.issuer));
-        check_pkce(&found.server)?;
+        check_pkce(&found.server).map_err(OAuthError::Discovery)?;
         let scope = self.scope_to_ask(&challenge, &found);
         let mut saved = self.saved();
         if saved.auth_server.as_ref().map(|s| &s.issuer) != Some(&found.server.issuer) {
@@ -89,9 +89,9 @@ impl Authorizer {
             Ok(callback) => callback,
             Err(_) if port != 0 => {
                 saved.registration = None; // Its port is taken: register anew.
-                Callback::bind(0).await.map_err(|e| format!("cannot listen on 127.0.0.1 for the redirect: {e}"))?
+                Callback::bind(0).await.map_err(|e| listener_failed(&e))?
             }
-            Err(error) => return Err(format!("cannot listen on 127.0.0.1 for the redirect: {error}")),
+            Err(error) => return Err(listener_failed(&error)),
         };
         let redirect_uri = callback.redirect_uri();
         let uses_configured = self.config.client_id.is_some()
@@ -99,20 +99,23 @@ impl Authorizer {
         if !uses_configured && saved.registration.as_ref().and_then(|r| r.redirect_uri.as_ref()) != Some(&redirect_uri)
         {
             let endpoint = found.server.registration_endpoint.as_deref().ok_or_else(|| {
-                format!(
+                OAuthError::Registration(format!(
                     "the authorization server {} offers no dynamic client registration; register Warden there and set `oauth.client_id` (and `client_secret`) for server '{}'",
                     found.server.issuer, self.server
-                )
+                ))
             })?;
             ui.say(&format!("registering Warden with {}", found.server.issuer));
-            saved.registration =
-                Some(registration::register(&self.web, endpoint, &redirect_uri, scope.as_deref()).await?);
+            saved.registration = Some(
+                registration::register(&self.web, endpoint, &redirect_uri, scope.as_deref())
+                    .await
+                    .map_err(OAuthError::Registration)?,
+            );
         }
-        let client = self.client(&saved, &found.server)?;
+        let client = self.client(&saved, &found.server).map_err(OAuthError::Config)?;
         let pkce = Pkce::new();
         let state = random_string(16);
         let mut authorize = Url::parse(&found.server.authorization_endpoint)
-            .map_err(|error| format!("the authorization endpoint is not a URL: {error}"))?;
+            .map_err(|error| OAuthError::Discovery(format!("the authorization endpoint is not a URL: {error}")))?;
         {
             let mut query = authorize.query_pairs_mut();
             query
@@ -134,9 +137,14 @@ impl Authorizer {
         ));
         let params = tokio::time::timeout(wait, callback.wait())
             .await
-            .map_err(|_| format!("the browser did not come back within {} s; run the login again", wait.as_secs()))?
-            .map_err(|error| format!("the redirect listener failed: {error}"))?;
-        let code = check_redirect(&params, &state, &found.server)?;
+            .map_err(|_| {
+                OAuthError::Browser(format!(
+                    "the browser did not come back within {} s; run the login again",
+                    wait.as_secs()
+                ))
+            })?
+            .map_err(|error| OAuthError::Browser(format!("the redirect listener failed: {error}")))?;
+        let code = check_redirect(&params, &state, &found.server).map_err(OAuthError::Browser)?;
         ui.say("exchanging the code for tokens");
         let grant = vec![
             ("grant_type".to_string(), "authorization_code".to_string()),
@@ -147,7 +155,7 @@ impl Authorizer {
         ];
         let tokens = tokens::request(&self.web, &found.server, &client, grant, None)
             .await
-            .map_err(|error| error.message().to_string())?;
+            .map_err(|error| OAuthError::Token(error.message().to_string()))?;
         let granted = tokens.scope.clone().or(scope);
         self.update(|state| {
             state.auth_server = Some(found.server.clone());
@@ -156,17 +164,18 @@ impl Authorizer {
             state.tokens = Some(tokens);
             state.wanted_scopes.clear();
             state.last_challenge = None;
-        })?;
+        })
+        .map_err(OAuthError::Store)?;
         Ok(LoggedIn { issuer: found.server.issuer, scope: granted })
     }
 
     /// Forgets the server's tokens, revoking the refresh token (else the
     /// access token) first when the authorization server offers revocation
     /// (RFC 7009). Returns what was done, in words.
-    pub async fn logout(&self) -> Result<String, String> {
+    pub async fn logout(&self) -> Result<String, OAuthError> {
         let saved = self.saved();
         let Some(tokens) = &saved.tokens else {
-            self.store.forget()?;
+            self.store.forget().map_err(OAuthError::Store)?;
             return Ok("no tokens were saved".into());
         };
         let mut done = "tokens forgotten".to_string();
@@ -201,7 +210,7 @@ impl Authorizer {
                 Err(error) => format!("revoking failed ({error}); tokens forgotten here"),
             };
         }
-        self.update(|saved| saved.tokens = None)?;
+        self.update(|saved| saved.tokens = None).map_err(OAuthError::Store)?;
         Ok(done)
     }
 
@@ -226,6 +235,11 @@ impl Authorizer {
 
 /// Refuses an authorization server whose metadata does not list S256
 /// (MCP 2025-11-25: clients MUST NOT proceed without PKCE).
+/// The redirect listener could not be opened.
+fn listener_failed(error: &std::io::Error) -> OAuthError {
+    OAuthError::Browser(format!("cannot listen on 127.0.0.1 for the redirect: {error}"))
+}
+
 fn check_pkce(server: &AuthServer) -> Result<(), String> {
     match &server.code_challenge_methods {
         _ if !server.from_metadata => Ok(()),
