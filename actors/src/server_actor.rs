@@ -49,33 +49,27 @@
 //! `server_actor/down.rs` going down (crash, hang, a login needed).
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
-use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tokio::task::{AbortHandle, JoinHandle};
 use tokio::time::Instant;
-use warden_protocol::{
-    AnswerTaker, Backlog, Connection, Connector, ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message,
-    Notification, Queued, RawResponse, Request, RequestId, Response, Tool, TransportEvent, LATEST_PROTOCOL_VERSION,
-    SUPPORTED_PROTOCOL_VERSIONS,
-};
+use warden_protocol::{AnswerTaker, Backlog, Connection, Connector, Message, Queued, RequestId, Tool, TransportEvent};
 
 use ractor::DerivedActorRef;
 
-use crate::client_features::{ClientFeatures, During};
+use crate::client_features::ClientFeatures;
 use crate::error::CallError;
-use crate::progress::Progress;
-use crate::server_settings::{ServerSettings, MAX_LIST_PAGES};
+use crate::server_settings::ServerSettings;
 
 mod adopt;
 mod asks;
 mod cache;
 mod calls;
-use calls::IdHasher;
+use wire::IdHasher;
 mod discovery;
 mod down;
 mod era;
@@ -89,6 +83,7 @@ mod params;
 mod subscription;
 mod tasks;
 mod tool_call;
+mod wire;
 
 pub(crate) use era::KnownEra;
 pub(crate) use lane::{Answer, Sending};

@@ -10,8 +10,13 @@
 //! it took in the lane, its deadline and its caller, and the answer goes
 //! through the same [`finish_call`](ServerActorState::finish_call).
 
-use super::*;
+use ractor::{ActorRef, RpcReplyPort};
+use serde_json::value::RawValue;
+
+use crate::error::CallError;
 use crate::server_actor::lane::{Adopted, Reply};
+
+use super::{Answer, PendingCall, Phase, ServerActorState, ServerMsg};
 
 /// Where a call's outcome goes: a caller that sent it through the actor,
 /// or one whose lane call the actor took on.

@@ -10,7 +10,13 @@
 //! still stands; a server that cancels its request (`notifications/cancelled`)
 //! withdraws the question, and so does the end of the connection.
 
-use super::*;
+use ractor::ActorRef;
+use serde_json::{json, Value};
+use warden_protocol::{Message, Request, RequestId, Response};
+
+use crate::client_features::During;
+
+use super::{Pending, Phase, ServerActorState, ServerMsg};
 
 impl ServerActorState {
     pub(super) fn answer_server_request(

@@ -7,96 +7,18 @@
 //! ignored). One timer rather than one per call: spawning and aborting a
 //! task per call cost a thread hand-off on every call's path.
 
-use warden_config::CrashRetry;
+use ractor::{ActorRef, RpcReplyPort};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use tokio::time::Instant;
+use warden_protocol::ErrorObject;
 
-use super::*;
+use crate::client_features::During;
+use crate::error::CallError;
+use crate::progress::Progress;
 
-/// The start of every request line, up to the id.
-pub(super) const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-
-/// The request numbered `id`, as one line of JSON (no newline), built by
-/// hand: `format!` took about 1,200 instructions a call here (callgrind),
-/// most of it growing its buffer, for what is a few copies. The id goes
-/// through serde_json's integer writer: `write!` took 230 instructions of
-/// the remaining 480 (the formatting machinery, for one number). `method`
-/// is one of Warden's own, which need no escaping.
-pub(super) fn request_line(id: i64, method: &str, params: &str) -> Vec<u8> {
-    let params = params.as_bytes();
-    // Room for the longest id, the fixed text and the newline the transport adds.
-    let mut line = Vec::with_capacity(HEAD.len() + 20 + method.len() + params.len() + 32);
-    line.extend_from_slice(HEAD);
-    serde_json::to_writer(&mut line, &id).expect("an integer always serialises");
-    line.extend_from_slice(br#","method":""#);
-    line.extend_from_slice(method.as_bytes());
-    line.extend_from_slice(br#"","params":"#);
-    line.extend_from_slice(params);
-    line.push(b'}');
-    line
-}
-
-/// The error a caller reads for the server's JSON-RPC error answering
-/// call `name` (`crash_retry`: whether it may be repeated, should its
-/// answer's stream have broken).
-pub(super) fn answer_error(server: &str, name: String, error: ErrorObject, crash_retry: CrashRetry) -> CallError {
-    let server = server.to_string();
-    match error.code {
-        ErrorCode::ANSWER_TOO_LARGE => CallError::AnswerTooLarge { server, name, detail: error.message },
-        ErrorCode::URL_ELICITATION_REQUIRED => {
-            let elicitations = error
-                .data
-                .as_ref()
-                .and_then(|data| data.get("elicitations"))
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            CallError::UrlElicitationRequired { server, name, message: error.message, elicitations }
-        }
-        warden_protocol::STREAM_BROKEN => {
-            CallError::StreamBroken { server, name, reason: error.message, policy: crash_retry }
-        }
-        code => CallError::Server { server, name, code: code.0, message: error.message },
-    }
-}
-
-/// Tells a server that Warden no longer waits for its request `id`, and why.
-pub(super) fn cancellation(id: i64, reason: &str) -> Message {
-    Message::notification("notifications/cancelled", Some(json!({"requestId": id, "reason": reason})))
-}
-
-/// A call's request line as this connection sends it: with the modern
-/// revision's envelope in its `_meta` when the server speaks it.
-pub(super) fn call_line(spoken: &super::era::Spoken, id: i64, method: &str, params: &str) -> Vec<u8> {
-    match spoken {
-        super::era::Spoken::Plain => request_line(id, method, params),
-        super::era::Spoken::Modern(envelope) => request_line(id, method, envelope.stamp_raw(params).get()),
-    }
-}
-
-/// Hashes the pending map's keys, Warden's own sequential request ids.
-/// SipHash, the default, guards against keys an attacker picks; these are
-/// not picked by anyone, and the four SipHash rounds of a call cost about
-/// 900 instructions (callgrind). One multiplication by 2^64/φ spreads
-/// consecutive ids over the whole word, top bits included, which is what
-/// the map's buckets use.
-#[derive(Default)]
-pub(super) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write_i64(&mut self, id: i64) {
-        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `i64` keys are hashed; this keeps any other key correct.
-        for &byte in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-}
+use super::wire::{answer_error, call_line, cancellation};
+use super::{adopt, spawn_timer, Pending, PendingCall, Phase, ServerActorState, ServerEvent, ServerMsg, ToolCall};
 
 impl PendingCall {
     /// The call as a server's question about it names it.
@@ -406,24 +328,6 @@ impl ServerActorState {
             if let Pending::Call(PendingCall { call, reply, sent, .. }) = pending {
                 reply.send(Err(error(call.name, sent)));
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::request_line;
-    use warden_protocol::{Message, RequestId};
-
-    #[test]
-    fn a_request_line_is_the_request_a_server_reads() {
-        let params = r#"{"name":"echo","arguments":{"message":"hi"}}"#;
-        for id in [0, 7, 1_234_567_890_123, i64::MAX] {
-            let line = String::from_utf8(request_line(id, "tools/call", params)).unwrap();
-            let Ok(Message::Request(request)) = Message::parse(&line) else { panic!("not a request: {line}") };
-            assert_eq!(request.id, RequestId::Number(id));
-            assert_eq!(request.method, "tools/call");
-            assert_eq!(request.params, Some(serde_json::from_str(params).unwrap()));
         }
     }
 }

@@ -3,7 +3,16 @@
 //! `server/discover` is in `era.rs`), `tools/list` paged through, and
 //! re-listed when the server says its list changed.
 
-use super::*;
+use ractor::ActorRef;
+use serde_json::json;
+use serde_json::value::RawValue;
+use warden_protocol::{
+    ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message, Tool, SUPPORTED_PROTOCOL_VERSIONS,
+};
+
+use crate::server_settings::MAX_LIST_PAGES;
+
+use super::{decode, Pending, Phase, ServerActorState, ServerEvent, ServerMsg};
 
 impl ServerActorState {
     pub(super) fn initialized(

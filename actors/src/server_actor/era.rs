@@ -16,13 +16,19 @@
 //! `initialize` (and the server must answer that version), a modern one
 //! must answer `server/discover` or the server fails with a reason.
 
+use std::time::Duration;
+
+use ractor::ActorRef;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use tokio::time::Instant;
 use warden_config::ProtocolChoice;
 use warden_protocol::{
-    is_modern, judge_discover, unsupported_versions, DiscoverResult, Envelope, Verdict, LATEST_MODERN_VERSION,
-    MODERN_PROTOCOL_VERSIONS,
+    is_modern, judge_discover, unsupported_versions, DiscoverResult, Envelope, ErrorObject, Message, RequestId,
+    Verdict, LATEST_MODERN_VERSION, LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS,
 };
 
-use super::*;
+use super::{spawn_timer, Pending, ServerActorState, ServerEvent, ServerMsg, ToolCall};
 
 /// How long a probe waits before taking silence for a legacy server
 /// (some legacy servers ignore requests that come before `initialize`).

@@ -26,13 +26,14 @@
 
 use std::time::Duration;
 
+use ractor::ActorRef;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::cache::MAX_TTL;
-use super::*;
+use super::{spawn_timer, Phase, ServerActorState, ServerMsg};
 
 /// The soonest a tool list is read again by its `ttlMs`.
 const MIN_TOOLS_TTL: Duration = Duration::from_secs(1);

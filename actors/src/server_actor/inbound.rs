@@ -2,7 +2,11 @@
 //! (the handshake, a listing, a call, the probe, the subscription),
 //! the server's own requests and notifications, and the transport's news.
 
-use super::*;
+use ractor::ActorRef;
+use serde_json::value::RawValue;
+use warden_protocol::{ErrorObject, Message, RawResponse, RequestId, TransportEvent};
+
+use super::{Pending, ServerActorState, ServerEvent, ServerMsg};
 
 impl ServerActorState {
     pub(super) fn transport_event(&mut self, myself: &ActorRef<ServerMsg>, event: TransportEvent) {

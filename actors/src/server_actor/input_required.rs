@@ -13,10 +13,20 @@
 //! The answers are gathered one at a time, so a person is asked one
 //! question after another rather than several at once.
 
-use tokio::sync::oneshot;
-use warden_protocol::{retry_params, InputRequired};
+use std::sync::Arc;
+use std::time::Duration;
 
-use super::*;
+use ractor::ActorRef;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+use warden_protocol::{retry_params, InputRequired, Message, Request, RequestId, Response};
+
+use crate::client_features::{ClientFeatures, During};
+use crate::error::CallError;
+
+use super::{Pending, PendingCall, ServerActorState, ServerMsg};
 
 /// How many interim answers one call may get before Warden stops (the
 /// figure the SDKs use).
@@ -110,7 +120,7 @@ impl ServerActorState {
             }
         };
         let params = retry_params(call.call.params.get(), answers, call.input.state.as_deref());
-        let line = super::calls::call_line(&self.spoken, id, call.call.method, params.get());
+        let line = super::wire::call_line(&self.spoken, id, call.call.method, params.get());
         if let Some(connection) = &self.connection {
             // A failed send shows up as `Closed` from the transport.
             let _ = connection.send_json(line);

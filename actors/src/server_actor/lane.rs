@@ -45,7 +45,7 @@ use warden_protocol::{
     TransportEvent,
 };
 
-use super::calls::{answer_error, cancellation, IdHasher};
+use super::wire::{answer_error, cancellation, IdHasher};
 use super::{Params, ServerMsg, ToolCall};
 use crate::client_features::{AskContext, During};
 use crate::error::CallError;

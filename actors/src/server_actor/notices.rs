@@ -12,7 +12,12 @@
 //!
 //! Server → client requests are `asks.rs`'s.
 
-use super::*;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use warden_protocol::{Notification, RequestId};
+
+use super::{era, Pending, ServerActorState};
 
 /// How many notices wait for a slow listener before the oldest are lost.
 pub(crate) const NOTICE_BACKLOG: usize = 1024;

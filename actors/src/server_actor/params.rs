@@ -17,7 +17,7 @@
 
 use std::ops::Range;
 
-use super::calls::HEAD;
+use super::wire::HEAD;
 
 /// Room for the head and the longest id (`-9223372036854775808`).
 const HEAD_ROOM: usize = HEAD.len() + 20;

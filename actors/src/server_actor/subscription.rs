@@ -13,10 +13,15 @@
 //! refuses it is logged, and its changes are not heard.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
-use warden_protocol::ServerCapabilities;
+use ractor::ActorRef;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+use tokio::time::Instant;
+use warden_protocol::{ErrorObject, Message, RequestId, ServerCapabilities};
 
-use super::*;
+use super::{spawn_timer, Pending, Phase, ServerActorState, ServerMsg, ToolCall};
 
 /// The connection's subscription.
 #[derive(Default)]

@@ -26,7 +26,16 @@
 //! its call runs (`task_journal.rs`): a daemon that dies loses the call,
 //! and the next one can fetch the task's result.
 
-use super::*;
+use std::time::Duration;
+
+use ractor::{ActorRef, DerivedActorRef};
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+use warden_protocol::{ErrorCode, ErrorObject, Message, RequestId};
+
+use super::{spawn_timer, Pending, PendingCall, ServerActorState, ServerEvent, ServerMsg};
 
 /// How often a task is asked about when the server does not say.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);

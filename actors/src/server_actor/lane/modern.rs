@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 use warden_protocol::Envelope;
 
 use super::{Lane, LaneCall, Reply};
-use crate::server_actor::calls::request_line;
+use crate::server_actor::wire::request_line;
 use crate::server_actor::{Params, ServerMsg, ToolCall};
 
 /// A lane call handed to the actor, and its answer that was not final.
