@@ -48,14 +48,12 @@
 //! `server_actor/cache.rs` a modern server's answers kept by their `ttlMs`;
 //! `server_actor/down.rs` going down (crash, hang, a login needed).
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use warden_protocol::{AnswerTaker, Backlog, Connection, Connector, Message, Queued, RequestId, Tool, TransportEvent};
 
@@ -69,7 +67,6 @@ mod adopt;
 mod asks;
 mod cache;
 mod calls;
-use wire::IdHasher;
 mod discovery;
 mod down;
 mod era;
@@ -249,7 +246,9 @@ struct PendingCall {
     cache_ticket: Option<u64>,
 }
 
-/// A ServerActor's state.
+/// A ServerActor's state: who it is and its connection here, each
+/// concern's own fields in a struct of its own, with its methods, in that
+/// concern's file.
 pub(crate) struct ServerActorState {
     name: String,
     connector: Arc<dyn Connector>,
@@ -260,49 +259,26 @@ pub(crate) struct ServerActorState {
     /// Calls that need nothing of the actor go past it (`lane.rs`); it
     /// also holds the count of calls in flight and the request ids.
     lane: Arc<Lane>,
-    /// The server's requests being answered, by their id, for the server's
-    /// `notifications/cancelled` and for the actor's end.
-    asks: HashMap<RequestId, AbortHandle>,
-    /// Watches the roots table while connected.
-    roots_watch: Option<JoinHandle<()>>,
-    /// Whether the server was told Warden has roots.
-    roots_declared: bool,
     connection: Option<Connection>,
     phase: Phase,
-    /// What the connection speaks, once known.
-    spoken: era::Spoken,
-    /// What this or an earlier connection found the server speaks.
-    known_era: Option<KnownEra>,
-    /// Takes silence after a `server/discover` probe for a legacy server.
-    probe_timer: Option<JoinHandle<()>>,
+    /// Requests waiting for their answers, calls for a slot (`calls.rs`).
+    requests: calls::Requests,
+    /// The server's own requests being answered, and its roots (`asks.rs`).
+    asks: asks::Asks,
+    /// Which revision the connection speaks, and the probe (`era.rs`).
+    era: era::Era,
     /// A modern connection's `subscriptions/listen`.
     subscription: subscription::Subscription,
-    /// The server runs tools as tasks (2025-11-25 `tasks.requests.tools.call`).
-    tool_tasks: bool,
-    /// The server offers the 2026-07-28 tasks extension, which Warden
-    /// declares it takes.
-    task_extension: bool,
-    /// By request id. Warden's own ids are numbers, so an answer with a
-    /// string id answers nothing pending.
-    pending: HashMap<i64, Pending, BuildHasherDefault<IdHasher>>,
-    /// Calls waiting for a slot, oldest first.
-    queued: VecDeque<i64>,
-    /// Ticket → request id of the calls whose caller wants progress.
-    progress_routes: HashMap<u64, i64>,
-    generation: u64,
-    /// A `tools/list` run is under way.
-    listing: bool,
+    /// Whether and how the server runs tools as tasks (`tasks.rs`).
+    task_support: tasks::TaskSupport,
+    /// The tool list being read (`discovery.rs`).
+    listing: discovery::Listing,
     /// A modern server's cacheable answers.
     cache: cache::ResultCache,
     /// The tool list's `ttlMs`, and the callers waiting for it to be read.
     freshness: freshness::ToolFreshness,
-    startup_timer: Option<JoinHandle<()>>,
-    /// From connecting to the first tool list (a trace span; ends when
-    /// dropped).
-    startup_span: Option<tracing::Span>,
-    /// The timer for the earliest call deadline, and when it fires.
-    deadline_timer: Option<(Instant, JoinHandle<()>)>,
-    restart_attempt: u32,
+    /// This start: its attempt, its timer and its trace span (`discovery.rs`).
+    startup: discovery::Startup,
 }
 
 impl Actor for ServerActor {
@@ -324,28 +300,17 @@ impl Actor for ServerActor {
             notices: args.notices,
             client: args.client,
             lane: args.lane,
-            asks: HashMap::new(),
-            roots_watch: None,
-            roots_declared: false,
             connection: None,
             phase: Phase::Initializing,
-            spoken: era::Spoken::Plain,
-            known_era: args.known_era,
-            probe_timer: None,
+            requests: calls::Requests::default(),
+            asks: asks::Asks::default(),
+            era: era::Era::of(args.known_era),
             subscription: Default::default(),
-            tool_tasks: false,
-            task_extension: false,
-            pending: HashMap::default(),
-            queued: VecDeque::new(),
-            progress_routes: HashMap::new(),
-            generation: 0,
-            listing: false,
+            task_support: tasks::TaskSupport::default(),
+            listing: discovery::Listing::default(),
             cache: Default::default(),
             freshness: Default::default(),
-            startup_timer: None,
-            startup_span: None,
-            deadline_timer: None,
-            restart_attempt: args.restart_attempt,
+            startup: discovery::Startup::of(args.restart_attempt),
         })
     }
 
@@ -410,11 +375,11 @@ impl Actor for ServerActor {
 
 impl ServerActorState {
     async fn connect(&mut self, myself: &ActorRef<ServerMsg>) {
-        self.startup_span = Some(tracing::info_span!(
+        self.startup.span = Some(tracing::info_span!(
             "server start",
             otel.name = %format_args!("server start {}", self.name),
             warden.server = %self.name,
-            warden.restart_attempt = self.restart_attempt,
+            warden.restart_attempt = self.startup.attempt,
             warden.tools = tracing::field::Empty,
         ));
         let actor = myself.clone();
@@ -436,7 +401,7 @@ impl ServerActorState {
             Err(error) => return self.fail(myself, error.to_string(), true),
         }
         let timeout = self.settings.startup_timeout;
-        self.startup_timer = Some(spawn_timer(myself, Instant::now() + timeout, || ServerMsg::StartupTimedOut));
+        self.startup.timer = Some(spawn_timer(myself, Instant::now() + timeout, || ServerMsg::StartupTimedOut));
         self.watch_roots(myself);
         self.open(myself);
     }
@@ -445,7 +410,7 @@ impl ServerActorState {
     /// and parks it under a fresh id.
     fn request(&mut self, method: &str, params: Option<Value>, pending: Pending) {
         let id = self.fresh_id();
-        self.pending.insert(id, pending);
+        self.requests.pending.insert(id, pending);
         let params = self.stamped(params);
         self.send(Message::request(RequestId::Number(id), method, params));
     }
@@ -458,7 +423,7 @@ impl ServerActorState {
     /// is ready and has no crash streak to end with a success. A modern
     /// connection's lane writes its envelope.
     fn open_lane(&self) {
-        if let (Phase::Ready, 0, Some(connection)) = (self.phase, self.restart_attempt, &self.connection) {
+        if let (Phase::Ready, 0, Some(connection)) = (self.phase, self.startup.attempt, &self.connection) {
             self.lane.open(connection.outbound(), self.spoken_envelope().cloned());
         }
     }

@@ -62,7 +62,7 @@ impl ServerActorState {
             return;
         }
         let deadline = call.deadline;
-        self.arm_deadline_timer(myself, deadline);
+        self.requests.arm_deadline_timer(myself, deadline);
         let (input, task) = Default::default();
         let reply = CallReply::Lane(reply);
         let call = PendingCall { call, reply, deadline, sent: true, input, task, cache_ticket: None };

@@ -10,13 +10,41 @@
 //! still stands; a server that cancels its request (`notifications/cancelled`)
 //! withdraws the question, and so does the end of the connection.
 
+use std::collections::HashMap;
+
 use ractor::ActorRef;
 use serde_json::{json, Value};
+use tokio::task::{AbortHandle, JoinHandle};
 use warden_protocol::{Message, Request, RequestId, Response};
 
 use crate::client_features::During;
 
 use super::{Pending, Phase, ServerActorState, ServerMsg};
+
+/// The server's own requests being answered, and what it knows of roots.
+#[derive(Default)]
+pub(super) struct Asks {
+    /// The server's requests being answered, by their id, for the server's
+    /// `notifications/cancelled` and for the actor's end.
+    pub(super) running: HashMap<RequestId, AbortHandle>,
+    /// Watches the roots table while connected.
+    roots_watch: Option<JoinHandle<()>>,
+    /// Whether the server was told Warden has roots.
+    pub(super) roots_declared: bool,
+}
+
+impl Asks {
+    /// Stops answering: every request being answered is dropped, the roots
+    /// are no longer watched.
+    fn stop(&mut self) {
+        for (_, task) in self.running.drain() {
+            task.abort();
+        }
+        if let Some(watch) = self.roots_watch.take() {
+            watch.abort();
+        }
+    }
+}
 
 impl ServerActorState {
     pub(super) fn answer_server_request(
@@ -36,15 +64,15 @@ impl ServerActorState {
         });
         let id = request.id.clone();
         if let Some(task) = self.client.answer(&self.name, request, during, reply) {
-            self.asks.retain(|_, task| !task.is_finished());
-            self.asks.insert(id, task);
+            self.asks.running.retain(|_, task| !task.is_finished());
+            self.asks.running.insert(id, task);
         }
     }
 
     /// The call a request belongs to: the one it names, or the only one.
     fn call_for(&self, related: Option<&RequestId>) -> Option<During> {
         if let Some(RequestId::Number(id)) = related {
-            return match self.pending.get(id) {
+            return match self.requests.pending.get(id) {
                 Some(Pending::Call(call)) if call.sent => Some(call.during()),
                 _ => self.lane.during(*id),
             };
@@ -52,7 +80,7 @@ impl ServerActorState {
         if self.lane.in_flight() != 1 {
             return None;
         }
-        let mine = self.pending.values().find_map(|pending| match pending {
+        let mine = self.requests.pending.values().find_map(|pending| match pending {
             Pending::Call(call) if call.sent => Some(call.during()),
             _ => None,
         });
@@ -61,7 +89,7 @@ impl ServerActorState {
 
     pub(super) fn answer_server(&mut self, answer: Message) {
         if let Message::Response(Response { id: Some(id), .. }) = &answer {
-            self.asks.remove(id);
+            self.asks.running.remove(id);
         }
         self.send(answer);
     }
@@ -70,7 +98,7 @@ impl ServerActorState {
     pub(super) fn server_cancelled(&mut self, params: Option<&Value>) {
         let id = params.and_then(|params| params.get("requestId")).cloned();
         let Some(id) = id.and_then(|id| serde_json::from_value::<RequestId>(id).ok()) else { return };
-        if let Some(task) = self.asks.remove(&id) {
+        if let Some(task) = self.asks.running.remove(&id) {
             tracing::info!(server = %self.name, %id, "the server withdrew its request");
             task.abort();
         }
@@ -78,12 +106,7 @@ impl ServerActorState {
 
     /// Withdraws every question still open: the connection is gone.
     pub(super) fn stop_asks(&mut self) {
-        for (_, task) in self.asks.drain() {
-            task.abort();
-        }
-        if let Some(watch) = self.roots_watch.take() {
-            watch.abort();
-        }
+        self.asks.stop();
     }
 
     /// Follows the roots table while connected; casts `RootsChanged` when
@@ -95,9 +118,9 @@ impl ServerActorState {
             let table = table.borrow_and_update();
             (table.for_server(&name), table.declared_for(&name))
         };
-        self.roots_declared = declared;
+        self.asks.roots_declared = declared;
         let actor = myself.clone();
-        self.roots_watch = Some(tokio::spawn(async move {
+        self.asks.roots_watch = Some(tokio::spawn(async move {
             while table.changed().await.is_ok() {
                 let roots = table.borrow_and_update().for_server(&name);
                 if roots != current {
@@ -116,7 +139,7 @@ impl ServerActorState {
     /// A modern server is not told: it asks for the roots when it needs
     /// them, in an interim answer, and hears the new ones then.
     pub(super) fn roots_changed(&mut self) {
-        if self.roots_declared && !self.is_modern() && matches!(self.phase, Phase::Discovering | Phase::Ready) {
+        if self.asks.roots_declared && !self.is_modern() && matches!(self.phase, Phase::Discovering | Phase::Ready) {
             tracing::info!(server = %self.name, "roots changed; telling the server");
             self.send(Message::notification("notifications/roots/list_changed", None));
         }

@@ -7,9 +7,13 @@
 //! ignored). One timer rather than one per call: spawning and aborting a
 //! task per call cost a thread hand-off on every call's path.
 
+use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
+
 use ractor::{ActorRef, RpcReplyPort};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use warden_protocol::ErrorObject;
 
@@ -17,8 +21,82 @@ use crate::client_features::During;
 use crate::error::CallError;
 use crate::progress::Progress;
 
-use super::wire::{answer_error, call_line, cancellation};
+use super::wire::{answer_error, call_line, cancellation, IdHasher};
 use super::{adopt, spawn_timer, Pending, PendingCall, Phase, ServerActorState, ServerEvent, ServerMsg, ToolCall};
+
+/// What waits for the server: requests for their answers, calls for a
+/// slot, and the one timer for the earliest call deadline.
+#[derive(Default)]
+pub(super) struct Requests {
+    /// By request id. Warden's own ids are numbers, so an answer with a
+    /// string id answers nothing pending.
+    pub(super) pending: HashMap<i64, Pending, BuildHasherDefault<IdHasher>>,
+    /// Calls waiting for a slot, oldest first.
+    pub(super) queued: VecDeque<i64>,
+    /// Ticket → request id of the calls whose caller wants progress.
+    pub(super) progress_routes: HashMap<u64, i64>,
+    /// The timer for the earliest call deadline, and when it fires.
+    deadline_timer: Option<(Instant, JoinHandle<()>)>,
+}
+
+impl Requests {
+    /// Makes sure the deadline timer fires no later than `deadline`. A
+    /// timer already set for earlier is kept: most calls finish long before
+    /// their deadline, so a steady stream of calls arms it about once a
+    /// timeout.
+    pub(super) fn arm_deadline_timer(&mut self, myself: &ActorRef<ServerMsg>, deadline: Instant) {
+        if let Some((at, _)) = &self.deadline_timer {
+            if *at <= deadline {
+                return;
+            }
+        }
+        self.stop_deadline_timer();
+        let timer = spawn_timer(myself, deadline, || ServerMsg::DeadlineReached);
+        self.deadline_timer = Some((deadline, timer));
+    }
+
+    /// The timer fired, or the actor stops.
+    pub(super) fn stop_deadline_timer(&mut self) {
+        if let Some((_, timer)) = self.deadline_timer.take() {
+            timer.abort();
+        }
+    }
+
+    /// The calls whose deadline has passed at `now`, oldest request first.
+    fn expired(&self, now: Instant) -> Vec<i64> {
+        let mut expired: Vec<i64> = self
+            .pending
+            .iter()
+            .filter_map(|(id, pending)| match pending {
+                Pending::Call(call) if call.deadline <= now => Some(*id),
+                _ => None,
+            })
+            .collect();
+        expired.sort_unstable();
+        expired
+    }
+
+    /// The earliest deadline of the calls left.
+    fn next_deadline(&self) -> Option<Instant> {
+        self.pending
+            .values()
+            .filter_map(|pending| match pending {
+                Pending::Call(call) => Some(call.deadline),
+                _ => None,
+            })
+            .min()
+    }
+
+    /// The request id of the call with `ticket`, if it is still pending.
+    /// Rare, so the pending calls are searched rather than indexed by
+    /// ticket on every call.
+    fn with_ticket(&self, ticket: u64) -> Option<i64> {
+        self.pending.iter().find_map(|(id, pending)| match pending {
+            Pending::Call(call) if call.call.ticket == ticket => Some(*id),
+            _ => None,
+        })
+    }
+}
 
 impl PendingCall {
     /// The call as a server's question about it names it.
@@ -33,7 +111,7 @@ impl ServerActorState {
     pub(super) fn rekey(&mut self, call: &PendingCall) -> i64 {
         let id = self.fresh_id();
         if call.call.progress.is_some() {
-            self.progress_routes.insert(call.call.ticket, id);
+            self.requests.progress_routes.insert(call.call.ticket, id);
         }
         id
     }
@@ -70,47 +148,47 @@ impl ServerActorState {
         let id = self.fresh_id();
         let deadline = call.deadline;
         if call.progress.is_some() {
-            self.progress_routes.insert(call.ticket, id);
+            self.requests.progress_routes.insert(call.ticket, id);
         }
-        self.arm_deadline_timer(myself, deadline);
+        self.requests.arm_deadline_timer(myself, deadline);
         let (input, task) = Default::default();
         let reply = adopt::CallReply::Actor(reply);
         let call = PendingCall { call, reply, deadline, sent: false, input, task, cache_ticket };
-        self.pending.insert(id, Pending::Call(call));
-        self.queued.push_back(id);
+        self.requests.pending.insert(id, Pending::Call(call));
+        self.requests.queued.push_back(id);
         self.send_queued_calls();
     }
 
     /// Sends waiting calls while there is room, then tells the lane how
     /// many still wait (new lane calls go after them).
     pub(super) fn send_queued_calls(&mut self) {
-        while let Some(&id) = self.queued.front() {
-            let Some(Pending::Call(call)) = self.pending.get_mut(&id) else {
-                self.queued.pop_front();
+        while let Some(&id) = self.requests.queued.front() {
+            let Some(Pending::Call(call)) = self.requests.pending.get_mut(&id) else {
+                self.requests.queued.pop_front();
                 continue;
             };
             if call.deadline <= Instant::now() {
                 // Its time ran out in the queue (the deadline timer is about
                 // to say so): the server must not start work nobody awaits.
-                self.queued.pop_front();
+                self.requests.queued.pop_front();
                 continue;
             }
             let Some(in_flight) = self.lane.take_slot() else {
                 break;
             };
-            self.queued.pop_front();
+            self.requests.queued.pop_front();
             call.sent = true;
             // As a task, its params say so (rare: copied only then).
-            let as_task = (call.call.as_task && self.tool_tasks)
+            let as_task = (call.call.as_task && self.task_support.tools)
                 .then(|| call.task.request(call.call.params.get(), call.call.timeout));
             let params = as_task.as_deref().map_or(call.call.params.get(), RawValue::get);
             if let Some(connection) = &self.connection {
                 // A failed send shows up as `Closed` from the transport.
-                let line = call_line(&self.spoken, id, call.call.method, params);
+                let line = call_line(&self.era.spoken, id, call.call.method, params);
                 let _ = if in_flight > 1 { connection.send_json_in_company(line) } else { connection.send_json(line) };
             }
         }
-        self.lane.set_queued(self.queued.len());
+        self.lane.set_queued(self.requests.queued.len());
     }
 
     pub(super) fn finish_call(
@@ -127,10 +205,10 @@ impl ServerActorState {
         }
         let call = call.expect("still here when the answer is final");
         self.note_old_style_question(&outcome);
-        if outcome.is_ok() && self.restart_attempt > 0 {
+        if outcome.is_ok() && self.startup.attempt > 0 {
             // The server works again: the supervisor's crash streak is over.
             self.report(ServerEvent::CallSucceeded);
-            self.restart_attempt = 0;
+            self.startup.attempt = 0;
             self.open_lane();
         }
         if let (Ok(result), Some(ticket)) = (&outcome, call.cache_ticket) {
@@ -145,74 +223,33 @@ impl ServerActorState {
     pub(super) fn end_call(&mut self, call: PendingCall, result: Result<Box<RawValue>, CallError>) {
         self.lane.free_slot();
         if call.call.progress.is_some() {
-            self.progress_routes.remove(&call.call.ticket);
+            self.requests.progress_routes.remove(&call.call.ticket);
         }
         call.reply.send(result);
         self.send_queued_calls();
     }
 
-    /// Makes sure the deadline timer fires no later than `deadline`. A timer
-    /// already set for earlier is kept: most calls finish long before their
-    /// deadline, so a steady stream of calls arms it about once a timeout.
-    pub(super) fn arm_deadline_timer(&mut self, myself: &ActorRef<ServerMsg>, deadline: Instant) {
-        if let Some((at, _)) = &self.deadline_timer {
-            if *at <= deadline {
-                return;
-            }
-        }
-        if let Some((_, timer)) = self.deadline_timer.take() {
-            timer.abort();
-        }
-        let timer = spawn_timer(myself, deadline, || ServerMsg::DeadlineReached);
-        self.deadline_timer = Some((deadline, timer));
-    }
-
     /// Times out every call whose deadline has passed, oldest request first,
     /// then re-arms the timer for the earliest one left.
     pub(super) fn deadline_reached(&mut self, myself: &ActorRef<ServerMsg>) {
-        self.deadline_timer = None;
-        let now = Instant::now();
-        let mut expired: Vec<i64> = self
-            .pending
-            .iter()
-            .filter_map(|(id, pending)| match pending {
-                Pending::Call(call) if call.deadline <= now => Some(*id),
-                _ => None,
-            })
-            .collect();
-        expired.sort_unstable();
-        for id in expired {
+        self.requests.stop_deadline_timer();
+        for id in self.requests.expired(Instant::now()) {
             self.time_out(id);
         }
-        let next = self
-            .pending
-            .values()
-            .filter_map(|pending| match pending {
-                Pending::Call(call) => Some(call.deadline),
-                _ => None,
-            })
-            .min();
-        if let Some(next) = next {
-            self.arm_deadline_timer(myself, next);
+        if let Some(next) = self.requests.next_deadline() {
+            self.requests.arm_deadline_timer(myself, next);
         }
     }
 
     pub(super) fn stop_timers(&mut self) {
-        if let Some(timer) = self.startup_timer.take() {
-            timer.abort();
-        }
-        self.startup_span = None;
-        if let Some(timer) = self.probe_timer.take() {
-            timer.abort();
-        }
-        if let Some((_, timer)) = self.deadline_timer.take() {
-            timer.abort();
-        }
+        self.startup.stop();
+        self.era.stop_probe_timer();
+        self.requests.stop_deadline_timer();
         self.freshness.stop();
     }
 
     pub(super) fn time_out(&mut self, id: i64) {
-        let Some(Pending::Call(call)) = self.pending.get(&id) else {
+        let Some(Pending::Call(call)) = self.requests.pending.get(&id) else {
             return;
         };
         let reason = format!("timed out after {}", crate::error::secs(call.call.timeout));
@@ -222,15 +259,10 @@ impl ServerActorState {
     }
 
     /// The caller dropped the call with `ticket`: it is withdrawn as a
-    /// timed-out call is, and nobody is answered. Rare, so the pending
-    /// calls are searched rather than indexed by ticket on every call.
+    /// timed-out call is, and nobody is answered.
     pub(super) fn cancel_call(&mut self, ticket: u64) {
-        let found = self.pending.iter().find_map(|(id, pending)| match pending {
-            Pending::Call(call) if call.call.ticket == ticket => Some(*id),
-            _ => None,
-        });
         // Not found: it already ended (answered, timed out, failed).
-        if let Some(id) = found {
+        if let Some(id) = self.requests.with_ticket(ticket) {
             tracing::debug!(server = %self.name, id, "the caller cancelled a call");
             self.withdraw(id, "the caller cancelled the call");
         }
@@ -240,11 +272,11 @@ impl ServerActorState {
     /// and the server is told to stop (`notifications/cancelled`), a queued
     /// one is never sent. The next queued calls go out.
     fn withdraw(&mut self, id: i64, reason: &str) -> Option<PendingCall> {
-        let Some(Pending::Call(call)) = self.pending.remove(&id) else {
+        let Some(Pending::Call(call)) = self.requests.pending.remove(&id) else {
             return None;
         };
         if call.call.progress.is_some() {
-            self.progress_routes.remove(&call.call.ticket);
+            self.requests.progress_routes.remove(&call.call.ticket);
         }
         if let Some(task) = call.task.id() {
             // A task is cancelled as a task (and its `tasks/result`, if one is out, below).
@@ -258,7 +290,7 @@ impl ServerActorState {
             self.lane.free_slot();
             self.send(cancellation(id, reason));
         } else {
-            self.queued.retain(|queued| *queued != id);
+            self.requests.queued.retain(|queued| *queued != id);
         }
         self.send_queued_calls();
         Some(call)
@@ -273,7 +305,7 @@ impl ServerActorState {
             tracing::debug!(server = %self.name, "progress without a numeric progressToken; ignored");
             return;
         };
-        let sink = self.progress_routes.get(&ticket).and_then(|id| match self.pending.get(id) {
+        let sink = self.requests.progress_routes.get(&ticket).and_then(|id| match self.requests.pending.get(id) {
             Some(Pending::Call(call)) => call.call.progress.as_ref(),
             _ => None,
         });
@@ -321,10 +353,10 @@ impl ServerActorState {
     /// Empties the pending calls and shuts the lane, answering each call
     /// with `error(its name, sent)` (a lane call was always sent).
     fn drain_pending(&mut self, error: impl Fn(String, bool) -> CallError) {
-        self.queued.clear();
-        self.progress_routes.clear();
+        self.requests.queued.clear();
+        self.requests.progress_routes.clear();
         self.lane.close(|name| error(name, true));
-        for (_, pending) in self.pending.drain() {
+        for (_, pending) in self.requests.pending.drain() {
             if let Pending::Call(PendingCall { call, reply, sent, .. }) = pending {
                 reply.send(Err(error(call.name, sent)));
             }

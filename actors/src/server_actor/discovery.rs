@@ -6,6 +6,7 @@
 use ractor::ActorRef;
 use serde_json::json;
 use serde_json::value::RawValue;
+use tokio::task::JoinHandle;
 use warden_protocol::{
     ErrorCode, ErrorObject, InitializeResult, ListToolsResult, Message, Tool, SUPPORTED_PROTOCOL_VERSIONS,
 };
@@ -13,6 +14,49 @@ use warden_protocol::{
 use crate::server_settings::MAX_LIST_PAGES;
 
 use super::{decode, Pending, Phase, ServerActorState, ServerEvent, ServerMsg};
+
+/// The tool list being read.
+#[derive(Default)]
+pub(super) struct Listing {
+    /// A `tools/list` run is under way.
+    pub(super) running: bool,
+    /// Bumped by each `list_changed`: a run that finds it moved starts over.
+    pub(super) generation: u64,
+}
+
+/// This start of the server: which attempt, its timer, its trace span.
+pub(super) struct Startup {
+    /// 0 for the first start, N for the Nth restart in a row.
+    pub(super) attempt: u32,
+    /// Runs out at `startup_timeout_secs`.
+    pub(super) timer: Option<JoinHandle<()>>,
+    /// From connecting to the first tool list (ends when dropped).
+    pub(super) span: Option<tracing::Span>,
+}
+
+impl Startup {
+    /// Start number `attempt`, not begun.
+    pub(super) fn of(attempt: u32) -> Startup {
+        Startup { attempt, timer: None, span: None }
+    }
+
+    /// The first tool list, of `tools` tools, is in: the timer stops and
+    /// the span ends with the count.
+    fn ready(&mut self, tools: usize) {
+        if let Some(span) = self.span.take() {
+            span.record("warden.tools", tools);
+        }
+        self.stop();
+    }
+
+    /// The server is ready, or down: no timer, the span ended.
+    pub(super) fn stop(&mut self) {
+        if let Some(timer) = self.timer.take() {
+            timer.abort();
+        }
+        self.span = None;
+    }
+}
 
 impl ServerActorState {
     pub(super) fn initialized(
@@ -63,7 +107,7 @@ impl ServerActorState {
     /// `server/discover` for a modern one): report it and read its tools.
     pub(super) fn begin_discovery(&mut self, info: InitializeResult) {
         self.phase = Phase::Discovering;
-        self.tool_tasks =
+        self.task_support.tools =
             info.capabilities.extra.get("tasks").and_then(|tasks| tasks.pointer("/requests/tools/call")).is_some();
         let has_tools = info.capabilities.tools.is_some();
         self.note_tools_announced(info.capabilities.tools.as_ref());
@@ -77,9 +121,9 @@ impl ServerActorState {
     }
 
     pub(super) fn list_tools(&mut self, cursor: Option<String>, tools: Vec<Tool>, pages: usize) {
-        self.listing = true;
+        self.listing.running = true;
         let params = cursor.map(|cursor| json!({ "cursor": cursor }));
-        let pending = Pending::ListTools { generation: self.generation, tools, pages: pages + 1 };
+        let pending = Pending::ListTools { generation: self.listing.generation, tools, pages: pages + 1 };
         self.request("tools/list", params, pending);
     }
 
@@ -91,7 +135,7 @@ impl ServerActorState {
         pages: usize,
         outcome: Result<Box<RawValue>, ErrorObject>,
     ) {
-        if generation != self.generation {
+        if generation != self.listing.generation {
             // The list changed while this run read it: start over, once for
             // however many notifications came in the meantime.
             return self.list_tools(None, Vec::new(), 0);
@@ -126,7 +170,7 @@ impl ServerActorState {
     }
 
     pub(super) fn listing_failed(&mut self, myself: &ActorRef<ServerMsg>, reason: String) {
-        self.listing = false;
+        self.listing.running = false;
         self.tools_not_read();
         if self.phase == Phase::Ready {
             // The old list stays; the next list_changed tries again.
@@ -137,7 +181,7 @@ impl ServerActorState {
     }
 
     pub(super) fn tools_discovered(&mut self, tools: Vec<Tool>) {
-        self.listing = false;
+        self.listing.running = false;
         // `enabled_tools` / `disabled_tools` / `rename`: a tool filtered out
         // is never registered, so no caller anywhere can see or call it; a
         // renamed one is registered under its new name only.
@@ -148,12 +192,7 @@ impl ServerActorState {
         }
         if self.phase != Phase::Ready {
             self.phase = Phase::Ready;
-            if let Some(timer) = self.startup_timer.take() {
-                timer.abort();
-            }
-            if let Some(span) = self.startup_span.take() {
-                span.record("warden.tools", shaped.tools.len());
-            }
+            self.startup.ready(shaped.tools.len());
         }
         self.open_lane();
         let waiting = self.take_list_waiters();
@@ -167,9 +206,9 @@ impl ServerActorState {
         if matches!(self.phase, Phase::Initializing | Phase::Down) {
             return; // The first listing comes after the handshake anyway.
         }
-        self.generation += 1;
-        tracing::debug!(server = %self.name, generation = self.generation, "tool list changed");
-        if !self.listing {
+        self.listing.generation += 1;
+        tracing::debug!(server = %self.name, generation = self.listing.generation, "tool list changed");
+        if !self.listing.running {
             self.list_tools(None, Vec::new(), 0);
         }
     }

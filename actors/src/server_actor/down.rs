@@ -43,7 +43,7 @@ impl ServerActorState {
             let reason = self.with_stderr_tail(reason);
             // A first start that hangs would hang again; a restart that
             // hangs is one more failed attempt.
-            let permanent = self.restart_attempt == 0;
+            let permanent = self.startup.attempt == 0;
             self.fail(myself, reason, permanent);
         }
     }

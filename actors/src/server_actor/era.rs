@@ -21,6 +21,7 @@ use std::time::Duration;
 use ractor::ActorRef;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use warden_config::ProtocolChoice;
 use warden_protocol::{
@@ -65,13 +66,38 @@ pub(super) enum Probe {
     Forced,
 }
 
+/// Which revision the connection speaks, what earlier ones found, and the
+/// timer that takes a probe's silence for a legacy server.
+pub(super) struct Era {
+    /// What the connection speaks, once known.
+    pub(super) spoken: Spoken,
+    /// What this or an earlier connection found the server speaks.
+    pub(super) known: Option<KnownEra>,
+    /// Takes silence after a `server/discover` probe for a legacy server.
+    pub(super) probe_timer: Option<JoinHandle<()>>,
+}
+
+impl Era {
+    /// A connection not yet spoken to; `known` is what an earlier one found.
+    pub(super) fn of(known: Option<KnownEra>) -> Era {
+        Era { spoken: Spoken::Plain, known, probe_timer: None }
+    }
+
+    /// The probe was answered, or the actor stops.
+    pub(super) fn stop_probe_timer(&mut self) {
+        if let Some(timer) = self.probe_timer.take() {
+            timer.abort();
+        }
+    }
+}
+
 impl ServerActorState {
     /// Opens the connection in the revision chosen: probe, or handshake.
     pub(super) fn open(&mut self, myself: &ActorRef<ServerMsg>) {
         match self.settings.protocol {
             ProtocolChoice::Version(version) if is_modern(version) => self.discover(myself, version, Probe::Forced),
             ProtocolChoice::Version(version) => self.initialize(Some(version)),
-            ProtocolChoice::Auto if !self.connector.probes_era() || self.known_era == Some(KnownEra::Legacy) => {
+            ProtocolChoice::Auto if !self.connector.probes_era() || self.era.known == Some(KnownEra::Legacy) => {
                 self.initialize(None)
             }
             ProtocolChoice::Auto => self.discover(myself, LATEST_MODERN_VERSION, Probe::First),
@@ -82,11 +108,11 @@ impl ServerActorState {
     fn discover(&mut self, myself: &ActorRef<ServerMsg>, version: &'static str, probe: Probe) {
         let envelope = self.envelope(version);
         let id = self.fresh_id();
-        self.pending.insert(id, Pending::Discover { version, probe });
+        self.requests.pending.insert(id, Pending::Discover { version, probe });
         self.send(Message::request(RequestId::Number(id), "server/discover", Some(envelope.stamp(None))));
         if probe == Probe::First {
             let wait = self.probe_wait();
-            self.probe_timer =
+            self.era.probe_timer =
                 Some(spawn_timer(myself, Instant::now() + wait, move || ServerMsg::ProbeUnanswered { id }));
         }
     }
@@ -117,9 +143,9 @@ impl ServerActorState {
     /// The probe went unanswered: a legacy server that ignores what comes
     /// before `initialize`. A late answer finds nothing pending.
     pub(super) fn probe_unanswered(&mut self, id: i64) {
-        if matches!(self.pending.get(&id), Some(Pending::Discover { .. })) {
-            self.pending.remove(&id);
-            self.probe_timer = None;
+        if matches!(self.requests.pending.get(&id), Some(Pending::Discover { .. })) {
+            self.requests.pending.remove(&id);
+            self.era.probe_timer = None;
             let secs = self.probe_wait().as_secs_f64();
             tracing::info!(server = %self.name, "MCP '{}': no answer to `server/discover` within {secs} s; speaking to it through `initialize`", self.name);
             self.learned(KnownEra::Legacy);
@@ -135,9 +161,7 @@ impl ServerActorState {
         probe: Probe,
         outcome: Result<Box<RawValue>, ErrorObject>,
     ) {
-        if let Some(timer) = self.probe_timer.take() {
-            timer.abort();
-        }
+        self.era.stop_probe_timer();
         match judge_discover(outcome.as_ref().map(AsRef::as_ref)) {
             Verdict::Modern { version, result } => self.speak_modern(version, *result),
             Verdict::AskAgain { version } if probe == Probe::First => self.discover(myself, version, Probe::Again),
@@ -187,16 +211,16 @@ impl ServerActorState {
         tracing::debug!(server = %self.name, version, "speaking MCP {version} (no handshake)");
         // The tasks extension, when the server offers it: Warden takes a
         // task in place of any result (`tasks.rs`).
-        self.task_extension = result
+        self.task_support.extension = result
             .capabilities
             .extra
             .get("extensions")
             .is_some_and(|extensions| extensions.get(warden_protocol::TASKS_EXTENSION).is_some());
         let mut capabilities = self.client.capabilities(&self.name);
-        if let (true, Some(capabilities)) = (self.task_extension, capabilities.as_object_mut()) {
+        if let (true, Some(capabilities)) = (self.task_support.extension, capabilities.as_object_mut()) {
             capabilities.insert("extensions".into(), json!({ warden_protocol::TASKS_EXTENSION: {} }));
         }
-        self.spoken = Spoken::Modern(Envelope::new(version, capabilities, client_info()));
+        self.era.spoken = Spoken::Modern(Envelope::new(version, capabilities, client_info()));
         self.learned(KnownEra::Modern);
         let info = result.into_initialize_result(version);
         self.listen(&info.capabilities);
@@ -207,8 +231,11 @@ impl ServerActorState {
     /// exits on a request it does not know. The next start goes straight
     /// to `initialize`.
     pub(super) fn closed_while_probing(&mut self) {
-        let probing =
-            self.pending.values().any(|pending| matches!(pending, Pending::Discover { probe: Probe::First, .. }));
+        let probing = self
+            .requests
+            .pending
+            .values()
+            .any(|pending| matches!(pending, Pending::Discover { probe: Probe::First, .. }));
         if probing {
             tracing::info!(server = %self.name, "MCP '{}': it stopped on the `server/discover` probe; it will be started through `initialize`", self.name);
             self.learned(KnownEra::Legacy);
@@ -227,15 +254,15 @@ impl ServerActorState {
     }
 
     fn learned(&mut self, era: KnownEra) {
-        if self.known_era != Some(era) {
-            self.known_era = Some(era);
+        if self.era.known != Some(era) {
+            self.era.known = Some(era);
             self.report(ServerEvent::EraLearned(era));
         }
     }
 
     /// `params` as this connection sends them: with the envelope when modern.
     pub(super) fn stamped(&self, params: Option<Value>) -> Option<Value> {
-        match &self.spoken {
+        match &self.era.spoken {
             Spoken::Plain => params,
             Spoken::Modern(envelope) => Some(envelope.stamp(params)),
         }
@@ -254,7 +281,7 @@ impl ServerActorState {
         if matches!(call.method, "resources/subscribe" | "resources/unsubscribe") {
             return Some(self.resource_subscription(call));
         }
-        let Spoken::Modern(envelope) = &mut self.spoken else { return None };
+        let Spoken::Modern(envelope) = &mut self.era.spoken else { return None };
         if call.method != "logging/setLevel" {
             return None;
         }
@@ -269,7 +296,7 @@ impl ServerActorState {
 
     /// The envelope of a modern connection's requests.
     pub(super) fn spoken_envelope(&self) -> Option<&Envelope> {
-        match &self.spoken {
+        match &self.era.spoken {
             Spoken::Modern(envelope) => Some(envelope),
             Spoken::Plain => None,
         }
@@ -277,7 +304,7 @@ impl ServerActorState {
 
     /// Whether the connection speaks the modern revision.
     pub(super) fn is_modern(&self) -> bool {
-        matches!(self.spoken, Spoken::Modern(_))
+        matches!(self.era.spoken, Spoken::Modern(_))
     }
 }
 

@@ -135,7 +135,7 @@ impl ServerActorState {
         if self.phase != Phase::Ready {
             return; // Starting, its first list comes anyway; down, none will.
         }
-        if self.listing {
+        if self.listing.running {
             return self.freshness.waiting.push(waiter);
         }
         if !self.tool_changes_may_go_unheard() {

@@ -65,13 +65,13 @@ impl ServerActorState {
             tracing::debug!(server = %self.name, %id, "reply to no pending request; ignored");
             return;
         };
-        if matches!(self.pending.get(&number), Some(Pending::Call(call)) if !call.sent) {
+        if matches!(self.requests.pending.get(&number), Some(Pending::Call(call)) if !call.sent) {
             // Warden has not sent that call yet (it waits for a slot), so this
             // cannot be its answer; taking it would also free a slot twice.
             tracing::warn!(server = %self.name, %id, "MCP '{}': reply to a request Warden never sent; ignored", self.name);
             return;
         }
-        let Some(pending) = self.pending.remove(&number) else {
+        let Some(pending) = self.requests.pending.remove(&number) else {
             // Most often the answer to a call that already timed out.
             tracing::debug!(server = %self.name, %id, "reply to no pending request; ignored");
             return;

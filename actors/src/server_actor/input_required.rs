@@ -99,28 +99,28 @@ impl ServerActorState {
         });
         call.input.state = interim.request_state;
         call.input.gathering = Some(task.abort_handle());
-        self.pending.insert(id, Pending::Call(call));
+        self.requests.pending.insert(id, Pending::Call(call));
         true
     }
 
     /// The input for call `id` is here (or cannot be had): the call goes
     /// to the server again with the answers, or ends with the reason.
     pub(super) fn inputs_gathered(&mut self, id: i64, answers: Result<Map<String, Value>, String>) {
-        let Some(Pending::Call(call)) = self.pending.get_mut(&id) else {
+        let Some(Pending::Call(call)) = self.requests.pending.get_mut(&id) else {
             return; // It ended meanwhile (timed out, cancelled, server down).
         };
         call.input.gathering = None;
         let answers = match answers {
             Ok(answers) => answers,
             Err(problem) => {
-                if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                if let Some(Pending::Call(call)) = self.requests.pending.remove(&id) {
                     self.input_not_given(call, problem);
                 }
                 return;
             }
         };
         let params = retry_params(call.call.params.get(), answers, call.input.state.as_deref());
-        let line = super::wire::call_line(&self.spoken, id, call.call.method, params.get());
+        let line = super::wire::call_line(&self.era.spoken, id, call.call.method, params.get());
         if let Some(connection) = &self.connection {
             // A failed send shows up as `Closed` from the transport.
             let _ = connection.send_json(line);

@@ -92,7 +92,7 @@ impl ServerActorState {
     /// guess that could hand one caller another's messages.
     fn log_owner(&self, during: Option<&RequestId>) -> Option<&crate::progress::CallLogs> {
         if let Some(RequestId::Number(id)) = during {
-            return match self.pending.get(id) {
+            return match self.requests.pending.get(id) {
                 Some(Pending::Call(call)) => call.call.logs.as_ref(),
                 _ => None,
             };
@@ -101,7 +101,7 @@ impl ServerActorState {
             return None;
         }
         let in_flight = || {
-            self.pending.values().filter_map(|pending| match pending {
+            self.requests.pending.values().filter_map(|pending| match pending {
                 Pending::Call(call) if call.sent => Some(call),
                 _ => None,
             })
@@ -125,7 +125,7 @@ impl ServerActorState {
     /// then relayed as notices (the front gives them to the sessions that
     /// set a level) besides going to the call they came with.
     fn logs_for_everyone(&self) -> bool {
-        match &self.spoken {
+        match &self.era.spoken {
             era::Spoken::Modern(envelope) => envelope.asks_logs(),
             era::Spoken::Plain => true,
         }

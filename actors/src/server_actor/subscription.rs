@@ -62,7 +62,7 @@ impl ServerActorState {
     /// the one open before it.
     fn subscribe(&mut self) {
         if let Some(old) = self.subscription.open.take() {
-            self.pending.remove(&old);
+            self.requests.pending.remove(&old);
             self.send(Message::notification("notifications/cancelled", Some(json!({"requestId": old}))));
         }
         let mut filter = self.subscription.lists.clone();
@@ -73,7 +73,7 @@ impl ServerActorState {
             return;
         }
         let id = self.fresh_id();
-        self.pending.insert(id, Pending::Listen);
+        self.requests.pending.insert(id, Pending::Listen);
         let params = self.stamped(Some(json!({ "notifications": filter })));
         self.send(Message::request(RequestId::Number(id), "subscriptions/listen", params));
         self.subscription.open = Some(id);

@@ -59,6 +59,15 @@ pub(crate) struct TaskRun {
     journaled: Option<Journaled>,
 }
 
+/// How the server runs tools as tasks, as its handshake said.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct TaskSupport {
+    /// 2025-11-25 `tasks.requests.tools.call`.
+    pub(super) tools: bool,
+    /// The 2026-07-28 tasks extension, which Warden declares it takes.
+    pub(super) extension: bool,
+}
+
 impl Drop for TaskRun {
     fn drop(&mut self) {
         for task in [self.timer.take(), self.gathering.take()].into_iter().flatten() {
@@ -136,7 +145,7 @@ impl ServerActorState {
         }
         call.task.id = Some(task.task_id);
         let id = self.rekey(&call);
-        self.pending.insert(id, Pending::Call(call));
+        self.requests.pending.insert(id, Pending::Call(call));
         self.schedule_poll(myself, id);
         true
     }
@@ -149,10 +158,10 @@ impl ServerActorState {
         struct Wrapped {
             task: Created,
         }
-        if as_task && self.tool_tasks {
+        if as_task && self.task_support.tools {
             return serde_json::from_str::<Wrapped>(result.get()).ok().map(|wrapped| (wrapped.task, false));
         }
-        if !self.task_extension || !result.get().contains("\"task\"") {
+        if !self.task_support.extension || !result.get().contains("\"task\"") {
             return None;
         }
         #[derive(serde::Deserialize)]
@@ -168,14 +177,14 @@ impl ServerActorState {
     }
 
     fn schedule_poll(&mut self, myself: &ActorRef<ServerMsg>, id: i64) {
-        let Some(Pending::Call(call)) = self.pending.get_mut(&id) else { return };
+        let Some(Pending::Call(call)) = self.requests.pending.get_mut(&id) else { return };
         let timer = spawn_timer(myself, Instant::now() + call.task.poll, move || ServerMsg::PollTask { id });
         call.task.timer = Some(timer.abort_handle());
     }
 
     /// Asks how the task of call `id` is doing.
     pub(super) fn poll_task(&mut self, id: i64) {
-        let Some(Pending::Call(call)) = self.pending.get_mut(&id) else { return };
+        let Some(Pending::Call(call)) = self.requests.pending.get_mut(&id) else { return };
         call.task.timer = None;
         let Some(task) = call.task.id.clone() else { return };
         self.request("tasks/get", Some(json!({ "taskId": task })), Pending::TaskStatus { call: id });
@@ -190,7 +199,7 @@ impl ServerActorState {
         id: i64,
         outcome: Result<Box<RawValue>, ErrorObject>,
     ) {
-        let extension = matches!(self.pending.get(&id), Some(Pending::Call(call)) if call.task.extension);
+        let extension = matches!(self.requests.pending.get(&id), Some(Pending::Call(call)) if call.task.extension);
         if extension {
             return self.extension_status(myself, id, outcome);
         }
@@ -200,7 +209,7 @@ impl ServerActorState {
         if status.as_deref() == Some("working") {
             return self.schedule_poll(myself, id);
         }
-        let Some(Pending::Call(call)) = self.pending.get_mut(&id) else { return };
+        let Some(Pending::Call(call)) = self.requests.pending.get_mut(&id) else { return };
         let Some(task) = call.task.id.clone() else { return };
         call.task.fetching = true;
         let params = json!({ "taskId": task });
@@ -225,7 +234,7 @@ impl ServerActorState {
             Some("completed") => {
                 let result = state.get("result").cloned().unwrap_or_else(|| json!({}));
                 let raw = serde_json::value::to_raw_value(&result).expect("a JSON value always serialises");
-                if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                if let Some(Pending::Call(call)) = self.requests.pending.remove(&id) {
                     self.finish_call(myself, call, Ok(raw));
                 }
             }
@@ -234,7 +243,7 @@ impl ServerActorState {
                     .get("error")
                     .and_then(|error| serde_json::from_value::<ErrorObject>(error.clone()).ok())
                     .unwrap_or_else(|| ErrorObject::new(ErrorCode::INTERNAL_ERROR, "the task failed"));
-                if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                if let Some(Pending::Call(call)) = self.requests.pending.remove(&id) {
                     self.finish_call(myself, call, Err(error));
                 }
             }
@@ -242,7 +251,7 @@ impl ServerActorState {
                 let message =
                     state.get("statusMessage").and_then(Value::as_str).unwrap_or("the server cancelled the task");
                 let error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, message.to_string());
-                if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                if let Some(Pending::Call(call)) = self.requests.pending.remove(&id) {
                     self.finish_call(myself, call, Err(error));
                 }
             }
@@ -257,7 +266,7 @@ impl ServerActorState {
     /// Gathers what the task of call `id` asked for, as an interim
     /// answer's requests are gathered.
     fn gather_for_task(&mut self, myself: &ActorRef<ServerMsg>, id: i64, requests: Map<String, Value>) {
-        let Some(Pending::Call(call)) = self.pending.get_mut(&id) else { return };
+        let Some(Pending::Call(call)) = self.requests.pending.get_mut(&id) else { return };
         let during = call.during();
         let gather =
             super::input_required::gather(self.client.clone(), self.name.clone(), requests, during, DEFAULT_POLL);
@@ -277,7 +286,7 @@ impl ServerActorState {
         id: i64,
         answers: Result<Map<String, Value>, String>,
     ) {
-        let Some(Pending::Call(call)) = self.pending.get_mut(&id) else { return };
+        let Some(Pending::Call(call)) = self.requests.pending.get_mut(&id) else { return };
         call.task.gathering = None;
         let Some(task) = call.task.id.clone() else { return };
         match answers {
@@ -288,7 +297,7 @@ impl ServerActorState {
             }
             Err(problem) => {
                 self.request("tasks/cancel", Some(json!({ "taskId": task })), Pending::Unheeded);
-                if let Some(Pending::Call(call)) = self.pending.remove(&id) {
+                if let Some(Pending::Call(call)) = self.requests.pending.remove(&id) {
                     self.input_not_given(call, problem);
                 }
             }
