@@ -99,10 +99,7 @@ async fn main() -> ExitCode {
     let options = CallOptions::default().progress(progress);
     // The host's scope, or an agent's: the same type, the same calls.
     let call = async {
-        let scope = match &asked.agent {
-            Some(agent) => warden.agent(agent)?,
-            None => warden.host(),
-        };
+        let scope = warden.scope(asked.agent.as_deref())?;
         scope.call(&asked.tool, asked.arguments.clone(), options).await
     };
     let outcome = match asked.cancel_after {

@@ -338,6 +338,20 @@ pub enum CallError {
     },
 }
 
+impl CallError {
+    /// The server a login would let this call through: one waiting for a
+    /// login, or one that refused the call for want of authorization
+    /// (`AUTH_REQUIRED`: no tokens, or not enough scope). A host adds its
+    /// own way of logging in to the message.
+    pub fn needs_login_to(&self) -> Option<&str> {
+        match self {
+            CallError::NeedsLogin { server, .. } => Some(server),
+            CallError::Server { server, code, .. } if *code == warden_protocol::AUTH_REQUIRED.0 => Some(server),
+            _ => None,
+        }
+    }
+}
+
 fn known_agents(known: &[String]) -> String {
     if known.is_empty() {
         " (none are configured)".into()

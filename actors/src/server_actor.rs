@@ -365,7 +365,7 @@ impl Actor for ServerActor {
             state.fail_pending_stopped();
         }
         state.stop_timers();
-        state.stop_asks();
+        state.asks.stop();
         if let Some(connection) = state.connection.take() {
             connection.close().await;
         }

@@ -6,26 +6,18 @@
 //! embedding Warden has none. The CLI (and the daemon, whose clients are
 //! the CLI's users) adds the command that helps, here, in one place.
 
-use warden_actors::{CallError, QueueError, ReloadError, AUTH_REQUIRED};
+use warden_actors::{CallError, QueueError, ReloadError};
 
 /// `error`'s message, with the command that helps when there is one.
 pub(crate) fn call_error(error: &CallError) -> String {
-    let login;
+    let login = error.needs_login_to().map(login_advice);
     let advice = match error {
         CallError::UnknownTool { .. } => Some("`warden tools` lists the tools available"),
         CallError::NoApprover { .. } => {
             Some("the daemon (any `warden` command without --no-daemon) queues such calls for `warden approve ID`")
         }
         CallError::UnknownTask { .. } => Some("`warden tasks` lists the ones there are"),
-        CallError::NeedsLogin { server, .. } => {
-            login = login_advice(server);
-            Some(login.as_str())
-        }
-        CallError::Server { server, code, .. } if *code == AUTH_REQUIRED.0 => {
-            login = login_advice(server);
-            Some(login.as_str())
-        }
-        _ => None,
+        _ => login.as_deref(),
     };
     with_advice(error.to_string(), advice)
 }

@@ -116,8 +116,8 @@ impl Caller {
 
     /// What a session (or a parked call) belongs to: the identity and
     /// the endpoint.
-    fn owner(&self) -> (String, String) {
-        (self.identity.subject.clone(), self.path.clone())
+    fn owner(&self) -> (&str, &str) {
+        (&self.identity.subject, &self.path)
     }
 }
 
@@ -161,7 +161,7 @@ impl HttpFront {
             Method::GET => self.get(&caller, &parts),
             Method::DELETE => match session_id(&parts) {
                 None => refuse(StatusCode::BAD_REQUEST, "DELETE needs the `Mcp-Session-Id` header"),
-                Some(id) if self.sessions.get(&id, &caller.owner()).is_some() => {
+                Some(id) if self.sessions.get(&id, caller.owner()).is_some() => {
                     // Boxed: closing withdraws subscriptions upstream, a
                     // future every request's would otherwise carry.
                     Box::pin(self.sessions.remove(&id)).await;
@@ -251,7 +251,6 @@ impl HttpFront {
             // MCP 2026-07-28: no session; a session id it carries is ignored.
             return self.stateless(&caller, message, &mirrored, wants_stream).await;
         }
-        let owner = caller.owner();
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
             return self.initialize(&caller, message);
         }
@@ -262,7 +261,7 @@ impl HttpFront {
                 "send `initialize` first, then its `Mcp-Session-Id` header with every request",
             );
         };
-        let Some(http) = self.sessions.get(&id, &owner) else { return unknown_session() };
+        let Some(http) = self.sessions.get(&id, caller.owner()) else { return unknown_session() };
         // A stream when something may come before the answer: progress the
         // client asked for, or a question a call's server may ask a client
         // that can answer, or its roots asked of it (sent on this request's
@@ -357,7 +356,7 @@ impl HttpFront {
         let Some(id) = session_id(request) else {
             return refuse(StatusCode::BAD_REQUEST, "GET needs the `Mcp-Session-Id` header");
         };
-        let Some(http) = self.sessions.get(&id, &caller.owner()) else { return unknown_session() };
+        let Some(http) = self.sessions.get(&id, caller.owner()) else { return unknown_session() };
         let last = header(request, "last-event-id").and_then(|id| id.parse().ok());
         let stream = http.open_stream(last);
         let mut answer = respond(StatusCode::OK, sse::notice_stream(stream, ()));

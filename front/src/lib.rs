@@ -18,8 +18,10 @@
 //!   back by id.
 //! - `client_approver`: a call that needs a person, asked of its own
 //!   client (approve once, for the session, for N minutes, or deny).
-//! - [`http`]: the Streamable HTTP face on the daemon (`[front]`): bearer
-//!   tokens, Origin and Host checks, sessions with ids, SSE streams.
+//! - [`http`]: the Streamable HTTP face — the daemon's `[front]`, or a
+//!   service a host mounts on its own listener: who is asking and the
+//!   Host, Origin and version checks as replaceable parts, sessions with
+//!   ids, SSE streams.
 //! - MCP 2026-07-28 clients, on both faces: requests in the revision's
 //!   `_meta` envelope, answered without a session (`session/modern.rs`,
 //!   `session/listen.rs`, `http/stateless.rs`); their calls' questions as
@@ -154,14 +156,9 @@ impl Front {
     /// What a client reads of a failed call: the error, and what logs in
     /// to its server when a login is what it waits for.
     pub(crate) fn call_error_text(&self, error: &warden_actors::CallError) -> String {
-        let server = match error {
-            warden_actors::CallError::NeedsLogin { server, .. } => server,
-            warden_actors::CallError::Server { server, code, .. } if *code == warden_actors::AUTH_REQUIRED.0 => server,
-            _ => return error.to_string(),
-        };
-        match &self.login_advice {
-            Some(advice) => format!("{error}; {}", advice(server)),
-            None => error.to_string(),
+        match (error.needs_login_to(), &self.login_advice) {
+            (Some(server), Some(advice)) => format!("{error}; {}", advice(server)),
+            _ => error.to_string(),
         }
     }
 

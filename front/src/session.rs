@@ -218,9 +218,7 @@ impl Session {
                 let modern = match modern::envelope(params.as_ref()) {
                     Envelope::Legacy => None,
                     Envelope::Modern(modern) => Some(modern),
-                    Envelope::Refused { code, message, data } => {
-                        return Received::Answered(modern::refusal(&id, code, &message, data))
-                    }
+                    Envelope::Refused(problem) => return Received::Answered(error_answer(&id, problem)),
                 };
                 // Answered here, not in a task: a request right behind
                 // `initialize` must find the session initialized.

@@ -100,19 +100,16 @@ async fn an_unused_http_session_ends_after_its_idle_limit_and_a_used_one_does_no
     let front = Front::new(warden.clone());
     let sessions = Sessions::new(8, Duration::from_secs(60), Box::new(|_| {}));
     let sweeper = sessions.spawn_sweeper();
-    let owner = ("token #1".to_string(), "/mcp".to_string());
+    let owner = ("token #1", "/mcp");
     let session = |front: &Arc<Front>| Session::new(Arc::clone(front), View::of(&warden, None, None, false).unwrap());
-    let (idle, _) = sessions.create(session(&front), owner.clone(), Box::new(())).ok().unwrap();
-    let (used, _) = sessions.create(session(&front), owner.clone(), Box::new(())).ok().unwrap();
+    let (idle, _) = sessions.create(session(&front), owner, Box::new(())).ok().unwrap();
+    let (used, _) = sessions.create(session(&front), owner, Box::new(())).ok().unwrap();
     for _ in 0..5 {
         tokio::time::sleep(Duration::from_secs(20)).await;
-        assert!(sessions.get(&used, &owner).is_some(), "a session in use was ended");
+        assert!(sessions.get(&used, owner).is_some(), "a session in use was ended");
     }
-    assert!(sessions.get(&idle, &owner).is_none(), "a session unused for 100 s outlived its 60 s limit");
-    assert!(
-        sessions.get(&used, &("token #2".to_string(), "/mcp".to_string())).is_none(),
-        "another token's session was handed out"
-    );
+    assert!(sessions.get(&idle, owner).is_none(), "a session unused for 100 s outlived its 60 s limit");
+    assert!(sessions.get(&used, ("token #2", "/mcp")).is_none(), "another token's session was handed out");
     assert_eq!(sessions.count(), 1);
     sweeper.abort();
     warden.shutdown().await;
@@ -123,24 +120,24 @@ async fn a_full_table_makes_room_by_ending_the_session_unused_longest_and_refuse
     let warden = Warden::builder().start().await.unwrap();
     let front = Front::new(warden.clone());
     let sessions = Sessions::new(4, Duration::from_secs(1800), Box::new(|_| {}));
-    let owner = ("token #1".to_string(), "/mcp".to_string());
+    let owner = ("token #1", "/mcp");
     let session = |front: &Arc<Front>| Session::new(Arc::clone(front), View::of(&warden, None, None, false).unwrap());
     let mut ids = Vec::new();
     for _ in 0..4 {
-        ids.push(sessions.create(session(&front), owner.clone(), Box::new(())).ok().unwrap().0);
+        ids.push(sessions.create(session(&front), owner, Box::new(())).ok().unwrap().0);
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     // All four used within the last 10 s: none may go.
-    assert!(matches!(sessions.create(session(&front), owner.clone(), Box::new(())), Err(Refused::Full)));
+    assert!(matches!(sessions.create(session(&front), owner, Box::new(())), Err(Refused::Full)));
     tokio::time::sleep(Duration::from_secs(12)).await;
-    assert!(sessions.get(&ids[0], &owner).is_some(), "the oldest is used again");
+    assert!(sessions.get(&ids[0], owner).is_some(), "the oldest is used again");
     // A thousand sessions opened and abandoned never keep a client out.
     for _ in 0..1000 {
         tokio::time::sleep(Duration::from_secs(11)).await;
-        assert!(sessions.get(&ids[0], &owner).is_some(), "a session in use was ended to make room");
-        sessions.create(session(&front), owner.clone(), Box::new(())).ok().expect("room is made");
+        assert!(sessions.get(&ids[0], owner).is_some(), "a session in use was ended to make room");
+        sessions.create(session(&front), owner, Box::new(())).ok().expect("room is made");
     }
     assert_eq!(sessions.count(), 4);
-    assert!(sessions.get(&ids[1], &owner).is_none(), "the one unused longest went first");
+    assert!(sessions.get(&ids[1], owner).is_none(), "the one unused longest went first");
     warden.shutdown().await;
 }

@@ -43,10 +43,7 @@ impl View {
         server: Option<&str>,
         resource_tools: bool,
     ) -> Result<View, CallError> {
-        let scope = match agent {
-            Some(agent) => warden.agent(agent)?,
-            None => warden.host(),
-        };
+        let scope = warden.scope(agent)?;
         if let Some(server) = server {
             let snapshot = warden.snapshot();
             if !snapshot.server_names().any(|name| name == server) {

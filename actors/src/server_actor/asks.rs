@@ -34,9 +34,9 @@ pub(super) struct Asks {
 }
 
 impl Asks {
-    /// Stops answering: every request being answered is dropped, the roots
-    /// are no longer watched.
-    fn stop(&mut self) {
+    /// Stops answering (the connection is gone): every request being
+    /// answered is dropped, the roots are no longer watched.
+    pub(super) fn stop(&mut self) {
         for (_, task) in self.running.drain() {
             task.abort();
         }
@@ -102,11 +102,6 @@ impl ServerActorState {
             tracing::info!(server = %self.name, %id, "the server withdrew its request");
             task.abort();
         }
-    }
-
-    /// Withdraws every question still open: the connection is gone.
-    pub(super) fn stop_asks(&mut self) {
-        self.asks.stop();
     }
 
     /// Follows the roots table while connected; casts `RootsChanged` when

@@ -29,7 +29,7 @@ impl ServerActorState {
                 self.fail_pending_needs_login(&reason);
                 self.phase = Phase::Down;
                 self.stop_timers();
-                self.stop_asks();
+                self.asks.stop();
                 self.report(ServerEvent::NeedsLogin { actor: myself.get_id(), reason });
             }
             AuthFailure::Failed(reason) => self.fail(myself, format!("OAuth failed: {reason}"), true),
@@ -71,7 +71,7 @@ impl ServerActorState {
         self.fail_pending(&reason);
         self.phase = Phase::Down;
         self.stop_timers();
-        self.stop_asks();
+        self.asks.stop();
         self.report(ServerEvent::Down { actor: myself.get_id(), reason, permanent });
     }
 

@@ -54,6 +54,15 @@ impl Warden {
         admit::agent_rules(&self.core.path.rules.borrow(), agent)?;
         Ok(Scope { warden: self.clone(), agent: Some(agent.into()) })
     }
+
+    /// [`Warden::agent`] for a name that may be absent (a bridge request's,
+    /// a front endpoint's): the host's scope without one.
+    pub fn scope(&self, agent: Option<&str>) -> Result<Scope, CallError> {
+        match agent {
+            Some(agent) => self.agent(agent),
+            None => Ok(self.host()),
+        }
+    }
 }
 
 impl Scope {
@@ -126,7 +135,8 @@ impl Scope {
     /// result, secrets redacted: refused for an agent unless its allowlist
     /// covers the primitive tool that stands for the request. It waits
     /// through restarts within `options`' timeout (else the server's call
-    /// timeout) like a call; see `call/forward.rs` for which policy applies.
+    /// timeout) like a call — its other options are a tool call's and do
+    /// not apply here; see `call/forward.rs` for which policy applies.
     pub async fn request(
         &self,
         server: &str,

@@ -83,10 +83,8 @@ async fn in_process(args: McpArgs) -> anyhow::Result<ExitCode> {
     let warden = builder.start();
     let warden = warden.await.context("starting Warden")?;
     let view = View::of(&warden, args.agent.as_deref(), args.server.as_deref(), config.front.resource_tools)?;
-    let options = FrontOptions {
-        lone_client: Some(lone_client),
-        login_advice: Some(Arc::new(|server: &str| crate::advice::login_advice(server))),
-    };
+    let options =
+        FrontOptions { lone_client: Some(lone_client), login_advice: Some(Arc::new(crate::advice::login_advice)) };
     let front = Front::with(warden.clone(), options);
     tracing::info!("serving MCP on stdin/stdout ({})", view.who());
     let stdin = BufReader::new(tokio::io::stdin());

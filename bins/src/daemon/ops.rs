@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Value};
 use tokio::time::Instant;
-use warden_actors::{ApprovalQueue, CallError, CallOptions, ProfileChoice, Scope, ToolEntry, Warden};
+use warden_actors::{ApprovalQueue, CallError, CallOptions, ProfileChoice, ToolEntry, Warden};
 use warden_protocol::{
     json_len_hint, BridgeCallTool, BridgeError, BridgeErrorCode as Code, BridgeRequest as Request, CallToolResult,
     ResultFormat, ToolListing,
@@ -143,7 +143,7 @@ impl Ops {
                     return Ok(json!({ "tools": tools }));
                 }
                 // What a model of that agent is handed, as `presented_tools` gives it.
-                let scope = self.scope(agent.as_deref()).map_err(call_error)?;
+                let scope = self.warden.scope(agent.as_deref()).map_err(call_error)?;
                 let profile = match profile.as_deref() {
                     Some(name) => ProfileChoice::Named(name),
                     None => ProfileChoice::Own,
@@ -244,21 +244,13 @@ impl Ops {
         }
         let _call = self.activity.begin_call();
         self.settle_within_call_timeout().await;
-        let scope = self.scope(agent).map_err(call_error)?;
+        let scope = self.warden.scope(agent).map_err(call_error)?;
         match format {
             ResultFormat::Raw => Ok(Answered::Tool(scope.call(name, args, options).await.map_err(call_error)?)),
             ResultFormat::Text => {
                 let rendered = scope.call_text(name, args, options).await.map_err(call_error)?;
                 Ok(Answered::Value(json!({"text": rendered.text, "is_error": rendered.is_error})))
             }
-        }
-    }
-
-    /// The scope a request names: `agent`'s, or the host's.
-    fn scope(&self, agent: Option<&str>) -> Result<Scope, CallError> {
-        match agent {
-            Some(agent) => self.warden.agent(agent),
-            None => Ok(self.warden.host()),
         }
     }
 

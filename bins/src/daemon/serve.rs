@@ -123,8 +123,8 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         super::workers::described(),
     );
 
-    let login_advice: warden_front::LoginAdvice = Arc::new(|server: &str| crate::advice::login_advice(server));
-    let options = warden_front::FrontOptions { lone_client: None, login_advice: Some(login_advice) };
+    let options =
+        warden_front::FrontOptions { lone_client: None, login_advice: Some(Arc::new(crate::advice::login_advice)) };
     let front = warden_front::Front::with(warden.clone(), options);
     let activity = Activity::new(idle_timeout);
     let http_front = match front_listener {

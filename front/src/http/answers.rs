@@ -8,7 +8,7 @@ use serde_json::Value;
 use warden_protocol::ErrorCode;
 
 use super::sse::{self, Body};
-use crate::session::error;
+use crate::session::{error, error_answer};
 
 /// One HTTP answer.
 pub(super) type Answer = Response<Body>;
@@ -38,11 +38,7 @@ pub(super) fn refuse(status: StatusCode, message: &str) -> Answer {
 
 /// A check's refusal, as it is answered.
 pub(super) fn refused(refusal: super::checks::Refusal) -> Answer {
-    let mut body = error(&Value::Null, refusal.code, &refusal.message);
-    if let Some(data) = refusal.data {
-        body["error"]["data"] = data;
-    }
-    let mut answer = json_answer(&body);
+    let mut answer = json_answer(&error_answer(&Value::Null, refusal.error));
     *answer.status_mut() = refusal.status;
     for (name, value) in refusal.headers {
         answer.headers_mut().insert(name, value);

@@ -19,9 +19,8 @@
 use hyper::header::{HeaderName, HeaderValue, AUTHORIZATION, HOST, ORIGIN, WWW_AUTHENTICATE};
 use hyper::http::request::Parts;
 use hyper::StatusCode;
-use serde_json::Value;
 use warden_config::{FrontConfig, FrontToken};
-use warden_protocol::{ErrorCode, SUPPORTED_PROTOCOL_VERSIONS};
+use warden_protocol::{ErrorCode, ErrorObject, SUPPORTED_PROTOCOL_VERSIONS};
 
 /// Who a request comes from, as the front treats it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,29 +41,22 @@ pub struct Identity {
 #[derive(Debug)]
 pub struct Refusal {
     pub(super) status: StatusCode,
-    pub(super) code: ErrorCode,
-    pub(super) message: String,
-    pub(super) data: Option<Value>,
+    /// The JSON-RPC error the body carries.
+    pub(super) error: ErrorObject,
     pub(super) headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Refusal {
     /// A refusal with this HTTP `status`; `message` says what was wrong
-    /// and what to do about it.
+    /// and what to do about it (an invalid-request error).
     pub fn new(status: StatusCode, message: impl Into<String>) -> Refusal {
-        Refusal { status, code: ErrorCode::INVALID_REQUEST, message: message.into(), data: None, headers: Vec::new() }
+        Refusal::with_error(status, ErrorObject::new(ErrorCode::INVALID_REQUEST, message))
     }
 
-    /// The same, with a JSON-RPC error code other than invalid request.
-    pub fn with_code(mut self, code: ErrorCode) -> Refusal {
-        self.code = code;
-        self
-    }
-
-    /// The same, with the error's `data` (what a client can act on).
-    pub fn with_data(mut self, data: Value) -> Refusal {
-        self.data = Some(data);
-        self
+    /// A refusal with this HTTP `status` and JSON-RPC `error` (its own
+    /// code and data).
+    pub fn with_error(status: StatusCode, error: ErrorObject) -> Refusal {
+        Refusal { status, error, headers: Vec::new() }
     }
 
     /// The same, with a header (`WWW-Authenticate` on a 401, `Retry-After`).
@@ -80,7 +72,7 @@ impl Refusal {
 
     /// What it says.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.error.message
     }
 }
 
@@ -232,13 +224,7 @@ impl Check for KnownProtocolVersion {
         if SUPPORTED_PROTOCOL_VERSIONS.contains(&version) || warden_protocol::is_modern(version) {
             return Ok(());
         }
-        let mut error = crate::session::unsupported_version(version);
-        let message = error["error"]["message"].as_str().unwrap_or("unsupported protocol version").to_string();
-        let refusal = Refusal::new(StatusCode::BAD_REQUEST, message).with_code(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
-        Err(match error["error"].get_mut("data").map(Value::take) {
-            Some(data) => refusal.with_data(data),
-            None => refusal,
-        })
+        Err(Refusal::with_error(StatusCode::BAD_REQUEST, crate::session::unsupported_version(version)))
     }
 }
 

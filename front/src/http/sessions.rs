@@ -99,7 +99,7 @@ impl Sessions {
     pub(crate) fn create(
         &self,
         session: Session,
-        owner: (String, String),
+        owner: (&str, &str),
         keep: KeepAlive,
     ) -> Result<(String, Arc<HttpSession>), Refused> {
         let mut sessions = self.lock();
@@ -120,7 +120,7 @@ impl Sessions {
         let notifier = session.spawn_notifier(notices);
         let http = Arc::new(HttpSession {
             session,
-            owner,
+            owner: (owner.0.to_string(), owner.1.to_string()),
             last_used: Mutex::new(Instant::now()),
             stream: Mutex::new(Stream::default()),
             notifier,
@@ -139,8 +139,8 @@ impl Sessions {
     }
 
     /// The session `id` if `owner` made it; counts as use.
-    pub(crate) fn get(&self, id: &str, owner: &(String, String)) -> Option<Arc<HttpSession>> {
-        let http = self.lock().get(id).filter(|http| &http.owner == owner).cloned()?;
+    pub(crate) fn get(&self, id: &str, (subject, path): (&str, &str)) -> Option<Arc<HttpSession>> {
+        let http = self.lock().get(id).filter(|http| http.owner.0 == subject && http.owner.1 == path).cloned()?;
         *http.last_used.lock().expect("session lock") = Instant::now();
         Some(http)
     }

@@ -42,7 +42,7 @@ pub(crate) enum Envelope {
     /// A well-formed 2026-07-28 envelope.
     Modern(Modern),
     /// A 2026-07-28 envelope the front refuses, and why.
-    Refused { code: ErrorCode, message: String, data: Option<Value> },
+    Refused(ErrorObject),
 }
 
 /// Reads a request's envelope from its params.
@@ -53,7 +53,7 @@ pub(crate) fn envelope(params: Option<&Value>) -> Envelope {
     };
     let Some(version) = version.as_str() else {
         let message = format!("`_meta` \"{PROTOCOL_VERSION_KEY}\" must be a string such as \"2026-07-28\"");
-        return Envelope::Refused { code: ErrorCode::INVALID_PARAMS, message, data: None };
+        return Envelope::Refused(ErrorObject::new(ErrorCode::INVALID_PARAMS, message));
     };
     if !is_modern(version) {
         let message = format!(
@@ -62,11 +62,15 @@ pub(crate) fn envelope(params: Option<&Value>) -> Envelope {
             SUPPORTED_PROTOCOL_VERSIONS.join(", ")
         );
         let data = json!({"supported": all_versions(), "requested": version});
-        return Envelope::Refused { code: ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, message, data: Some(data) };
+        return Envelope::Refused(ErrorObject {
+            code: ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            message,
+            data: Some(data),
+        });
     }
     if !meta.and_then(|meta| meta.get(CLIENT_CAPABILITIES_KEY)).is_some_and(Value::is_object) {
         let message = format!("a 2026-07-28 request must carry its client's capabilities in `_meta` \"{CLIENT_CAPABILITIES_KEY}\" (an object, `{{}}` for none)");
-        return Envelope::Refused { code: ErrorCode::INVALID_PARAMS, message, data: None };
+        return Envelope::Refused(ErrorObject::new(ErrorCode::INVALID_PARAMS, message));
     }
     let client = meta
         .and_then(|meta| meta.get(CLIENT_INFO_KEY))
@@ -77,25 +81,12 @@ pub(crate) fn envelope(params: Option<&Value>) -> Envelope {
     Envelope::Modern(Modern { client })
 }
 
-/// The error answering a refused envelope.
-pub(crate) fn refusal(id: &Value, code: ErrorCode, message: &str, data: Option<Value>) -> Value {
-    let mut answer = error(id, code, message);
-    if let Some(data) = data {
-        answer["error"]["data"] = data;
-    }
-    answer
-}
-
 /// The error for a version the front does not speak at all.
-pub(crate) fn unsupported_version(version: &str) -> Value {
+pub(crate) fn unsupported_version(version: &str) -> ErrorObject {
     let message =
         format!("MCP-Protocol-Version '{version}' is not one this front speaks ({})", all_versions().join(", "));
-    refusal(
-        &Value::Null,
-        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-        &message,
-        Some(json!({"supported": all_versions(), "requested": version})),
-    )
+    let data = json!({"supported": all_versions(), "requested": version});
+    ErrorObject { code: ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, message, data: Some(data) }
 }
 
 /// Every version the front speaks, newest first.

@@ -32,17 +32,3 @@ pub enum OAuthError {
     #[error("{0}")]
     Store(String),
 }
-
-impl OAuthError {
-    /// What it says, for a test or a log line.
-    pub fn message(&self) -> &str {
-        match self {
-            OAuthError::Config(text)
-            | OAuthError::Discovery(text)
-            | OAuthError::Registration(text)
-            | OAuthError::Browser(text)
-            | OAuthError::Token(text)
-            | OAuthError::Store(text) => text,
-        }
-    }
-}
