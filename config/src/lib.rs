@@ -65,6 +65,7 @@ use serde::Deserialize;
 
 mod audit;
 mod ca_cert;
+mod cluster;
 mod codex;
 mod crash_retry;
 mod daemon;
@@ -95,6 +96,7 @@ mod vscode;
 
 pub use audit::AuditConfig;
 pub use ca_cert::{ca_roots, check_ca_cert};
+pub use cluster::ClusterConfig;
 pub use crash_retry::CrashRetry;
 pub use daemon::{DaemonConfig, DEFAULT_IDLE_TIMEOUT};
 pub use discovery::{absolute as config_path, config_file, default_config_path, Discovered};
@@ -175,6 +177,9 @@ pub struct WardenConfig {
     /// The model servers may ask for completions: `[sampling]`.
     #[serde(default)]
     pub sampling: SamplingConfig,
+    /// Nodes that share servers through NATS: `[cluster]`.
+    #[serde(default)]
+    pub cluster: Option<ClusterConfig>,
 }
 
 fn default_output_limit_bytes() -> usize {
@@ -430,6 +435,10 @@ impl WardenConfig {
         self.audit.check().map_err(policy_error)?;
         self.telemetry.check().map_err(policy_error)?;
         secrets.extend(metrics_token.map(|token| ("metrics token".to_string(), token)));
+        if let Some(cluster) = &mut self.cluster {
+            let servers = &self.servers;
+            secrets.extend(cluster.check(|name| servers.contains_key(name), lookup).map_err(policy_error)?);
+        }
         self.known_secrets = secrets;
         Ok(())
     }

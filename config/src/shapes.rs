@@ -31,7 +31,7 @@ pub(super) const SECTIONS: [&str; 5] = ["servers", "mcp_servers", "mcpServers", 
 
 /// The top-level keys of Warden's schema: in a codex file, every other key
 /// is codex's own setting and is not read.
-const WARDEN_KEYS: [&str; 17] = [
+const WARDEN_KEYS: [&str; 18] = [
     "servers",
     "max_message_bytes",
     "call_timeout_secs",
@@ -49,6 +49,7 @@ const WARDEN_KEYS: [&str; 17] = [
     "roots",
     "sampling",
     "mcp_server_dir",
+    "cluster",
 ];
 
 /// What an entry in another program's shape set that Warden does not
