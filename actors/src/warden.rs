@@ -45,6 +45,7 @@ use crate::server_actor::{NoticeSender, ServerNotice};
 use crate::server_settings::ServerSettings;
 use crate::summarizer::{SummarizerMsg, SummaryView};
 
+mod attached;
 mod builder;
 mod changes;
 mod left_tasks;
@@ -53,6 +54,7 @@ mod policy_api;
 mod reload;
 mod scope;
 
+pub use attached::AttachError;
 pub use builder::WardenBuilder;
 pub use changes::{Changes, ToolChanges};
 pub use policy_api::ToolPolicyRow;

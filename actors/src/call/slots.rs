@@ -34,6 +34,18 @@ impl Slots {
     pub(crate) fn oauth(&self) -> &[(String, Arc<Authorizer>)] {
         &self.oauth
     }
+
+    /// These slots with `server`'s set to `slot`.
+    pub(crate) fn with(&self, server: &str, slot: Slot) -> Slots {
+        let others = self.by_server.iter().filter(|(name, _)| name.as_str() != server);
+        others.map(|(name, slot)| (name.clone(), slot.clone())).chain([(server.to_string(), slot)]).collect()
+    }
+
+    /// These slots without `server`'s.
+    pub(crate) fn without(&self, server: &str) -> Slots {
+        let others = self.by_server.iter().filter(|(name, _)| name.as_str() != server);
+        others.map(|(name, slot)| (name.clone(), slot.clone())).collect()
+    }
 }
 
 impl FromIterator<(String, Slot)> for Slots {

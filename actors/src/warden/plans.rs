@@ -21,6 +21,9 @@ pub(crate) enum Identity {
     Config(Box<ServerConfig>, usize),
     /// A host's own connector: the same one (the same `Arc`) is the same server.
     Connector(Arc<dyn Connector>),
+    /// A server attached while Warden runs (`attached.rs`): no config's,
+    /// so no reload's but one that configures its name.
+    Attached,
 }
 
 impl Identity {

@@ -142,9 +142,17 @@ impl Warden {
         let mut report = ReloadReport::default();
         let mut settings: Vec<(String, ServerSettings)> = Vec::new();
         let mut to_start = Vec::new();
+        // A configured server wins over an attached one of its name.
+        let mut displaced = Vec::new();
         for (plan, identity) in plans {
             settings.push((plan.name.clone(), plan.settings.clone()));
             match identities.get(&plan.name) {
+                Some(Identity::Attached) => {
+                    tracing::info!(server = %plan.name, "the configured server replaces the attached one");
+                    displaced.push(plan.name.clone());
+                    report.added.push(plan.name.clone());
+                    to_start.push(plan);
+                }
                 Some(old) if old.same_as(&identity) => report.unchanged.push(plan.name.clone()),
                 Some(_) => {
                     report.restarted.push(plan.name.clone());
@@ -158,8 +166,13 @@ impl Warden {
             identities.insert(settings.last().expect("pushed above").0.clone(), identity);
         }
         let configured: std::collections::HashSet<&str> = settings.iter().map(|(name, _)| name.as_str()).collect();
-        report.removed = identities.keys().filter(|name| !configured.contains(name.as_str())).cloned().collect();
-        identities.retain(|name, _| configured.contains(name.as_str()));
+        let attached = |identity: &Identity| matches!(identity, Identity::Attached);
+        report.removed = identities
+            .iter()
+            .filter(|(name, identity)| !configured.contains(name.as_str()) && !attached(identity))
+            .map(|(name, _)| name.clone())
+            .collect();
+        identities.retain(|name, identity| configured.contains(name.as_str()) || attached(identity));
         for list in [&mut report.added, &mut report.removed, &mut report.restarted, &mut report.unchanged] {
             list.sort();
         }
@@ -173,13 +186,18 @@ impl Warden {
             self.set_config_roots(roots);
         }
 
-        let leaving: Vec<String> = report.removed.iter().chain(&report.restarted).cloned().collect();
+        let leaving: Vec<String> = report.removed.iter().chain(&report.restarted).chain(&displaced).cloned().collect();
         self.retire(&leaving).await?;
 
         // Unchanged servers keep their counters of calls in flight; the
         // others get fresh ones.
         let old_slots = self.core.path.slots.borrow().clone();
         let mut reshaped = Vec::new();
+        let still_attached: Vec<(String, Slot)> = identities
+            .iter()
+            .filter(|(_, identity)| attached(identity))
+            .filter_map(|(name, _)| Some((name.clone(), old_slots.get(name)?.clone())))
+            .collect();
         let slots: Slots = settings
             .into_iter()
             .map(|(name, settings)| {
@@ -194,6 +212,7 @@ impl Warden {
                 };
                 (name, slot)
             })
+            .chain(still_attached)
             .collect();
         self.core.path.slots.send_replace(Arc::new(slots));
         for (name, tools) in reshaped {
@@ -222,7 +241,7 @@ impl Warden {
 
     /// Withdraws `servers` (no new call reaches them), waits for their calls
     /// in flight (bounded), then stops them.
-    async fn retire(&self, servers: &[String]) -> Result<(), ReloadError> {
+    pub(super) async fn retire(&self, servers: &[String]) -> Result<(), ReloadError> {
         if servers.is_empty() {
             return Ok(());
         }
