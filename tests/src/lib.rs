@@ -28,6 +28,7 @@ pub mod conformance;
 pub mod fault_matrix;
 pub mod http_everything;
 pub mod listening;
+pub mod nats;
 pub mod oauth_server;
 pub mod python_http;
 pub mod real_servers;

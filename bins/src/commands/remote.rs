@@ -57,10 +57,13 @@ pub(super) async fn connect(common: &Common, verbose: bool) -> anyhow::Result<Cl
         }
     }
     let config = match WardenConfig::discover(common.config.as_deref())? {
-        Discovered::Loaded { path, config } if config.servers.is_empty() => {
+        // A node that imports from its cluster may have none of its own.
+        Discovered::Loaded { path, config }
+            if config.servers.is_empty() && !config.cluster.as_ref().is_some_and(|cluster| cluster.import) =>
+        {
             return Err(UsageError(format!(
                 "no servers configured in {}; add a [servers.NAME] table with `command` (a local server) or \
-                 `url` (a remote one) — examples/warden.toml is a start",
+                 `url` (a remote one), or a [cluster] to use other nodes' servers — examples/warden.toml is a start",
                 path.display()
             ))
             .into());

@@ -93,6 +93,10 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         None
     };
     let warden = builder.start().await.context("starting Warden")?;
+    // Before the lockfile: a node that cannot join its cluster does not start.
+    let cluster = warden_cluster::Cluster::join(&warden, &config)
+        .await
+        .with_context(|| format!("joining the cluster ([cluster] in {})", config_path.display()))?;
     let lockfile = Lockfile {
         pid: std::process::id(),
         address,
@@ -197,6 +201,9 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         tracing::warn!("{} calls still running after the drain limit; stopping anyway", ops.activity.calls_in_flight());
     }
     close_connections(connections).await;
+    if let Some(cluster) = cluster {
+        cluster.leave().await;
+    }
     ops.warden.shutdown().await;
     if let Some(audit) = audit {
         // The last records are written before the process ends.

@@ -1,0 +1,175 @@
+//! The cluster: Warden daemons on one machine sharing their servers
+//! through a real `nats-server` (pinned, installed by the tests), each
+//! daemon with its own state directory — a server of node A called from
+//! node B, its secrets kept on A, and what B sees when A dies.
+
+#![allow(unused_crate_dependencies)]
+
+mod common;
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{stderr, stdout, Home};
+use warden_tests::nats::NatsServer;
+
+/// A secret in node A's server environment: it must never reach B.
+const SECRET: &str = "cluster-secret-4f1e9a0c77d2";
+
+/// Node `node`: the test server as `test` (with the record tools) when
+/// `exports`, in the cluster on `nats`.
+fn node(label: &str, node: &str, exports: bool, nats: &NatsServer) -> Home {
+    let home = Home::new(label);
+    let server = warden_tests::bins::test_server().display().to_string();
+    let mut config = String::from("[security]\nauto_approve = true\n");
+    if exports {
+        config += &format!(
+            "[servers.test]\ncommand = {server:?}\nargs = [\"--tools\", \"echo,env,pid,sleep,record,record_safe\"]\n\
+             env = {{ CLUSTER_SECRET = \"{SECRET}\" }}\n"
+        );
+    }
+    config += &format!(
+        "[cluster]\nnats = [\"{}\"]\nnode = \"{node}\"\nexport = [{}]\n",
+        nats.url(),
+        if exports { "\"test\"" } else { "" }
+    );
+    std::fs::write(&home.config, config).unwrap();
+    home
+}
+
+fn nats(label: &str) -> NatsServer {
+    NatsServer::start(&warden_tests::scratch_dir(label), "")
+}
+
+/// Whether `home`'s daemon lists `tool`.
+fn lists(home: &Home, tool: &str) -> bool {
+    let output = home.warden(&["tools"]);
+    stdout(&output).contains(tool)
+}
+
+/// Waits (at most `limit`) until `condition` holds; how long it took.
+fn wait_for(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < limit, "{what} did not happen within {limit:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    start.elapsed()
+}
+
+/// Every byte NATS delivers on any subject, read by a raw client of the
+/// NATS protocol (`SUB >`), for looking at what crosses the wire.
+struct Wiretap {
+    bytes: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Wiretap {
+    fn start(nats: &NatsServer) -> Wiretap {
+        let mut stream = TcpStream::connect(("127.0.0.1", nats.port)).unwrap();
+        stream.write_all(b"CONNECT {\"verbose\":false}\r\nSUB > 1\r\nPING\r\n").unwrap();
+        let bytes = Arc::new(Mutex::new(Vec::new()));
+        let kept = bytes.clone();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 65536];
+            while let Ok(read) = stream.read(&mut buffer) {
+                if read == 0 {
+                    return;
+                }
+                if buffer[..read].windows(6).any(|window| window == b"PING\r\n") {
+                    let _ = stream.write_all(b"PONG\r\n");
+                }
+                kept.lock().unwrap().extend_from_slice(&buffer[..read]);
+            }
+        });
+        Wiretap { bytes }
+    }
+
+    fn saw(&self, text: &str) -> bool {
+        self.bytes.lock().unwrap().windows(text.len()).any(|window| window == text.as_bytes())
+    }
+}
+
+#[test]
+fn a_server_of_one_node_is_called_from_another_and_its_secrets_stay_home() {
+    let nats = nats("cluster-nats-1");
+    let wiretap = Wiretap::start(&nats);
+    let a = node("cluster-a", "a", true, &nats);
+    let b = node("cluster-b", "b", false, &nats);
+    let a_server = a.call("test__pid", "{}");
+    // B has no server of its own: its first call starts it, joins, and
+    // runs on A.
+    assert_eq!(b.call("test__echo", r#"{"message":"across the cluster"}"#), "across the cluster");
+    assert_eq!(b.call("test__pid", "{}"), a_server, "the call ran on A's server");
+    assert!(lists(&b, "test__record"), "{}", stdout(&b.warden(&["tools"])));
+    assert!(wiretap.saw("across the cluster"), "the wiretap sees the cluster's traffic");
+    // A redacts its own server's secret before the result leaves it.
+    let env = b.call("test__env", r#"{"name":"CLUSTER_SECRET"}"#);
+    assert!(env.contains("[REDACTED"), "{env}");
+    assert!(!env.contains(SECRET), "{env}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!wiretap.saw(SECRET), "A's secret crossed NATS");
+    // A tool A's server does not have is an error that says so.
+    let missing = b.warden(&["call", "test__nothing", "{}"]);
+    assert_ne!(missing.status.code(), Some(0));
+    assert!(stderr(&missing).contains("test__nothing"), "{}", stderr(&missing));
+}
+
+#[test]
+fn a_killed_node_has_its_servers_withdrawn_and_restored_when_it_returns() {
+    let nats = nats("cluster-nats-2");
+    let a = node("cluster-kill-a", "a", true, &nats);
+    let b = node("cluster-kill-b", "b", false, &nats);
+    a.start_daemon();
+    assert_eq!(b.call("test__echo", r#"{"message":"before"}"#), "before");
+    let a_pid = a.daemon_pid();
+    unsafe { libc::kill(a_pid as i32, libc::SIGKILL) };
+    let withdrawn = wait_for(Duration::from_secs(10), "withdrawing A's server on B", || !lists(&b, "test__echo"));
+    eprintln!("withdrawn {withdrawn:?} after SIGKILL");
+    let gone = b.warden(&["call", "test__echo", r#"{"message":"while A is down"}"#]);
+    assert_ne!(gone.status.code(), Some(0), "{}", stdout(&gone));
+    assert!(stderr(&gone).contains("test__echo"), "{}", stderr(&gone));
+    // A comes back (its old heartbeat lapsed): B serves its tools again.
+    a.start_daemon();
+    let restored = wait_for(Duration::from_secs(10), "restoring A's server on B", || lists(&b, "test__echo"));
+    eprintln!("restored {restored:?} after A's start");
+    assert_eq!(b.call("test__echo", r#"{"message":"after"}"#), "after");
+}
+
+/// `warden call` on `home` in the background.
+fn call_in_background(home: &Home, name: &str, arguments: &str) -> Child {
+    home.command(&["call", name, arguments])
+        .arg("--config")
+        .arg(&home.config)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_call_whose_node_dies_mid_call_is_not_run_twice_and_says_it_may_have_taken_effect() {
+    let nats = nats("cluster-nats-3");
+    let a = node("cluster-mid-a", "a", true, &nats);
+    let b = node("cluster-mid-b", "b", false, &nats);
+    a.start_daemon();
+    assert_eq!(b.call("test__echo", r#"{"message":"up"}"#), "up");
+    let record = a.dir.parent().unwrap().join("executions");
+    let arguments = format!(r#"{{"file":{:?},"id":"once","ms":20000}}"#, record.display().to_string());
+    let call = call_in_background(&b, "test__record", &arguments);
+    wait_for(Duration::from_secs(10), "the call reaching A's server", || {
+        std::fs::read_to_string(&record).is_ok_and(|text| text.contains("once"))
+    });
+    let killed = Instant::now();
+    unsafe { libc::kill(a.daemon_pid() as i32, libc::SIGKILL) };
+    let output = call.wait_with_output().unwrap();
+    let ended = killed.elapsed();
+    assert_ne!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("may or may not have taken effect"), "{error}");
+    assert!(error.contains("node a"), "{error}");
+    assert!(ended < Duration::from_secs(10), "the caller waited {ended:?} for a dead node");
+    assert_eq!(std::fs::read_to_string(&record).unwrap().matches("once").count(), 1, "run exactly once");
+}

@@ -1,0 +1,76 @@
+//! The cluster's two key-value buckets, made on first use by whichever
+//! node comes first, and made again when NATS lost them (a restart of a
+//! NATS server without persistence).
+//!
+//! - **nodes**: each node's heartbeat under its name, put with a TTL
+//!   ([`HEARTBEAT_TTL`]) every [`HEARTBEAT_EVERY`]. The bucket has *limit
+//!   markers*: when a key's TTL runs out, NATS deletes it *and tells the
+//!   watchers* (a purge marker) — without markers a key expires silently.
+//!   A node that leaves deletes its key itself, which watchers see at once.
+//! - **catalog**: `NODE.SERVER` → what that server offers. No TTL: an
+//!   entry counts only while its node's heartbeat does, and a node rewrites
+//!   its entries on every change and every [`CATALOG_REFRESH`].
+//!
+//! Both live in memory: everything in them is rewritten by the nodes
+//! within seconds, so a NATS restart costs nothing a disk would save.
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv, stream::StorageType};
+
+use crate::names::Names;
+use crate::ClusterError;
+
+/// How long a heartbeat counts. A node whose heartbeat lapsed is gone to
+/// the others: its servers are withdrawn. NATS' purge marker arrives
+/// about this long after the last heartbeat (the minimum TTL is 1 s).
+pub(crate) const HEARTBEAT_TTL: Duration = Duration::from_secs(2);
+
+/// How often a node puts its heartbeat: four times a TTL, so a lost put or
+/// a slow moment never lets it lapse.
+pub(crate) const HEARTBEAT_EVERY: Duration = Duration::from_millis(500);
+
+/// How often a node writes its catalog entries again though nothing
+/// changed (they come back this fast after NATS lost them).
+pub(crate) const CATALOG_REFRESH: Duration = Duration::from_secs(5);
+
+/// The cluster's buckets.
+#[derive(Clone)]
+pub(crate) struct Buckets {
+    pub(crate) nodes: kv::Store,
+    pub(crate) catalog: kv::Store,
+}
+
+impl Buckets {
+    /// Opens both buckets, making them when they do not exist.
+    pub(crate) async fn open(js: &jetstream::Context, names: &Names) -> Result<Buckets, ClusterError> {
+        let nodes = kv::Config {
+            bucket: names.nodes_bucket(),
+            description: "Warden nodes: heartbeats with a TTL".into(),
+            history: 1,
+            storage: StorageType::Memory,
+            // The markers themselves need not last long: watchers see them
+            // as they are written.
+            limit_markers: Some(Duration::from_secs(1)),
+            ..Default::default()
+        };
+        let catalog = kv::Config {
+            bucket: names.catalog_bucket(),
+            description: "Warden nodes: what each node's exported servers offer".into(),
+            history: 1,
+            storage: StorageType::Memory,
+            ..Default::default()
+        };
+        let open = |config: kv::Config| async move {
+            let bucket = config.bucket.clone();
+            js.create_or_update_key_value(config).await.map_err(|error| ClusterError::Bucket {
+                bucket,
+                problem: format!(
+                    "{error}; the cluster needs JetStream (nats-server -js) of version 2.11 or later, for \
+                     per-key TTLs"
+                ),
+            })
+        };
+        Ok(Buckets { nodes: open(nodes).await?, catalog: open(catalog).await? })
+    }
+}

@@ -1,0 +1,232 @@
+//! Warden nodes that share their MCP servers through NATS.
+//!
+//! A node **exports** some of its servers: it answers calls for them on
+//! NATS, publishes what they offer in a key-value bucket, and puts a
+//! heartbeat with a TTL so the others know it is alive. A node
+//! **imports** what the others export: each such server is attached to
+//! its [`Warden`] as a server like its own (a server actor over a
+//! connector that speaks NATS), so the registry, naming, policy,
+//! approvals, profiles, the front, the bridge and the embedded handle
+//! serve it unchanged. Policy applies where a call enters the cluster;
+//! the node that runs it applies its server's settings and redacts its
+//! own secrets before a result leaves it.
+//!
+//! ```no_run
+//! # async fn join(warden: warden_actors::Warden, config: warden_actors::WardenConfig) -> Result<(), warden_cluster::ClusterError> {
+//! if let Some(cluster) = warden_cluster::Cluster::join(&warden, &config).await? {
+//!     // ... serve ...
+//!     cluster.leave().await;
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! The modules: `connect.rs` (NATS, from the config), `names.rs`
+//! (subjects, buckets, keys), `buckets.rs` (the heartbeat and catalog
+//! buckets), `wire.rs` (what nodes send each other), `announce.rs` (this
+//! node's heartbeat and catalog), `serve.rs` and `runs.rs` (calls run here
+//! for others, once per call id), `import.rs` (other nodes' servers
+//! attached here), `remote.rs` and `remote/call.rs` (a remote server's
+//! connection, and the failure table of one call). The design and the
+//! failure table are in `docs/cluster.md`.
+
+mod announce;
+mod buckets;
+mod connect;
+mod import;
+mod names;
+mod remote;
+mod runs;
+mod serve;
+mod wire;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use async_nats::jetstream;
+use tokio::sync::watch;
+use tokio::task::AbortHandle;
+use warden_actors::{ServerSettings, Warden};
+use warden_config::{ClusterConfig, WardenConfig};
+
+use buckets::{Buckets, HEARTBEAT_TTL};
+
+/// How long joining waits to have read what the other nodes export.
+const SYNC_LIMIT: Duration = Duration::from_secs(5);
+use names::Names;
+
+/// Why a node could not join its cluster.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClusterError {
+    /// NATS could not be reached.
+    #[error("cannot connect to NATS at {urls}: {problem}")]
+    Connect {
+        /// The configured URLs.
+        urls: String,
+        /// What failed.
+        problem: String,
+    },
+    /// A bucket could not be opened or made.
+    #[error("cannot open the cluster's bucket '{bucket}': {problem}")]
+    Bucket {
+        /// Its name.
+        bucket: String,
+        /// What failed.
+        problem: String,
+    },
+    /// A subscription failed.
+    #[error("cannot subscribe to {subject}: {problem}")]
+    Subscribe {
+        /// The subject.
+        subject: String,
+        /// What failed.
+        problem: String,
+    },
+    /// Another live node has this node's name.
+    #[error(
+        "another node named '{0}' is in the cluster (its heartbeat is current); give this node its own name with \
+         `node = \"...\"` in [cluster]"
+    )]
+    NodeTaken(String),
+}
+
+/// Which local servers are offered to the cluster.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Exports(Vec<String>);
+
+impl Exports {
+    fn of(config: &ClusterConfig) -> Exports {
+        Exports(config.export.clone())
+    }
+
+    /// Whether `server` is offered.
+    pub(crate) fn covers(&self, server: &str) -> bool {
+        self.0.iter().any(|name| name == "*" || name == server)
+    }
+}
+
+/// This node's membership of its cluster; [`Cluster::leave`] ends it.
+pub struct Cluster {
+    names: Arc<Names>,
+    warden: Warden,
+    client: async_nats::Client,
+    buckets: Buckets,
+    exports: watch::Sender<Exports>,
+    tasks: Vec<AbortHandle>,
+}
+
+impl Cluster {
+    /// Joins the cluster the config's `[cluster]` describes (`None` without
+    /// one): connects to NATS, opens (or makes) the buckets, starts the
+    /// heartbeat, publishes the exported servers and answers their calls,
+    /// and attaches the servers other nodes export (unless `import =
+    /// false`), each with the config's call timeout. Fails when NATS cannot
+    /// be reached or another live node has this node's name.
+    pub async fn join(warden: &Warden, config: &WardenConfig) -> Result<Option<Cluster>, ClusterError> {
+        let Some(cluster) = &config.cluster else { return Ok(None) };
+        let call_timeout = config.call_timeout();
+        Cluster::join_with(warden, cluster, call_timeout).await.map(Some)
+    }
+
+    async fn join_with(
+        warden: &Warden,
+        config: &ClusterConfig,
+        call_timeout: Duration,
+    ) -> Result<Cluster, ClusterError> {
+        let names = Arc::new(Names::new(&config.subject_prefix, config.node_name()));
+        let client = connect::connect(config).await?;
+        let js = jetstream::new(client.clone());
+        let buckets = Buckets::open(&js, &names).await?;
+        wait_for_name(&buckets, &names.node).await?;
+        let (exports, exported) = watch::channel(Exports::of(config));
+        let joined = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |since| since.as_secs());
+        let beat = wire::Heartbeat {
+            node: names.node.clone(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            exports: config.export.clone(),
+            joined,
+        };
+        let mut tasks = vec![
+            tokio::spawn(announce::heartbeat(js.clone(), names.clone(), buckets.clone(), beat)).abort_handle(),
+            tokio::spawn(announce::catalog(warden.clone(), names.clone(), buckets.clone(), exported.clone()))
+                .abort_handle(),
+        ];
+        let host = Arc::new(serve::Host {
+            client: client.clone(),
+            names: names.clone(),
+            warden: warden.clone(),
+            exports: exported,
+            runs: Arc::default(),
+        });
+        tasks.push(
+            tokio::spawn(async move {
+                if let Err(error) = serve::serve(host).await {
+                    tracing::error!("this node no longer answers calls from the cluster: {error}");
+                }
+            })
+            .abort_handle(),
+        );
+        if config.import {
+            let settings = ServerSettings { call_timeout, ..ServerSettings::default() };
+            let importer = import::Importer::new(warden.clone(), names.clone(), client.clone(), js, settings);
+            let (synced, sync) = tokio::sync::oneshot::channel();
+            tasks.push(tokio::spawn(importer.run(buckets.clone(), synced)).abort_handle());
+            // Joined means the others' servers are attached (starting).
+            if tokio::time::timeout(SYNC_LIMIT, sync).await.is_err() {
+                tracing::warn!(
+                    "the cluster's servers were not all read within {SYNC_LIMIT:?}; they are attached as they come"
+                );
+            }
+        }
+        tracing::info!(node = %names.node, exports = ?config.export, import = config.import, "joined the cluster");
+        Ok(Cluster { names, warden: warden.clone(), client, buckets, exports, tasks })
+    }
+
+    /// This node's name.
+    pub fn node(&self) -> &str {
+        &self.names.node
+    }
+
+    /// Applies a reloaded config's `export` list.
+    pub fn set_exports(&self, config: &ClusterConfig) {
+        self.exports.send_if_modified(|exports| {
+            let new = Exports::of(config);
+            let changed = *exports != new;
+            *exports = new;
+            changed
+        });
+    }
+
+    /// Leaves the cluster: stops answering calls, deletes this node's
+    /// heartbeat and catalog entries (the others withdraw its servers at
+    /// once), and detaches the servers it imported.
+    pub async fn leave(self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        let servers = self.warden.status().into_iter().map(|status| status.name);
+        announce::withdraw(&self.names, &self.buckets, servers).await;
+        for server in self.warden.attached_servers().await {
+            self.warden.detach_server(&server).await;
+        }
+        let _ = self.client.flush().await;
+        tracing::info!(node = %self.names.node, "left the cluster");
+    }
+}
+
+/// Waits (at most a heartbeat's TTL and a second) for another node's
+/// heartbeat under `node` to lapse: a node restarting after a crash finds
+/// its old heartbeat still counting for up to the TTL.
+async fn wait_for_name(buckets: &Buckets, node: &str) -> Result<(), ClusterError> {
+    let deadline = tokio::time::Instant::now() + HEARTBEAT_TTL + Duration::from_secs(1);
+    loop {
+        let taken = matches!(buckets.nodes.entry(node).await, Ok(Some(entry)) if entry.operation == jetstream::kv::Operation::Put);
+        if !taken {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(ClusterError::NodeTaken(node.to_string()));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -1,0 +1,105 @@
+//! Where things are on NATS: subjects, queue groups, buckets and keys, all
+//! under the configured prefix so deployments can share one NATS.
+//!
+//! ```text
+//! PREFIX.call.SERVER.NODE   a call for SERVER, to NODE's copy of it
+//! PREFIX.call.SERVER        the same, to any node that exports SERVER
+//!                           (queue group PREFIX.SERVER: replicas share it)
+//! PREFIX.cancel.NODE        "stop running call ID" (the caller left)
+//! bucket PREFIX_nodes       NODE → its heartbeat, with a per-message TTL
+//! bucket PREFIX_catalog     NODE.SERVER → what NODE's SERVER offers
+//! ```
+//!
+//! Importing nodes address a node's own subject: they pick a live node
+//! themselves, so a node that froze or was cut off gets no new calls once
+//! its heartbeat lapsed, which a queue group would keep routing to it until
+//! NATS noticed the dead connection (minutes). The queue subject serves
+//! clients of the cluster that do not track nodes.
+//!
+//! Server and node names are letters, digits, `-` and `_` (the config
+//! checks both), so they are always single subject tokens and valid keys.
+
+/// The names of one node's cluster.
+#[derive(Debug, Clone)]
+pub(crate) struct Names {
+    prefix: String,
+    /// The prefix as bucket names allow it (no dots).
+    bucket_prefix: String,
+    /// This node.
+    pub(crate) node: String,
+}
+
+impl Names {
+    pub(crate) fn new(prefix: &str, node: &str) -> Names {
+        Names { prefix: prefix.to_string(), bucket_prefix: prefix.replace('.', "_"), node: node.to_string() }
+    }
+
+    /// The subject of `node`'s copy of `server`.
+    pub(crate) fn call_on(&self, server: &str, node: &str) -> String {
+        format!("{}.call.{server}.{node}", self.prefix)
+    }
+
+    /// The subject every node exporting `server` answers, in a queue group.
+    pub(crate) fn call_any(&self, server: &str) -> String {
+        format!("{}.call.{server}", self.prefix)
+    }
+
+    /// The queue group of `server`'s replicas.
+    pub(crate) fn replicas(&self, server: &str) -> String {
+        format!("{}.{server}", self.prefix)
+    }
+
+    /// Every call to this node, whatever the server.
+    pub(crate) fn calls_to_me(&self) -> String {
+        format!("{}.call.*.{}", self.prefix, self.node)
+    }
+
+    /// The server a call subject names.
+    pub(crate) fn server_of<'a>(&self, subject: &'a str) -> Option<&'a str> {
+        let rest = subject.strip_prefix(&self.prefix)?.strip_prefix(".call.")?;
+        Some(rest.split('.').next().unwrap_or(rest))
+    }
+
+    /// Where `node` is told to stop a call.
+    pub(crate) fn cancel(&self, node: &str) -> String {
+        format!("{}.cancel.{node}", self.prefix)
+    }
+
+    /// The bucket of heartbeats.
+    pub(crate) fn nodes_bucket(&self) -> String {
+        format!("{}_nodes", self.bucket_prefix)
+    }
+
+    /// The bucket of what each node's servers offer.
+    pub(crate) fn catalog_bucket(&self) -> String {
+        format!("{}_catalog", self.bucket_prefix)
+    }
+
+    /// `node`'s `server` in the catalog.
+    pub(crate) fn catalog_key(node: &str, server: &str) -> String {
+        format!("{node}.{server}")
+    }
+
+    /// The node and server of a catalog key.
+    pub(crate) fn split_catalog_key(key: &str) -> Option<(&str, &str)> {
+        key.split_once('.')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Names;
+
+    #[test]
+    fn subjects_and_keys_put_the_prefix_first_and_round_trip() {
+        let names = Names::new("team.warden", "build-box");
+        assert_eq!(names.call_on("git", "db-host"), "team.warden.call.git.db-host");
+        assert_eq!(names.call_any("git"), "team.warden.call.git");
+        assert_eq!(names.server_of("team.warden.call.git.build-box"), Some("git"));
+        assert_eq!(names.server_of("team.warden.call.git"), Some("git"));
+        assert_eq!(names.server_of("other.call.git"), None);
+        assert_eq!(names.calls_to_me(), "team.warden.call.*.build-box");
+        assert_eq!(names.nodes_bucket(), "team_warden_nodes");
+        assert_eq!(Names::split_catalog_key(&Names::catalog_key("a", "git")), Some(("a", "git")));
+    }
+}

@@ -1,0 +1,270 @@
+//! A server another node exports, as this node's server actors see it: a
+//! [`Connector`] whose connection speaks MCP to the server actor and NATS
+//! to the nodes that serve it.
+//!
+//! The server actor is the same one a local server has — handshake, tool
+//! list, calls, deadlines, cancellation, the Registry's table, policy —
+//! so every face (embedded, bridge, CLI, front) serves a remote server as
+//! it serves a local one. Its connection answers the handshake and
+//! `tools/list` from the catalog (the nodes that serve the server, and
+//! what they list), tells the actor `tools/list_changed` when the catalog
+//! changes, and sends each `tools/call` to a node (`remote/call.rs`).
+//! Resources and prompts of remote servers are not relayed yet: they are
+//! refused with a clear error.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_nats::Client;
+use serde_json::{json, Value};
+use tokio::sync::watch;
+use tokio::task::AbortHandle;
+use warden_protocol::{
+    ConnectFuture, Connection, Connector, ErrorCode, ErrorObject, EventSink, Message, Outbound, RequestId, StderrTail,
+    TransportError, TransportEvent,
+};
+
+use crate::names::Names;
+use crate::wire::Cancel;
+
+mod call;
+
+/// Who serves a remote server now, and what it offers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Serving {
+    /// The live nodes that export it, sorted.
+    pub(crate) nodes: Vec<String>,
+    /// Its tools, as the first of those nodes lists them.
+    pub(crate) tools: Arc<Vec<Value>>,
+    /// What it says it is.
+    pub(crate) server_info: Option<Value>,
+}
+
+/// One remote server: its name, who serves it, how to reach them.
+pub(crate) struct RemoteServer {
+    pub(crate) name: String,
+    pub(crate) names: Arc<Names>,
+    pub(crate) client: Client,
+    /// How long a call may run on the node (the server's call timeout here).
+    pub(crate) call_timeout: Duration,
+    serving: watch::Sender<Serving>,
+    /// Round robin over the serving nodes.
+    next: AtomicUsize,
+}
+
+impl RemoteServer {
+    pub(crate) fn new(name: &str, names: Arc<Names>, client: Client, call_timeout: Duration) -> RemoteServer {
+        RemoteServer {
+            name: name.to_string(),
+            names,
+            client,
+            call_timeout,
+            serving: watch::Sender::new(Serving::default()),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// Who serves it now.
+    pub(crate) fn serving(&self) -> Serving {
+        self.serving.borrow().clone()
+    }
+
+    /// Sets who serves it; connections see the change.
+    pub(crate) fn set_serving(&self, serving: Serving) {
+        self.serving.send_if_modified(|current| {
+            let changed = *current != serving;
+            *current = serving;
+            changed
+        });
+    }
+
+    /// The next node to send a call to, skipping `tried`.
+    pub(crate) fn pick(&self, tried: &[String]) -> Option<String> {
+        let nodes = self.serving.borrow().nodes.clone();
+        let left: Vec<&String> = nodes.iter().filter(|node| !tried.contains(node)).collect();
+        if left.is_empty() {
+            return None;
+        }
+        Some(left[self.next.fetch_add(1, Ordering::Relaxed) % left.len()].clone())
+    }
+
+    /// Returns once `node` no longer serves it (its heartbeat lapsed, it
+    /// left, or stopped exporting it).
+    pub(crate) async fn lost(&self, node: &str) {
+        let mut serving = self.serving.subscribe();
+        let _ = serving.wait_for(|serving| !serving.nodes.iter().any(|serving| serving == node)).await;
+    }
+
+    /// Whether `tool` may be repeated on another node when its outcome is
+    /// unknown: annotated read-only or idempotent (what `retry_after_crash`
+    /// allows by default).
+    pub(crate) fn repeatable(&self, tool: &str) -> bool {
+        let serving = self.serving.borrow();
+        let Some(definition) = serving.tools.iter().find(|definition| definition["name"] == tool) else {
+            return false;
+        };
+        let hint = |name: &str| definition["annotations"][name].as_bool() == Some(true);
+        hint("readOnlyHint") || hint("idempotentHint")
+    }
+}
+
+/// The connector of a remote server.
+pub(crate) struct RemoteConnector(pub(crate) Arc<RemoteServer>);
+
+impl Connector for RemoteConnector {
+    fn connect(&self, sink: EventSink) -> ConnectFuture {
+        let link = Arc::new(Link { server: self.0.clone(), sink, calls: Mutex::new(HashMap::new()) });
+        let watcher = tokio::spawn(announce_changes(link.clone()));
+        let closing = link.clone();
+        let closer = Box::pin(async move {
+            watcher.abort();
+            closing.cancel_all();
+        });
+        let connection = Connection::new(Box::new(LinkOutbound(link)), closer, StderrTail::default());
+        Box::pin(async move { Ok(connection) })
+    }
+
+    /// It is answered here: there is no era to find out.
+    fn probes_era(&self) -> bool {
+        false
+    }
+}
+
+/// One connection of a server actor to a remote server.
+pub(crate) struct Link {
+    pub(crate) server: Arc<RemoteServer>,
+    sink: EventSink,
+    /// Calls under way by the actor's request id: the task, the call's id,
+    /// and the node it was last sent to.
+    calls: Mutex<HashMap<RequestId, Running>>,
+}
+
+/// A call under way.
+pub(crate) struct Running {
+    task: AbortHandle,
+    call_id: String,
+    pub(crate) node: Arc<Mutex<Option<String>>>,
+}
+
+impl Link {
+    /// Answers the actor's request `id`.
+    pub(crate) fn answer(&self, id: RequestId, outcome: Result<Value, ErrorObject>) {
+        self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&id);
+        let message = match outcome {
+            Ok(result) => Message::result(id, result),
+            Err(error) => Message::error(id, error),
+        };
+        (self.sink)(TransportEvent::Message(message));
+    }
+
+    fn receive(self: &Arc<Self>, message: Message) {
+        match message {
+            Message::Request(request) => {
+                let id = request.id.clone();
+                let answer = match request.method.as_str() {
+                    "initialize" => {
+                        let asked = request.params.as_ref().and_then(|params| params["protocolVersion"].as_str());
+                        let info = self
+                            .server
+                            .serving()
+                            .server_info
+                            .unwrap_or_else(|| json!({ "name": self.server.name, "version": "remote" }));
+                        Ok(json!({
+                            "protocolVersion": asked.unwrap_or("2025-11-25"),
+                            "capabilities": { "tools": { "listChanged": true } },
+                            "serverInfo": info,
+                        }))
+                    }
+                    "tools/list" => Ok(json!({ "tools": *self.server.serving().tools })),
+                    "ping" => Ok(json!({})),
+                    "tools/call" => return self.start_call(id, request.params.unwrap_or(Value::Null)),
+                    other => Err(ErrorObject::new(
+                        ErrorCode::METHOD_NOT_FOUND,
+                        format!(
+                            "'{}' is a server of another node: only its tools are relayed through the cluster, not \
+                             `{other}`",
+                            self.server.name
+                        ),
+                    )),
+                };
+                self.answer(id, answer);
+            }
+            Message::Notification(notification) if notification.method == "notifications/cancelled" => {
+                let id = notification.params.as_ref().map(|params| params["requestId"].clone());
+                if let Some(id) = id.and_then(|id| serde_json::from_value::<RequestId>(id).ok()) {
+                    let running = self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&id);
+                    if let Some(running) = running {
+                        self.stop(running);
+                    }
+                }
+            }
+            // `notifications/initialized`, and answers to requests never sent.
+            _ => {}
+        }
+    }
+
+    fn start_call(self: &Arc<Self>, id: RequestId, params: Value) {
+        let call_id = call::fresh_call_id(&self.server.names.node);
+        let node = Arc::new(Mutex::new(None));
+        let mut calls = self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let task = tokio::spawn(call::run(self.clone(), id.clone(), params, call_id.clone(), node.clone()));
+        calls.insert(id, Running { task: task.abort_handle(), call_id, node });
+    }
+
+    /// Stops a call: its task, and its run on the node it was sent to.
+    fn stop(&self, running: Running) {
+        running.task.abort();
+        let node = running.node.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        if let Some(node) = node {
+            let subject = self.server.names.cancel(&node);
+            let payload = serde_json::to_vec(&Cancel { id: running.call_id }).expect("a cancel serialises");
+            let client = self.server.client.clone();
+            tokio::spawn(async move {
+                let _ = client.publish(subject, payload.into()).await;
+            });
+        }
+    }
+
+    fn cancel_all(&self) {
+        let calls: Vec<Running> = self
+            .calls
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .drain()
+            .map(|(_, running)| running)
+            .collect();
+        for running in calls {
+            self.stop(running);
+        }
+    }
+}
+
+struct LinkOutbound(Arc<Link>);
+
+impl Outbound for LinkOutbound {
+    fn send(&self, message: Message) -> Result<(), TransportError> {
+        self.0.receive(message);
+        Ok(())
+    }
+
+    fn send_json(&self, json: Vec<u8>) -> Result<(), TransportError> {
+        let text = String::from_utf8(json).expect("serialised JSON is UTF-8");
+        let message = Message::parse(&text).expect("a pre-serialised message is valid JSON-RPC");
+        self.send(message)
+    }
+}
+
+/// Tells the actor `tools/list_changed` whenever the tools change.
+async fn announce_changes(link: Arc<Link>) {
+    let mut serving = link.server.serving.subscribe();
+    let mut tools = serving.borrow_and_update().tools.clone();
+    while serving.changed().await.is_ok() {
+        let now = serving.borrow_and_update().tools.clone();
+        if now != tools {
+            tools = now;
+            (link.sink)(TransportEvent::Message(Message::notification("notifications/tools/list_changed", None)));
+        }
+    }
+}
