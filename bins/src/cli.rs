@@ -203,6 +203,8 @@ pub(crate) enum Command {
     },
     #[command(flatten)]
     Service(ServiceBranch),
+    #[command(flatten)]
+    Cluster(ClusterBranch),
     /// Print shell completions: `warden completions bash > ~/.local/share/bash-completion/completions/warden`.
     Completions {
         /// The shell: bash, zsh, fish, elvish or powershell.
@@ -295,6 +297,27 @@ pub(crate) enum ConfigCommand {
         /// Print JSON for scripts instead of text for people.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// `warden cluster` (as [`ServiceBranch`]).
+#[derive(Debug, Subcommand)]
+pub(crate) enum ClusterBranch {
+    /// The daemon's cluster (nodes sharing servers through NATS; `[cluster]` in the config).
+    Cluster {
+        #[command(subcommand)]
+        command: ClusterCommand,
+    },
+}
+
+/// `warden cluster …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ClusterCommand {
+    /// The other live nodes (version, exports, last heartbeat) and, for each
+    /// server they export, the nodes that serve it.
+    Status {
+        #[command(flatten)]
+        common: Common,
     },
 }
 

@@ -16,7 +16,9 @@ use std::process::ExitCode;
 use serde_json::Value;
 use warden_config::{ConfigError, Discovered, WardenConfig};
 
-use crate::cli::{Cli, Command, Common, ConfigBranch, ConfigCommand, ServiceBranch, ServiceCommand};
+use crate::cli::{
+    Cli, ClusterBranch, ClusterCommand, Command, Common, ConfigBranch, ConfigCommand, ServiceBranch, ServiceCommand,
+};
 
 pub(crate) use crate::usage::UsageError;
 
@@ -115,6 +117,12 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
         Command::Schema { name, common } => remote::schema(&common, &name, verbose).await,
         Command::Status { watch: true, common } => watch::watch(&common, verbose).await,
         Command::Status { common, .. } => remote::status(&common, verbose).await,
+        Command::Cluster(ClusterBranch::Cluster { command: ClusterCommand::Status { common } }) => {
+            if common.no_daemon {
+                return Err(UsageError("the cluster is the daemon's; run this without --no-daemon".into()).into());
+            }
+            remote::cluster_status(&common, verbose).await
+        }
         Command::Approvals { common } => remote::approvals(&common, serde_json::json!({"op": "approvals"})).await,
         Command::Approve { id, grant, tools, minutes, agent_only, common } => {
             let grant = (grant || tools.is_some() || minutes.is_some() || agent_only)

@@ -91,6 +91,15 @@ pub(crate) fn status_table(servers: &[ServerReport]) -> String {
                 let _ = write!(line, ", up {}", duration(uptime));
             }
         }
+        match server.nodes.as_slice() {
+            [] => {}
+            [node] => {
+                let _ = write!(line, ", on node {node}");
+            }
+            nodes => {
+                let _ = write!(line, ", on nodes {}", nodes.join(", "));
+            }
+        }
         if server.state == "needs_login" {
             let _ = write!(line, " — run `warden login {}`", server.name);
         }
@@ -149,6 +158,45 @@ pub(crate) fn daemon_lines(daemon: &Value) -> String {
     line
 }
 
+/// The cluster's lines of `warden status` and `warden cluster status`, from
+/// the `cluster` member of a `status` answer.
+pub(crate) fn cluster_lines(cluster: &Value) -> String {
+    let names = |value: &Value| {
+        let names: Vec<&str> = value.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        if names.is_empty() {
+            "nothing".to_string()
+        } else {
+            names.join(", ")
+        }
+    };
+    let nodes = cluster["nodes"].as_array().cloned().unwrap_or_default();
+    let mut out = format!(
+        "cluster: node {}, exports {}, {} other node{}{}\n",
+        cluster["node"].as_str().unwrap_or("?"),
+        names(&cluster["exports"]),
+        nodes.len(),
+        if nodes.len() == 1 { "" } else { "s" },
+        if cluster["import"] == false { " (import = false: their servers are not used here)" } else { "" },
+    );
+    for node in &nodes {
+        let _ = writeln!(
+            out,
+            "  node {} (warden {}): exports {}; heartbeat {:.1} s ago",
+            node["name"].as_str().unwrap_or("?"),
+            node["version"].as_str().unwrap_or("?"),
+            names(&node["exports"]),
+            node["heartbeat_age_secs"].as_f64().unwrap_or(0.0),
+        );
+    }
+    for server in cluster["servers"].as_array().into_iter().flatten() {
+        let name = server["name"].as_str().unwrap_or("?");
+        let shadowed =
+            if server["attached"] == true { "" } else { " (not used here: a server of this node has its name)" };
+        let _ = writeln!(out, "  server {name}: served by {}{shadowed}", names(&server["nodes"]));
+    }
+    out
+}
+
 /// A tool as the wire carries it.
 pub(crate) fn listing(entry: ToolEntry) -> ToolListing {
     ToolListing { name: entry.name, server: entry.server, tool: entry.tool }
@@ -180,6 +228,7 @@ pub(crate) fn server_report(server: &ServerStatus) -> ServerReport {
             .map(|uptime| uptime.as_secs()),
         restarts: server.restarts,
         calls: server.calls,
+        nodes: Vec::new(),
     }
 }
 

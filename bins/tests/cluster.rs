@@ -104,6 +104,19 @@ fn a_server_of_one_node_is_called_from_another_and_its_secrets_stay_home() {
     assert_eq!(b.call("test__echo", r#"{"message":"across the cluster"}"#), "across the cluster");
     assert_eq!(b.call("test__pid", "{}"), a_server, "the call ran on A's server");
     assert!(lists(&b, "test__record"), "{}", stdout(&b.warden(&["tools"])));
+    // B says where its remote server runs, and who is in the cluster.
+    let status: serde_json::Value = serde_json::from_str(&stdout(&b.warden(&["status", "--json"]))).unwrap();
+    let test = status["servers"].as_array().unwrap().iter().find(|server| server["name"] == "test").unwrap();
+    assert_eq!(test["nodes"], serde_json::json!(["a"]), "{status}");
+    assert_eq!(status["cluster"]["node"], "b", "{status}");
+    let cluster = stdout(&b.warden(&["cluster", "status"]));
+    assert!(cluster.contains("node a (warden "), "{cluster}");
+    assert!(cluster.contains("server test: served by a"), "{cluster}");
+    assert!(stdout(&b.warden(&["status"])).contains("on node a"));
+    let outside = Home::with_test_server("cluster-none", "");
+    let refused = outside.warden(&["cluster", "status"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stdout(&refused));
+    assert!(stderr(&refused).contains("not in a cluster"), "{}", stderr(&refused));
     assert!(wiretap.saw("across the cluster"), "the wiretap sees the cluster's traffic");
     // A redacts its own server's secret before the result leaves it.
     let env = b.call("test__env", r#"{"name":"CLUSTER_SECRET"}"#);
@@ -172,4 +185,112 @@ fn a_call_whose_node_dies_mid_call_is_not_run_twice_and_says_it_may_have_taken_e
     assert!(error.contains("node a"), "{error}");
     assert!(ended < Duration::from_secs(10), "the caller waited {ended:?} for a dead node");
     assert_eq!(std::fs::read_to_string(&record).unwrap().matches("once").count(), 1, "run exactly once");
+}
+
+#[test]
+fn a_reload_that_changes_a_nodes_exports_withdraws_and_offers_its_server() {
+    let nats = nats("cluster-nats-4");
+    let a = node("cluster-reload-a", "a", true, &nats);
+    let b = node("cluster-reload-b", "b", false, &nats);
+    a.start_daemon();
+    assert_eq!(b.call("test__echo", r#"{"message":"offered"}"#), "offered");
+    let config = std::fs::read_to_string(&a.config).unwrap();
+    std::fs::write(&a.config, config.replace("export = [\"test\"]", "export = []")).unwrap();
+    assert_eq!(a.reload().status.code(), Some(0), "{}", stderr(&a.reload()));
+    wait_for(Duration::from_secs(10), "B withdrawing what A no longer exports", || !lists(&b, "test__echo"));
+    std::fs::write(&a.config, config).unwrap();
+    assert_eq!(a.reload().status.code(), Some(0));
+    wait_for(Duration::from_secs(10), "B serving what A exports again", || lists(&b, "test__echo"));
+    assert_eq!(b.call("test__echo", r#"{"message":"again"}"#), "again");
+}
+
+/// The ids in the record file, with how many times each ran.
+fn executions(record: &std::path::Path) -> std::collections::BTreeMap<String, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for id in std::fs::read_to_string(record).unwrap_or_default().split_whitespace() {
+        *counts.entry(id.to_string()).or_insert(0) += 1;
+    }
+    counts
+}
+
+#[test]
+fn with_two_replicas_one_killed_mid_load_idempotent_calls_all_succeed_and_none_runs_twice_unless_safe() {
+    let nats = nats("cluster-nats-5");
+    let a1 = node("cluster-replica-a1", "a1", true, &nats);
+    let a2 = node("cluster-replica-a2", "a2", true, &nats);
+    let b = node("cluster-replica-b", "b", false, &nats);
+    a1.start_daemon();
+    a2.start_daemon();
+    assert_eq!(b.call("test__echo", r#"{"message":"up"}"#), "up");
+    wait_for(Duration::from_secs(10), "both replicas serving", || {
+        stdout(&b.warden(&["status"])).contains("on nodes a1, a2")
+    });
+    let dir = a1.dir.parent().unwrap().to_path_buf();
+    let (safe, unsafe_) = (dir.join("safe"), dir.join("unsafe"));
+    let mut calls = Vec::new();
+    // One tool after the other: round robin alternates each tool's calls
+    // between the replicas, so a1 dies with about half of each running.
+    for (tool, record) in [("test__record", &unsafe_), ("test__record_safe", &safe)] {
+        for n in 0..8 {
+            let arguments = format!(r#"{{"file":{:?},"id":"c{n}","ms":3000}}"#, record.display().to_string());
+            calls.push((tool, n, call_in_background(&b, tool, &arguments)));
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+    wait_for(Duration::from_secs(20), "every call reaching a server", || {
+        executions(&safe).len() == 8 && executions(&unsafe_).len() == 8
+    });
+    unsafe { libc::kill(a1.daemon_pid() as i32, libc::SIGKILL) };
+    let mut failed_unsafe = 0;
+    for (tool, n, call) in calls {
+        let output = call.wait_with_output().unwrap();
+        let error = String::from_utf8_lossy(&output.stderr).to_string();
+        if tool == "test__record_safe" {
+            assert_eq!(output.status.code(), Some(0), "c{n} (idempotent) failed: {error}");
+        } else if output.status.code() != Some(0) {
+            assert!(error.contains("may or may not have taken effect"), "c{n}: {error}");
+            failed_unsafe += 1;
+        }
+    }
+    let unsafe_runs = executions(&unsafe_);
+    assert!(unsafe_runs.values().all(|runs| *runs == 1), "a call that is not idempotent ran twice: {unsafe_runs:?}");
+    assert!(failed_unsafe > 0, "no call was running on the killed replica: the test proves nothing");
+    eprintln!("{failed_unsafe} of 8 unsafe calls failed with their replica; safe runs {:?}", executions(&safe));
+}
+
+#[test]
+fn a_frozen_node_is_withdrawn_and_comes_back_when_it_thaws() {
+    let nats = nats("cluster-nats-6");
+    let a = node("cluster-stop-a", "a", true, &nats);
+    let b = node("cluster-stop-b", "b", false, &nats);
+    a.start_daemon();
+    assert_eq!(b.call("test__echo", r#"{"message":"before"}"#), "before");
+    let a_pid = a.daemon_pid() as i32;
+    unsafe { libc::kill(a_pid, libc::SIGSTOP) };
+    let withdrawn = wait_for(Duration::from_secs(10), "withdrawing frozen A's server", || !lists(&b, "test__echo"));
+    unsafe { libc::kill(a_pid, libc::SIGCONT) };
+    let restored = wait_for(Duration::from_secs(10), "restoring thawed A's server", || lists(&b, "test__echo"));
+    eprintln!("SIGSTOP: withdrawn after {withdrawn:?}; SIGCONT: restored after {restored:?}");
+    assert_eq!(b.call("test__echo", r#"{"message":"thawed"}"#), "thawed");
+}
+
+#[test]
+fn when_nats_restarts_calls_fail_clearly_and_the_cluster_heals_by_itself() {
+    let mut nats = nats("cluster-nats-7");
+    let a = node("cluster-natsdown-a", "a", true, &nats);
+    let b = node("cluster-natsdown-b", "b", false, &nats);
+    a.start_daemon();
+    assert_eq!(b.call("test__echo", r#"{"message":"before"}"#), "before");
+    nats.kill();
+    let started = Instant::now();
+    let down = b.warden(&["call", "test__echo", r#"{"message":"while NATS is down"}"#]);
+    assert_ne!(down.status.code(), Some(0), "{}", stdout(&down));
+    assert!(started.elapsed() < Duration::from_secs(30), "a call waited {:?} for NATS", started.elapsed());
+    eprintln!("with NATS down the call ended in {:?}: {}", started.elapsed(), stderr(&down).trim());
+    nats.restart();
+    let healed = wait_for(Duration::from_secs(30), "the cluster healing after NATS came back", || {
+        b.warden(&["call", "test__echo", r#"{"message":"healed"}"#]).status.code() == Some(0)
+    });
+    eprintln!("healed {healed:?} after NATS restarted");
+    assert_eq!(b.call("test__echo", r#"{"message":"after"}"#), "after");
 }

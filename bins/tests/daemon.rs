@@ -309,7 +309,7 @@ fn a_config_without_servers_says_what_to_add() {
         stderr(&output),
         format!(
             "error: no servers configured in {}; add a [servers.NAME] table with `command` (a local server) or `url` \
-             (a remote one) — examples/warden.toml is a start\n",
+             (a remote one), or a [cluster] to use other nodes' servers — examples/warden.toml is a start\n",
             home.config.display()
         )
     );

@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use async_nats::jetstream;
 use async_nats::HeaderMap;
-use tokio::sync::watch;
+use futures_util::StreamExt as _;
+use tokio::sync::{watch, Notify};
 use warden_actors::{ServerState, Snapshot, Warden};
 
 use crate::buckets::{Buckets, CATALOG_REFRESH, HEARTBEAT_EVERY, HEARTBEAT_TTL};
@@ -24,9 +25,15 @@ use crate::wire::{CatalogEntry, Heartbeat};
 use crate::Exports;
 
 /// Puts this node's heartbeat until the task is aborted.
-pub(crate) async fn heartbeat(js: jetstream::Context, names: Arc<Names>, buckets: Buckets, beat: Heartbeat) {
+pub(crate) async fn heartbeat(
+    js: jetstream::Context,
+    names: Arc<Names>,
+    buckets: Buckets,
+    mut beat: Heartbeat,
+    exports: watch::Receiver<Exports>,
+    rewrite: Arc<Notify>,
+) {
     let subject = format!("$KV.{}.{}", names.nodes_bucket(), names.node);
-    let payload = bytes::Bytes::from(serde_json::to_vec(&beat).expect("a heartbeat serialises"));
     let mut failing = false;
     let mut buckets = Some(buckets);
     let mut tick = tokio::time::interval(HEARTBEAT_EVERY);
@@ -36,6 +43,8 @@ pub(crate) async fn heartbeat(js: jetstream::Context, names: Arc<Names>, buckets
         if buckets.is_none() {
             buckets = Buckets::open(&js, &names).await.ok();
         }
+        beat.exports = exports.borrow().names().to_vec();
+        let payload = bytes::Bytes::from(serde_json::to_vec(&beat).expect("a heartbeat serialises"));
         let mut headers = HeaderMap::new();
         headers.insert(async_nats::header::NATS_MESSAGE_TTL, HEARTBEAT_TTL.as_secs().to_string().as_str());
         let put = async {
@@ -46,6 +55,8 @@ pub(crate) async fn heartbeat(js: jetstream::Context, names: Arc<Names>, buckets
             Ok(()) if failing => {
                 tracing::info!(node = %names.node, "heartbeat put again: this node is back in the cluster");
                 failing = false;
+                // The catalog may be gone too: written again now.
+                rewrite.notify_one();
             }
             Ok(()) => {}
             Err(error) => {
@@ -70,9 +81,18 @@ pub(crate) async fn catalog(
     names: Arc<Names>,
     buckets: Buckets,
     mut exports: watch::Receiver<Exports>,
+    rewrite: Arc<Notify>,
 ) {
     let mut snapshots = warden.snapshot_changes();
+    // Entries an earlier run of this node left (it crashed, or exported
+    // other servers then) are this node's to delete: counted as written,
+    // they go unless still wanted.
     let mut written: HashMap<String, Vec<u8>> = HashMap::new();
+    if let Ok(keys) = buckets.catalog.keys().await {
+        let mine = format!("{}.", names.node);
+        let keys: Vec<String> = keys.filter_map(|key| async move { key.ok() }).collect().await;
+        written.extend(keys.into_iter().filter(|key| key.starts_with(&mine)).map(|key| (key, Vec::new())));
+    }
     let mut refresh = tokio::time::interval(CATALOG_REFRESH);
     refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut force = true;
@@ -103,6 +123,7 @@ pub(crate) async fn catalog(
             changed = snapshots.changed() => if changed.is_none() { return },
             changed = exports.changed() => if changed.is_err() { return },
             _ = refresh.tick() => force = true,
+            () = rewrite.notified() => force = true,
         }
     }
 }

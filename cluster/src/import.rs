@@ -18,17 +18,19 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::kv::{Entry, Operation};
 use async_nats::{jetstream, Client};
 use futures_util::StreamExt as _;
 use warden_actors::{AttachError, ServerSettings, ServerSpec, Warden};
 
-use crate::buckets::Buckets;
+use crate::buckets::{Buckets, HEARTBEAT_TTL};
 use crate::names::Names;
 use crate::remote::{RemoteConnector, RemoteServer, Serving};
+use crate::view::{ClusterView, NodeView, RemoteServerView};
 use crate::wire::{CatalogEntry, Heartbeat};
+use tokio::sync::watch;
 
 /// What importing needs and keeps.
 pub(crate) struct Importer {
@@ -38,8 +40,8 @@ pub(crate) struct Importer {
     pub(crate) js: jetstream::Context,
     /// The settings each remote server runs with here.
     pub(crate) settings: ServerSettings,
-    /// Live nodes other than this one.
-    nodes: HashMap<String, Heartbeat>,
+    /// Live nodes other than this one, and when each was last heard.
+    nodes: HashMap<String, (Heartbeat, Instant)>,
     /// Catalog entries of other nodes, by (node, server).
     catalog: HashMap<(String, String), CatalogEntry>,
     /// The remote servers attached here.
@@ -48,6 +50,8 @@ pub(crate) struct Importer {
     detaching: HashMap<String, tokio::task::JoinHandle<()>>,
     /// Servers a local server of the same name shadows (said once).
     shadowed: HashSet<String>,
+    /// Where what it knows is published.
+    view: watch::Sender<ClusterView>,
 }
 
 impl Importer {
@@ -57,6 +61,7 @@ impl Importer {
         client: Client,
         js: jetstream::Context,
         settings: ServerSettings,
+        view: watch::Sender<ClusterView>,
     ) -> Importer {
         Importer {
             warden,
@@ -69,6 +74,7 @@ impl Importer {
             attached: HashMap::new(),
             detaching: HashMap::new(),
             shadowed: HashSet::new(),
+            view,
         }
     }
 
@@ -114,10 +120,18 @@ impl Importer {
                 }
                 self.reconcile().await;
             }
-            tracing::warn!("the cluster's buckets stopped answering (NATS restarted?); watching them again");
+            tracing::warn!("the cluster's buckets stopped answering (NATS restarted?); reading them again");
             tokio::time::sleep(Duration::from_millis(250)).await;
             if let Ok(opened) = Buckets::open(&self.js, &self.names).await {
                 buckets = opened;
+            }
+            // What they held may be gone with NATS: start from what they
+            // hold now (live nodes put their heartbeats again within
+            // half a second, their catalogs at once).
+            self.nodes.clear();
+            self.catalog.clear();
+            if self.load(&buckets).await.is_ok() {
+                self.reconcile().await;
             }
         }
     }
@@ -146,7 +160,7 @@ impl Importer {
         match entry.operation {
             Operation::Put => match serde_json::from_slice::<Heartbeat>(&entry.value) {
                 Ok(beat) => {
-                    if self.nodes.insert(entry.key.clone(), beat).is_none() {
+                    if self.nodes.insert(entry.key.clone(), (beat, Instant::now())).is_none() {
                         tracing::info!(node = %entry.key, "node joined the cluster");
                     }
                 }
@@ -203,6 +217,16 @@ impl Importer {
 
     async fn reconcile(&mut self) {
         self.detaching.retain(|_, task| !task.is_finished());
+        // A heartbeat not seen for longer than its TTL counts as lapsed
+        // even without NATS' purge marker (which a NATS restart loses).
+        let limit = HEARTBEAT_TTL + Duration::from_secs(1);
+        self.nodes.retain(|node, (_, heard)| {
+            let live = heard.elapsed() <= limit;
+            if !live {
+                tracing::warn!(node = %node, "no heartbeat from node {node} for {limit:?}: its servers are withdrawn");
+            }
+            live
+        });
         let wanted = self.wanted();
         for (server, serving) in &wanted {
             if let Some(remote) = self.attached.get(server) {
@@ -260,5 +284,34 @@ impl Importer {
             });
             self.detaching.insert(server, task);
         }
+        self.publish(&wanted);
+    }
+
+    /// Publishes who is alive and who serves what.
+    fn publish(&self, wanted: &BTreeMap<String, Serving>) {
+        let mut nodes: Vec<NodeView> = self
+            .nodes
+            .iter()
+            .map(|(name, (beat, heard))| NodeView {
+                name: name.clone(),
+                version: beat.version.clone(),
+                exports: beat.exports.clone(),
+                heard: *heard,
+                heartbeat_age_secs: 0.0,
+            })
+            .collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        let servers = wanted
+            .iter()
+            .map(|(name, serving)| RemoteServerView {
+                name: name.clone(),
+                nodes: serving.nodes.clone(),
+                attached: self.attached.contains_key(name),
+            })
+            .collect();
+        self.view.send_modify(|view| {
+            view.nodes = nodes;
+            view.servers = servers;
+        });
     }
 }

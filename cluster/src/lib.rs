@@ -26,7 +26,8 @@
 //! node's heartbeat and catalog), `serve.rs` and `runs.rs` (calls run here
 //! for others, once per call id), `import.rs` (other nodes' servers
 //! attached here), `remote.rs` and `remote/call.rs` (a remote server's
-//! connection, and the failure table of one call). The design and the
+//! connection, and the failure table of one call), `view.rs` (what a node
+//! knows of its cluster, for `status`). The design and the
 //! failure table are in `docs/cluster.md`.
 
 mod announce;
@@ -37,6 +38,7 @@ mod names;
 mod remote;
 mod runs;
 mod serve;
+mod view;
 mod wire;
 
 use std::sync::Arc;
@@ -49,10 +51,11 @@ use warden_actors::{ServerSettings, Warden};
 use warden_config::{ClusterConfig, WardenConfig};
 
 use buckets::{Buckets, HEARTBEAT_TTL};
+use names::Names;
+pub use view::{ClusterView, NodeView, RemoteServerView};
 
 /// How long joining waits to have read what the other nodes export.
 const SYNC_LIMIT: Duration = Duration::from_secs(5);
-use names::Names;
 
 /// Why a node could not join its cluster.
 #[derive(Debug, thiserror::Error)]
@@ -90,18 +93,26 @@ pub enum ClusterError {
     NodeTaken(String),
 }
 
-/// Which local servers are offered to the cluster.
+/// Which local servers are offered to the cluster: the configured servers
+/// the `export` list names (`"*"`: every configured one). Never a server
+/// attached from the cluster: a node does not offer again what it imports.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Exports(Vec<String>);
 
 impl Exports {
-    fn of(config: &ClusterConfig) -> Exports {
-        Exports(config.export.clone())
+    fn of(config: &WardenConfig) -> Exports {
+        let Some(cluster) = &config.cluster else { return Exports::default() };
+        Exports(config.servers.keys().filter(|server| cluster.exports(server)).cloned().collect())
+    }
+
+    /// The servers offered.
+    pub(crate) fn names(&self) -> &[String] {
+        &self.0
     }
 
     /// Whether `server` is offered.
     pub(crate) fn covers(&self, server: &str) -> bool {
-        self.0.iter().any(|name| name == "*" || name == server)
+        self.0.iter().any(|name| name == server)
     }
 }
 
@@ -111,7 +122,8 @@ pub struct Cluster {
     warden: Warden,
     client: async_nats::Client,
     buckets: Buckets,
-    exports: watch::Sender<Exports>,
+    exports: Arc<watch::Sender<Exports>>,
+    view: watch::Receiver<ClusterView>,
     tasks: Vec<AbortHandle>,
 }
 
@@ -124,33 +136,31 @@ impl Cluster {
     /// be reached or another live node has this node's name.
     pub async fn join(warden: &Warden, config: &WardenConfig) -> Result<Option<Cluster>, ClusterError> {
         let Some(cluster) = &config.cluster else { return Ok(None) };
-        let call_timeout = config.call_timeout();
-        Cluster::join_with(warden, cluster, call_timeout).await.map(Some)
+        Cluster::join_with(warden, config, cluster).await.map(Some)
     }
 
-    async fn join_with(
-        warden: &Warden,
-        config: &ClusterConfig,
-        call_timeout: Duration,
-    ) -> Result<Cluster, ClusterError> {
+    async fn join_with(warden: &Warden, whole: &WardenConfig, config: &ClusterConfig) -> Result<Cluster, ClusterError> {
         let names = Arc::new(Names::new(&config.subject_prefix, config.node_name()));
         let client = connect::connect(config).await?;
         let js = jetstream::new(client.clone());
         let buckets = Buckets::open(&js, &names).await?;
         wait_for_name(&buckets, &names.node).await?;
-        let (exports, exported) = watch::channel(Exports::of(config));
+        let (exports, exported) = watch::channel(Exports::of(whole));
+        let offered = exported.borrow().names().to_vec();
         let joined = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |since| since.as_secs());
         let beat = wire::Heartbeat {
             node: names.node.clone(),
             version: env!("CARGO_PKG_VERSION").to_string(),
-            exports: config.export.clone(),
+            exports: offered.clone(),
             joined,
         };
-        let mut tasks = vec![
-            tokio::spawn(announce::heartbeat(js.clone(), names.clone(), buckets.clone(), beat)).abort_handle(),
-            tokio::spawn(announce::catalog(warden.clone(), names.clone(), buckets.clone(), exported.clone()))
-                .abort_handle(),
-        ];
+        // The heartbeat tells the catalog to write itself again when it
+        // comes back after NATS lost the buckets.
+        let rewrite = Arc::new(tokio::sync::Notify::new());
+        let heartbeat =
+            announce::heartbeat(js.clone(), names.clone(), buckets.clone(), beat, exported.clone(), rewrite.clone());
+        let catalog = announce::catalog(warden.clone(), names.clone(), buckets.clone(), exported.clone(), rewrite);
+        let mut tasks = vec![tokio::spawn(heartbeat).abort_handle(), tokio::spawn(catalog).abort_handle()];
         let host = Arc::new(serve::Host {
             client: client.clone(),
             names: names.clone(),
@@ -166,9 +176,16 @@ impl Cluster {
             })
             .abort_handle(),
         );
+        let (view_sender, view) = watch::channel(ClusterView {
+            node: names.node.clone(),
+            exports: offered.clone(),
+            import: config.import,
+            ..ClusterView::default()
+        });
         if config.import {
-            let settings = ServerSettings { call_timeout, ..ServerSettings::default() };
-            let importer = import::Importer::new(warden.clone(), names.clone(), client.clone(), js, settings);
+            let settings = ServerSettings { call_timeout: whole.call_timeout(), ..ServerSettings::default() };
+            let importer =
+                import::Importer::new(warden.clone(), names.clone(), client.clone(), js, settings, view_sender);
             let (synced, sync) = tokio::sync::oneshot::channel();
             tasks.push(tokio::spawn(importer.run(buckets.clone(), synced)).abort_handle());
             // Joined means the others' servers are attached (starting).
@@ -178,8 +195,9 @@ impl Cluster {
                 );
             }
         }
-        tracing::info!(node = %names.node, exports = ?config.export, import = config.import, "joined the cluster");
-        Ok(Cluster { names, warden: warden.clone(), client, buckets, exports, tasks })
+        tracing::info!(node = %names.node, exports = ?offered, import = config.import, "joined the cluster");
+        let exports = Arc::new(exports);
+        Ok(Cluster { names, warden: warden.clone(), client, buckets, exports, view, tasks })
     }
 
     /// This node's name.
@@ -187,14 +205,15 @@ impl Cluster {
         &self.names.node
     }
 
-    /// Applies a reloaded config's `export` list.
-    pub fn set_exports(&self, config: &ClusterConfig) {
-        self.exports.send_if_modified(|exports| {
-            let new = Exports::of(config);
-            let changed = *exports != new;
-            *exports = new;
-            changed
-        });
+    /// What this node knows of its cluster now (heartbeat ages as of now).
+    pub fn view(&self) -> ClusterView {
+        self.view.borrow().clone().aged()
+    }
+
+    /// A handle on this membership for the daemon's other parts: the view
+    /// for `status`, the exports for a reload.
+    pub fn link(&self) -> ClusterLink {
+        ClusterLink { view: self.view.clone(), exports: self.exports.clone() }
     }
 
     /// Leaves the cluster: stops answering calls, deletes this node's
@@ -214,13 +233,49 @@ impl Cluster {
     }
 }
 
+/// A cloneable handle on a node's membership ([`Cluster::link`]).
+#[derive(Clone)]
+pub struct ClusterLink {
+    view: watch::Receiver<ClusterView>,
+    exports: Arc<watch::Sender<Exports>>,
+}
+
+impl ClusterLink {
+    /// What the node knows of its cluster now (heartbeat ages as of now).
+    pub fn view(&self) -> ClusterView {
+        self.view.borrow().clone().aged()
+    }
+
+    /// Applies a reloaded config: which servers it offers takes effect at
+    /// once (the catalog, the heartbeat and the calls answered follow).
+    /// Joining, leaving or changing NATS takes a restart: said in the log.
+    pub fn apply(&self, config: &WardenConfig) {
+        if config.cluster.is_none() {
+            tracing::warn!("the reloaded config has no [cluster]; this node stays in its cluster until it restarts");
+            return;
+        }
+        self.exports.send_if_modified(|exports| {
+            let new = Exports::of(config);
+            let changed = *exports != new;
+            if changed {
+                tracing::info!(exports = ?new.names(), "the servers offered to the cluster changed");
+            }
+            *exports = new;
+            changed
+        });
+    }
+}
+
 /// Waits (at most a heartbeat's TTL and a second) for another node's
 /// heartbeat under `node` to lapse: a node restarting after a crash finds
 /// its old heartbeat still counting for up to the TTL.
 async fn wait_for_name(buckets: &Buckets, node: &str) -> Result<(), ClusterError> {
     let deadline = tokio::time::Instant::now() + HEARTBEAT_TTL + Duration::from_secs(1);
     loop {
-        let taken = matches!(buckets.nodes.entry(node).await, Ok(Some(entry)) if entry.operation == jetstream::kv::Operation::Put);
+        let taken = matches!(
+            buckets.nodes.entry(node).await,
+            Ok(Some(entry)) if entry.operation == jetstream::kv::Operation::Put
+        );
         if !taken {
             return Ok(());
         }

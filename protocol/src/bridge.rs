@@ -384,6 +384,9 @@ pub struct ServerReport {
     /// How many tool calls it has had, whatever their outcome.
     #[serde(default)]
     pub calls: u64,
+    /// For a server of other nodes in the cluster: the nodes that serve it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
 }
 
 impl ServerReport {

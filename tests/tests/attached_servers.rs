@@ -19,7 +19,11 @@ fn table(name: &str) -> String {
 
 fn attachable(name: &str) -> ServerSpec {
     let spec = StdioSpec::new(name, bins::test_server().display().to_string(), Vec::new());
-    ServerSpec { name: name.into(), connector: Arc::new(StdioConnector::new(spec)), settings: ServerSettings::default() }
+    ServerSpec {
+        name: name.into(),
+        connector: Arc::new(StdioConnector::new(spec)),
+        settings: ServerSettings::default(),
+    }
 }
 
 async fn echo(warden: &Warden, name: &str) -> Result<String, String> {

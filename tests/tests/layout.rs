@@ -30,7 +30,8 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn no_source_file_is_over_500_lines() {
     let mut long = Vec::new();
-    for folder in ["protocol", "policy", "config", "actors", "front", "cluster", "bins", "tests", "benches", "examples"] {
+    for folder in ["protocol", "policy", "config", "actors", "front", "cluster", "bins", "tests", "benches", "examples"]
+    {
         for file in rust_files(&root().join(folder)) {
             let lines = std::fs::read_to_string(&file).unwrap().lines().count();
             if lines > 500 {

@@ -34,6 +34,9 @@ struct Status {
     #[serde(default)]
     readiness: Value,
     servers: Vec<ServerReport>,
+    /// What the daemon knows of its cluster (null outside one).
+    #[serde(default)]
+    cluster: Value,
 }
 
 /// A `list_tools` answer.
@@ -169,14 +172,38 @@ pub(super) async fn status(common: &Common, verbose: bool) -> anyhow::Result<Exi
             "settled": status.settled,
             "readiness": status.readiness,
             "servers": status.servers,
+            "cluster": status.cluster,
         });
         println!("{}", serde_json::to_string_pretty(&all)?);
     } else {
         print!("{}", render::daemon_lines(&status.daemon));
+        if !status.cluster.is_null() {
+            print!("{}", render::cluster_lines(&status.cluster));
+        }
         print!("{}", render::status_table(&status.servers));
     }
     let any_failed = status.servers.iter().any(|server| server.is_failed() || server.state == "needs_login");
     Ok(if any_failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `warden cluster status`: the nodes of the daemon's cluster and who
+/// serves what.
+pub(super) async fn cluster_status(common: &Common, verbose: bool) -> anyhow::Result<ExitCode> {
+    let mut client = connect(common, verbose).await?;
+    let status: Status = client.request_as(json!({"op": "status"})).await?;
+    if status.cluster.is_null() {
+        return Err(UsageError(format!(
+            "the daemon for {} is not in a cluster: its config has no [cluster] table (docs/cluster.md)",
+            status.daemon["config"].as_str().unwrap_or("this config")
+        ))
+        .into());
+    }
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(&status.cluster)?);
+    } else {
+        print!("{}", render::cluster_lines(&status.cluster));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `approvals`, `approve`, `deny`: the request as given, the answer as JSON.

@@ -52,6 +52,8 @@ pub(crate) struct Ops {
     pub(crate) approvals: ApprovalQueue,
     /// The queue is the daemon's approver (the config names none of its own).
     pub(crate) queue_approves: bool,
+    /// What this node knows of its cluster, when it is in one.
+    pub(crate) cluster: Option<warden_cluster::ClusterLink>,
     /// The MCP front's shared state, for connections upgraded with `mcp`.
     pub(crate) front: Arc<warden_front::Front>,
     /// The HTTP front, when `[front] listen` is set: its address and state.
@@ -183,7 +185,9 @@ impl Ops {
             Request::Answer { question, action, content } => {
                 questions::answer(&self.approvals, &question, action, content)
             }
-            Request::Reload {} => super::reload::reload(&self.warden, &self.lockfile.config).await,
+            Request::Reload {} => {
+                super::reload::reload(&self.warden, self.cluster.as_ref(), &self.lockfile.config).await
+            }
             Request::Reconnect { server } => self.reconnect(&server).await,
             Request::Shutdown {} => Ok(json!({"stopping": true})),
             // `call_tool` is answered by `run`; ops added to the protocol
@@ -281,7 +285,17 @@ impl Ops {
 
     fn status(&self) -> Value {
         let statuses = self.warden.status();
-        let servers: Vec<_> = statuses.iter().map(render::server_report).collect();
+        let cluster = self.cluster.as_ref().map(warden_cluster::ClusterLink::view);
+        let servers: Vec<_> = statuses
+            .iter()
+            .map(|status| {
+                let mut report = render::server_report(status);
+                if let Some(nodes) = cluster.as_ref().and_then(|cluster| cluster.nodes_of(&status.name)) {
+                    report.nodes = nodes.to_vec();
+                }
+                report
+            })
+            .collect();
         json!({
             "daemon": {
                 "pid": self.lockfile.pid,
@@ -305,6 +319,7 @@ impl Ops {
             "settled": settled_now(&self.warden),
             "readiness": warden_front::observe::readiness(&statuses),
             "servers": servers,
+            "cluster": cluster,
         })
     }
 }

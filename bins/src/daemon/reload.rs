@@ -10,19 +10,22 @@
 //! the reason, SIGHUP logs it.
 //!
 //! `[daemon]` (listen address, idle timeout) and the daemon's own wait for
-//! starting servers are read once, at start: changing them takes a restart.
+//! starting servers are read once, at start: changing them takes a restart;
+//! so does joining or leaving a cluster, but a cluster node's `export` list
+//! applies at once.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use warden_actors::Warden;
+use warden_cluster::ClusterLink;
 use warden_config::WardenConfig;
 use warden_protocol::{BridgeError, BridgeErrorCode as Code};
 
 /// Re-reads the config at `path` and applies it; the report, or why
 /// nothing changed.
-pub(crate) async fn reload(warden: &Warden, path: &Path) -> Result<Value, BridgeError> {
+pub(crate) async fn reload(warden: &Warden, cluster: Option<&ClusterLink>, path: &Path) -> Result<Value, BridgeError> {
     let config = WardenConfig::load(path).map_err(|error| {
         BridgeError::new(
             Code::CONFIG_INVALID,
@@ -38,6 +41,9 @@ pub(crate) async fn reload(warden: &Warden, path: &Path) -> Result<Value, Bridge
             ),
         )
     })?;
+    if let Some(cluster) = cluster {
+        cluster.apply(&config);
+    }
     let mut answer = serde_json::to_value(&report).expect("a report serialises");
     answer["config"] = json!(path);
     Ok(answer)
@@ -56,13 +62,18 @@ pub(crate) fn hangups() -> Option<Signal> {
 }
 
 /// Reloads the config at `path` on every SIGHUP and logs what happened.
-pub(crate) fn on_hangup(hangups: Option<Signal>, warden: Warden, path: PathBuf) -> tokio::task::JoinHandle<()> {
+pub(crate) fn on_hangup(
+    hangups: Option<Signal>,
+    warden: Warden,
+    cluster: Option<ClusterLink>,
+    path: PathBuf,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let Some(mut hangups) = hangups else { return };
         while hangups.recv().await.is_some() {
             tracing::info!("SIGHUP received: reloading {}", path.display());
             // Warden logs what a reload did; only a refusal is said here.
-            if let Err(error) = reload(&warden, &path).await {
+            if let Err(error) = reload(&warden, cluster.as_ref(), &path).await {
                 tracing::warn!("{}", error.message);
             }
         }

@@ -107,7 +107,10 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         config: config_path.to_path_buf(),
     };
     // A service (`--no-idle-exit`) runs until it is stopped.
-    let idle_timeout = if no_idle_exit { None } else { config.daemon.idle_timeout() };
+    // A cluster node serves other nodes, whose calls the idle timer does
+    // not see: it runs until it is stopped, like a service.
+    let in_cluster = config.cluster.is_some();
+    let idle_timeout = if no_idle_exit || in_cluster { None } else { config.daemon.idle_timeout() };
     // Before the lockfile: once a client can find the daemon, SIGHUP reloads.
     let hangups = super::reload::hangups();
     lockfile.write(&state.lockfile()).context("cannot write the daemon's lockfile")?;
@@ -122,6 +125,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         match idle_timeout {
             Some(timeout) => format!("{:.0} s", timeout.as_secs_f64()),
             None if no_idle_exit => "none (--no-idle-exit)".into(),
+            None if in_cluster => "none (a cluster node serves other nodes)".into(),
             None => "none (idle_timeout_minutes = 0)".into(),
         },
         super::workers::described(),
@@ -162,13 +166,15 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         names: Names::default(),
         approvals,
         queue_approves: config.security.approver == "none",
+        cluster: cluster.as_ref().map(warden_cluster::Cluster::link),
         front,
         http_front: http_front.as_ref().map(|(address, http, _)| (*address, Arc::clone(http))),
         metrics: metrics_address,
         resource_tools: config.front.resource_tools,
         max_message_bytes: config.max_message_bytes,
     });
-    let reloads = super::reload::on_hangup(hangups, ops.warden.clone(), ops.lockfile.config.clone());
+    let reloads =
+        super::reload::on_hangup(hangups, ops.warden.clone(), ops.cluster.clone(), ops.lockfile.config.clone());
     let http_front = http_front.map(|(_, http, listener)| {
         let shutdown = ops.shutdown.clone();
         tokio::spawn(http.serve(listener, async move {

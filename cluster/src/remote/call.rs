@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | NATS answers "no responders" | the node's subscription is gone: the request was never delivered | sent to the next node at once |
 //! | no node serves the server | nothing to send it to | an error: not run |
+//! | the connection to NATS is down (the client reconnecting) | it cannot be sent | an error at once: not run (not after the call's timeout) |
 //! | the node's heartbeat lapsed while it ran the call, or the deadline passed, or NATS failed mid-call | the outcome is unknown | repeated on another node only when the tool is annotated read-only or idempotent; otherwise an error saying it may or may not have taken effect |
 //! | the node answered | it ran it (or refused it, saying why) | its answer |
 //!
@@ -18,6 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use async_nats::connection::State;
 use async_nats::{Request, RequestErrorKind};
 use serde_json::{Map, Value};
 use warden_protocol::{ErrorCode, ErrorObject, RequestId};
@@ -27,6 +29,9 @@ use crate::wire::{CallReply, CallRequest, Outcome};
 
 /// Beyond the call's own timeout, how long the reply may take to arrive.
 const REPLY_GRACE: Duration = Duration::from_secs(5);
+
+/// How often a call in flight checks that NATS is still connected.
+const CONNECTION_CHECK: Duration = Duration::from_millis(200);
 
 /// A call id unique in the cluster: the node's name, its process, and a
 /// counter from a random start.
@@ -83,13 +88,32 @@ async fn attempts(
             };
             return Err(error(Outcome::NotRun, message));
         };
+        // Requests queue in the client while NATS is away: rather than
+        // wait out the call's timeout, say so now — it was not sent.
+        if server.client.connection_state() != State::Connected {
+            return Err(error(
+                Outcome::NotRun,
+                format!(
+                    "the connection to NATS is down (reconnecting): '{tool}' was not sent to node {node}; try again \
+                     once NATS is back"
+                ),
+            ));
+        }
         tried.push(node.clone());
         *current.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(node.clone());
         let subject = server.names.call_on(&server.name, &node);
         let sent = Request::new().payload(payload.clone()).timeout(Some(server.call_timeout + REPLY_GRACE));
         let unknown = tokio::select! {
             reply = server.client.send_request(subject, sent) => match reply {
-                Ok(reply) => return relay(&node, &reply.payload),
+                Ok(reply) => match relay(&node, &reply.payload) {
+                    // It did not run there (the node's copy stopped, or no
+                    // longer lists the tool): another node may serve it.
+                    Err(refusal) if not_run(&refusal) && server.pick(&tried).is_some() => {
+                        tracing::info!(server = %server.name, "{}; trying another node", refusal.message);
+                        continue;
+                    }
+                    answer => return answer,
+                },
                 Err(failure) if failure.kind() == RequestErrorKind::NoResponders => {
                     tracing::info!(server = %server.name, node = %node, "'{tool}' was not delivered (no responders); sending it to another node");
                     continue;
@@ -100,6 +124,7 @@ async fn attempts(
                 Err(failure) => format!("NATS failed while node {node} ran it ({failure})"),
             },
             () = server.lost(&node) => format!("node {node} stopped answering its heartbeat while it ran it"),
+            () = disconnected(&server.client) => format!("the connection to NATS was lost while node {node} ran it"),
         };
         if repeatable {
             tracing::info!(server = %server.name, "{unknown}; repeating '{tool}' on another node: the tool is read-only or idempotent");
@@ -115,6 +140,15 @@ async fn attempts(
     }
 }
 
+/// Returns once the client's connection to NATS is down (checked every
+/// [`CONNECTION_CHECK`]: the client reports its state, not its changes, to
+/// more than one listener).
+async fn disconnected(client: &async_nats::Client) {
+    while client.connection_state() == State::Connected {
+        tokio::time::sleep(CONNECTION_CHECK).await;
+    }
+}
+
 /// The node's answer, as the actor's response.
 fn relay(node: &str, payload: &[u8]) -> Result<Value, ErrorObject> {
     match serde_json::from_slice::<CallReply>(payload) {
@@ -124,6 +158,11 @@ fn relay(node: &str, payload: &[u8]) -> Result<Value, ErrorObject> {
             Err(error(Outcome::Unknown, format!("node {node} answered something that is not a call reply: {problem}")))
         }
     }
+}
+
+/// Whether a node's refusal says the call never ran there.
+fn not_run(error: &ErrorObject) -> bool {
+    error.data.as_ref().is_some_and(|data| data["outcome"] == "not_run")
 }
 
 fn error(outcome: Outcome, message: String) -> ErrorObject {
