@@ -83,6 +83,17 @@ pub enum CallError {
         /// The timeout that ran out.
         timeout: Duration,
     },
+    /// A call to a server of another cluster node came back without a
+    /// result; the message says why and whether it ran.
+    #[error("'{name}' (server '{server}', on another node of the cluster): {message}")]
+    Remote {
+        /// The server.
+        server: String,
+        /// The tool.
+        name: String,
+        /// What happened, and whether the call ran.
+        message: String,
+    },
     /// The server answered with a JSON-RPC error.
     #[error("server '{server}' refused '{name}': {message} (JSON-RPC error {code})")]
     Server {

@@ -44,6 +44,17 @@ fn nats(label: &str) -> NatsServer {
     NatsServer::start(&warden_tests::scratch_dir(label), "")
 }
 
+/// A NATS server, node A exporting the test server (its daemon running)
+/// and node B importing it, B's first call through A done.
+fn pair(label: &str) -> (NatsServer, Home, Home) {
+    let nats = nats(&format!("{label}-nats"));
+    let a = node(&format!("{label}-a"), "a", true, &nats);
+    let b = node(&format!("{label}-b"), "b", false, &nats);
+    a.start_daemon();
+    assert_eq!(b.call("test__echo", r#"{"message":"up"}"#), "up");
+    (nats, a, b)
+}
+
 /// Whether `home`'s daemon lists `tool`.
 fn lists(home: &Home, tool: &str) -> bool {
     let output = home.warden(&["tools"]);
@@ -132,11 +143,7 @@ fn a_server_of_one_node_is_called_from_another_and_its_secrets_stay_home() {
 
 #[test]
 fn a_killed_node_has_its_servers_withdrawn_and_restored_when_it_returns() {
-    let nats = nats("cluster-nats-2");
-    let a = node("cluster-kill-a", "a", true, &nats);
-    let b = node("cluster-kill-b", "b", false, &nats);
-    a.start_daemon();
-    assert_eq!(b.call("test__echo", r#"{"message":"before"}"#), "before");
+    let (_nats, a, b) = pair("cluster-kill");
     let a_pid = a.daemon_pid();
     unsafe { libc::kill(a_pid as i32, libc::SIGKILL) };
     let withdrawn = wait_for(Duration::from_secs(10), "withdrawing A's server on B", || !lists(&b, "test__echo"));
@@ -164,11 +171,7 @@ fn call_in_background(home: &Home, name: &str, arguments: &str) -> Child {
 
 #[test]
 fn a_call_whose_node_dies_mid_call_is_not_run_twice_and_says_it_may_have_taken_effect() {
-    let nats = nats("cluster-nats-3");
-    let a = node("cluster-mid-a", "a", true, &nats);
-    let b = node("cluster-mid-b", "b", false, &nats);
-    a.start_daemon();
-    assert_eq!(b.call("test__echo", r#"{"message":"up"}"#), "up");
+    let (_nats, a, b) = pair("cluster-mid");
     let record = a.dir.parent().unwrap().join("executions");
     let arguments = format!(r#"{{"file":{:?},"id":"once","ms":20000}}"#, record.display().to_string());
     let call = call_in_background(&b, "test__record", &arguments);
@@ -189,14 +192,11 @@ fn a_call_whose_node_dies_mid_call_is_not_run_twice_and_says_it_may_have_taken_e
 
 #[test]
 fn a_reload_that_changes_a_nodes_exports_withdraws_and_offers_its_server() {
-    let nats = nats("cluster-nats-4");
-    let a = node("cluster-reload-a", "a", true, &nats);
-    let b = node("cluster-reload-b", "b", false, &nats);
-    a.start_daemon();
-    assert_eq!(b.call("test__echo", r#"{"message":"offered"}"#), "offered");
+    let (_nats, a, b) = pair("cluster-reload");
     let config = std::fs::read_to_string(&a.config).unwrap();
     std::fs::write(&a.config, config.replace("export = [\"test\"]", "export = []")).unwrap();
-    assert_eq!(a.reload().status.code(), Some(0), "{}", stderr(&a.reload()));
+    let reloaded = a.reload();
+    assert_eq!(reloaded.status.code(), Some(0), "{}", stderr(&reloaded));
     wait_for(Duration::from_secs(10), "B withdrawing what A no longer exports", || !lists(&b, "test__echo"));
     std::fs::write(&a.config, config).unwrap();
     assert_eq!(a.reload().status.code(), Some(0));
@@ -260,11 +260,7 @@ fn with_two_replicas_one_killed_mid_load_idempotent_calls_all_succeed_and_none_r
 
 #[test]
 fn a_frozen_node_is_withdrawn_and_comes_back_when_it_thaws() {
-    let nats = nats("cluster-nats-6");
-    let a = node("cluster-stop-a", "a", true, &nats);
-    let b = node("cluster-stop-b", "b", false, &nats);
-    a.start_daemon();
-    assert_eq!(b.call("test__echo", r#"{"message":"before"}"#), "before");
+    let (_nats, a, b) = pair("cluster-stop");
     let a_pid = a.daemon_pid() as i32;
     unsafe { libc::kill(a_pid, libc::SIGSTOP) };
     let withdrawn = wait_for(Duration::from_secs(10), "withdrawing frozen A's server", || !lists(&b, "test__echo"));
@@ -276,15 +272,13 @@ fn a_frozen_node_is_withdrawn_and_comes_back_when_it_thaws() {
 
 #[test]
 fn when_nats_restarts_calls_fail_clearly_and_the_cluster_heals_by_itself() {
-    let mut nats = nats("cluster-nats-7");
-    let a = node("cluster-natsdown-a", "a", true, &nats);
-    let b = node("cluster-natsdown-b", "b", false, &nats);
-    a.start_daemon();
-    assert_eq!(b.call("test__echo", r#"{"message":"before"}"#), "before");
+    let (mut nats, _a, b) = pair("cluster-natsdown");
     nats.kill();
     let started = Instant::now();
     let down = b.warden(&["call", "test__echo", r#"{"message":"while NATS is down"}"#]);
     assert_ne!(down.status.code(), Some(0), "{}", stdout(&down));
+    let said = stderr(&down);
+    assert!(said.contains("on another node of the cluster") && said.contains("NATS is down"), "{said}");
     assert!(started.elapsed() < Duration::from_secs(30), "a call waited {:?} for NATS", started.elapsed());
     eprintln!("with NATS down the call ended in {:?}: {}", started.elapsed(), stderr(&down).trim());
     nats.restart();

@@ -194,6 +194,8 @@ fn tool_name(snapshot: &Snapshot, server: &str, tool: &str) -> Option<String> {
 fn outcome_of(error: &CallError) -> Outcome {
     match error {
         CallError::Server { .. } | CallError::BadResult { .. } | CallError::AnswerTooLarge { .. } => Outcome::Failed,
+        // A server this node imports: its node said, in the message.
+        CallError::Remote { .. } => Outcome::Unknown,
         CallError::Timeout { .. }
         | CallError::CrashedMidCall { .. }
         | CallError::StreamBroken { .. }

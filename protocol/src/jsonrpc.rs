@@ -107,6 +107,10 @@ impl ErrorCode {
     /// MCP 2026-07-28: the server does not speak the request's protocol
     /// version (`data.supported` lists the ones it does).
     pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
+    /// Warden's own, never sent by a peer: a call to a server of another
+    /// cluster node came back without a result (its message says whether
+    /// it ran: not run, or may or may not have taken effect).
+    pub const CLUSTER_CALL_FAILED: ErrorCode = ErrorCode(-32033);
     /// Warden's own, never sent by a peer: the answer was over the size
     /// limit and was not read (made by the transport for the request it
     /// answered).

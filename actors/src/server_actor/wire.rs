@@ -58,6 +58,7 @@ pub(super) fn answer_error(server: &str, name: String, error: ErrorObject, crash
         warden_protocol::STREAM_BROKEN => {
             CallError::StreamBroken { server, name, reason: error.message, policy: crash_retry }
         }
+        ErrorCode::CLUSTER_CALL_FAILED => CallError::Remote { server, name, message: error.message },
         code => CallError::Server { server, name, code: code.0, message: error.message },
     }
 }

@@ -349,7 +349,8 @@ fn call_error(error: CallError) -> BridgeError {
         | CallError::CrashedMidCall { .. }
         | CallError::StreamBroken { .. }
         | CallError::StreamBrokenRepeatedly { .. }
-        | CallError::ServerStopped { .. } => Code::SERVER_GONE,
+        | CallError::ServerStopped { .. }
+        | CallError::Remote { .. } => Code::SERVER_GONE,
         CallError::UnknownAgent { .. } => Code::UNKNOWN_AGENT,
         CallError::NotAllowed { .. } => Code::NOT_ALLOWED,
         CallError::NoApprover { .. } => Code::NEEDS_APPROVAL,

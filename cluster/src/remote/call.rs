@@ -166,7 +166,7 @@ fn not_run(error: &ErrorObject) -> bool {
 }
 
 fn error(outcome: Outcome, message: String) -> ErrorObject {
-    let mut error = ErrorObject::new(ErrorCode::INTERNAL_ERROR, message);
+    let mut error = ErrorObject::new(ErrorCode::CLUSTER_CALL_FAILED, message);
     error.data = Some(serde_json::json!({ "outcome": outcome }));
     error
 }
