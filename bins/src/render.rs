@@ -18,13 +18,20 @@ use warden_protocol::{ServerReport, ToolListing};
 /// Widest a description gets in the tool table before it is cut.
 const DESCRIPTION_CHARS: usize = 80;
 
-/// One line per tool: the name, then the first line of its description.
-pub(crate) fn tool_table(tools: &[ToolListing]) -> String {
+/// One line per tool: the name, then the first line of its description;
+/// a tool of another cluster node's server says which node (`servers`:
+/// the status rows, whose `nodes` name them).
+pub(crate) fn tool_table(tools: &[ToolListing], servers: &[ServerReport]) -> String {
     let width = tools.iter().map(|entry| entry.name.len()).max().unwrap_or(0);
     let mut out = String::new();
     for entry in tools {
         let description = entry.tool.description.as_deref().unwrap_or("").lines().next().unwrap_or("");
-        let _ = writeln!(out, "{:width$}  {}", entry.name, cut(description, DESCRIPTION_CHARS));
+        let nodes = servers.iter().find(|server| server.name == entry.server).map_or(&[][..], |server| &server.nodes);
+        let on = match nodes {
+            [] => String::new(),
+            nodes => format!("[on {}] ", nodes.join(", ")),
+        };
+        let _ = writeln!(out, "{:width$}  {on}{}", entry.name, cut(description, DESCRIPTION_CHARS));
     }
     let _ = writeln!(out, "{} tools", tools.len());
     out

@@ -124,6 +124,8 @@ fn a_server_of_one_node_is_called_from_another_and_its_secrets_stay_home() {
     assert!(cluster.contains("node a (warden "), "{cluster}");
     assert!(cluster.contains("server test: served by a"), "{cluster}");
     assert!(stdout(&b.warden(&["status"])).contains("on node a"));
+    let tools = stdout(&b.warden(&["tools"]));
+    assert!(tools.lines().any(|line| line.starts_with("test__echo") && line.contains("[on a]")), "{tools}");
     let outside = Home::with_test_server("cluster-none", "");
     let refused = outside.warden(&["cluster", "status"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stdout(&refused));

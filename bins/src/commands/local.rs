@@ -77,7 +77,7 @@ pub(super) async fn tools(common: &Common) -> anyhow::Result<ExitCode> {
     if common.json {
         println!("{}", serde_json::to_string_pretty(&tools)?);
     } else {
-        print!("{}", render::tool_table(&tools));
+        print!("{}", render::tool_table(&tools, &[]));
     }
     Ok(ExitCode::SUCCESS)
 }

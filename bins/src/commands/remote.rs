@@ -112,7 +112,7 @@ pub(super) async fn tools(common: &Common, verbose: bool) -> anyhow::Result<Exit
     if common.json {
         println!("{}", serde_json::to_string_pretty(&tools)?);
     } else {
-        print!("{}", render::tool_table(&tools));
+        print!("{}", render::tool_table(&tools, &status.servers));
     }
     Ok(ExitCode::SUCCESS)
 }
