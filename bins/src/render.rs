@@ -255,11 +255,12 @@ pub(crate) fn approvals(result: &Value) -> String {
     if let Some(questions) = result.get("questions") {
         return pending::render(result["approvals"].as_array(), questions.as_array());
     }
+    let id_text = |id: &Value| id.as_str().map_or_else(|| id.to_string(), str::to_string);
     if let Some(id) = result.get("approved") {
-        return format!("approved #{id}\n");
+        return format!("approved #{}\n", id_text(id));
     }
     if let Some(id) = result.get("denied") {
-        return format!("denied #{id}\n");
+        return format!("denied #{}\n", id_text(id));
     }
     let waiting = result["approvals"].as_array().map(Vec::as_slice).unwrap_or_default();
     if waiting.is_empty() {
@@ -275,7 +276,7 @@ fn approval_lines(waiting: &[Value]) -> String {
         let agent = request["agent"].as_str().map(|agent| format!(", agent {agent}")).unwrap_or_default();
         text.push_str(&format!(
             "#{} {} (server {}{agent}, risk {}): {}\n    arguments: {}\n",
-            request["id"],
+            request["id"].as_str().map_or_else(|| request["id"].to_string(), str::to_string),
             request["tool"].as_str().unwrap_or("?"),
             request["server"].as_str().unwrap_or("?"),
             request["risk"].as_str().unwrap_or("?"),

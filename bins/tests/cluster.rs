@@ -290,3 +290,55 @@ fn when_nats_restarts_calls_fail_clearly_and_the_cluster_heals_by_itself() {
     eprintln!("healed {healed:?} after NATS restarted");
     assert_eq!(b.call("test__echo", r#"{"message":"after"}"#), "after");
 }
+
+#[test]
+fn a_call_waiting_for_a_person_on_one_node_is_listed_and_answered_once_from_others() {
+    let nats = nats("cluster-nats-8");
+    // A asks a person for its own server's calls (no auto-approval).
+    let a = Home::new("cluster-approve-a");
+    let server = warden_tests::bins::test_server().display().to_string();
+    let config =
+        format!("[servers.test]\ncommand = {server:?}\n[cluster]\nnats = [\"{}\"]\nnode = \"a\"\n", nats.url());
+    std::fs::write(&a.config, config).unwrap();
+    let b = node("cluster-approve-b", "b", false, &nats);
+    let c = node("cluster-approve-c", "c", false, &nats);
+    for home in [&a, &b, &c] {
+        assert_eq!(home.warden(&["status"]).status.code(), Some(0));
+    }
+    let call = call_in_background(&a, "test__echo", r#"{"message":"approved elsewhere"}"#);
+    let mut id = String::new();
+    wait_for(Duration::from_secs(10), "A's waiting call listed on B", || {
+        let listed: serde_json::Value =
+            serde_json::from_str(&stdout(&b.warden(&["approvals", "--json"]))).unwrap_or_default();
+        let found = listed["approvals"].as_array().and_then(|all| all.first()).cloned();
+        if let Some(request) = found {
+            assert_eq!(request["node"], "a", "{request}");
+            assert_eq!(request["tool"], "test__echo", "{request}");
+            id = request["id"].as_str().unwrap().to_string();
+        }
+        !id.is_empty()
+    });
+    assert!(id.starts_with("a:"), "{id}");
+    assert!(stdout(&c.warden(&["approvals"])).contains(&format!("#{id} test__echo")));
+    // B approves and C denies at the same moment: one decision is taken.
+    let spawn = |home: &Home, args: &[&str]| {
+        let mut command = home.command(args);
+        command.arg("--config").arg(&home.config).stdout(Stdio::piped()).stderr(Stdio::piped());
+        command.spawn().unwrap()
+    };
+    let (approve, deny) = (spawn(&b, &["approve", &id]), spawn(&c, &["deny", &id, "--reason", "no"]));
+    let (approve, deny) = (approve.wait_with_output().unwrap(), deny.wait_with_output().unwrap());
+    let approved = approve.status.code() == Some(0);
+    let denied = deny.status.code() == Some(0);
+    assert!(approved != denied, "one decision: approve {approve:?}, deny {deny:?}");
+    let loser = if approved { &deny } else { &approve };
+    assert!(stderr(loser).contains("is waiting"), "{}", stderr(loser));
+    let output = call.wait_with_output().unwrap();
+    assert_eq!(output.status.code() == Some(0), approved, "{}", String::from_utf8_lossy(&output.stderr));
+    if approved {
+        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "approved elsewhere");
+    }
+    wait_for(Duration::from_secs(5), "the answered call leaving every list", || {
+        !stdout(&b.warden(&["approvals"])).contains(&id)
+    });
+}

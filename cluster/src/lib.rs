@@ -27,10 +27,12 @@
 //! for others, once per call id), `import.rs` (other nodes' servers
 //! attached here), `remote.rs` and `remote/call.rs` (a remote server's
 //! connection, and the failure table of one call), `view.rs` (what a node
-//! knows of its cluster, for `status`). The design and the
+//! knows of its cluster, for `status`), `approvals.rs` (calls waiting for a
+//! person, listed and answered on every node). The design and the
 //! failure table are in `docs/cluster.md`.
 
 mod announce;
+mod approvals;
 mod buckets;
 mod connect;
 mod import;
@@ -47,7 +49,7 @@ use std::time::{Duration, SystemTime};
 use async_nats::jetstream;
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
-use warden_actors::{ServerSettings, Warden};
+use warden_actors::{ApprovalQueue, ServerSettings, Warden};
 use warden_config::{ClusterConfig, WardenConfig};
 
 use buckets::{Buckets, HEARTBEAT_TTL};
@@ -124,6 +126,7 @@ pub struct Cluster {
     buckets: Buckets,
     exports: Arc<watch::Sender<Exports>>,
     view: watch::Receiver<ClusterView>,
+    approvals: Option<async_nats::jetstream::kv::Store>,
     tasks: Vec<AbortHandle>,
 }
 
@@ -197,7 +200,7 @@ impl Cluster {
         }
         tracing::info!(node = %names.node, exports = ?offered, import = config.import, "joined the cluster");
         let exports = Arc::new(exports);
-        Ok(Cluster { names, warden: warden.clone(), client, buckets, exports, view, tasks })
+        Ok(Cluster { names, warden: warden.clone(), client, buckets, exports, view, approvals: None, tasks })
     }
 
     /// This node's name.
@@ -210,10 +213,31 @@ impl Cluster {
         self.view.borrow().clone().aged()
     }
 
+    /// Shares `queue` with the cluster: what waits in it is listed on every
+    /// node, and answerable from every node ([`ClusterLink::approvals`],
+    /// [`ClusterLink::decide`]); the queue stays the one place a decision
+    /// is taken. Before [`Cluster::link`], whose handles see it.
+    pub async fn share_approvals(&mut self, queue: ApprovalQueue) -> Result<(), ClusterError> {
+        let js = jetstream::new(self.client.clone());
+        let store = approvals::bucket(&js, &self.names).await?;
+        let publish = approvals::publish(queue.clone(), self.names.clone(), store.clone());
+        self.tasks.push(tokio::spawn(publish).abort_handle());
+        let answer = approvals::answer(self.client.clone(), self.names.clone(), queue);
+        self.tasks.push(tokio::spawn(answer).abort_handle());
+        self.approvals = Some(store);
+        Ok(())
+    }
+
     /// A handle on this membership for the daemon's other parts: the view
-    /// for `status`, the exports for a reload.
+    /// for `status`, the exports for a reload, the other nodes' approvals.
     pub fn link(&self) -> ClusterLink {
-        ClusterLink { view: self.view.clone(), exports: self.exports.clone() }
+        ClusterLink {
+            view: self.view.clone(),
+            exports: self.exports.clone(),
+            client: self.client.clone(),
+            names: self.names.clone(),
+            approvals: self.approvals.clone(),
+        }
     }
 
     /// Leaves the cluster: stops answering calls, deletes this node's
@@ -238,12 +262,38 @@ impl Cluster {
 pub struct ClusterLink {
     view: watch::Receiver<ClusterView>,
     exports: Arc<watch::Sender<Exports>>,
+    client: async_nats::Client,
+    names: Arc<Names>,
+    /// The approvals bucket, once [`Cluster::share_approvals`] ran.
+    approvals: Option<async_nats::jetstream::kv::Store>,
 }
 
 impl ClusterLink {
     /// What the node knows of its cluster now (heartbeat ages as of now).
     pub fn view(&self) -> ClusterView {
         self.view.borrow().clone().aged()
+    }
+
+    /// The calls waiting for a person on the other live nodes, each with
+    /// its id as `NODE:ID` and its `node` (none before approvals are
+    /// shared).
+    pub async fn approvals(&self) -> Vec<serde_json::Value> {
+        let Some(store) = &self.approvals else { return Vec::new() };
+        let live: Vec<String> = self.view.borrow().nodes.iter().map(|node| node.name.clone()).collect();
+        approvals::remote(store, &self.names, &live).await
+    }
+
+    /// Approves (or denies, with `reason`) the call `NODE:ID` waiting on
+    /// another node; that node's answer, or why there is none (it was
+    /// answered already, the node left).
+    pub async fn decide(
+        &self,
+        id: &str,
+        approve: bool,
+        reason: Option<String>,
+        by: &str,
+    ) -> Result<serde_json::Value, String> {
+        approvals::decide(&self.client, &self.names, id, approve, reason, by).await
     }
 
     /// Applies a reloaded config: which servers it offers takes effect at

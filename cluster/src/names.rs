@@ -6,8 +6,10 @@
 //! PREFIX.call.SERVER        the same, to any node that exports SERVER
 //!                           (queue group PREFIX.SERVER: replicas share it)
 //! PREFIX.cancel.NODE        "stop running call ID" (the caller left)
+//! PREFIX.approve.NODE       a decision on a call waiting in NODE's queue
 //! bucket PREFIX_nodes       NODE → its heartbeat, with a per-message TTL
 //! bucket PREFIX_catalog     NODE.SERVER → what NODE's SERVER offers
+//! bucket PREFIX_approvals   NODE.ID → a call waiting for a person on NODE
 //! ```
 //!
 //! Importing nodes address a node's own subject: they pick a live node
@@ -63,6 +65,16 @@ impl Names {
     /// Where `node` is told to stop a call.
     pub(crate) fn cancel(&self, node: &str) -> String {
         format!("{}.cancel.{node}", self.prefix)
+    }
+
+    /// Where `node` takes decisions on the calls waiting in its queue.
+    pub(crate) fn approve(&self, node: &str) -> String {
+        format!("{}.approve.{node}", self.prefix)
+    }
+
+    /// The bucket of calls waiting for a person, `NODE.ID` each.
+    pub(crate) fn approvals_bucket(&self) -> String {
+        format!("{}_approvals", self.bucket_prefix)
     }
 
     /// The bucket of heartbeats.

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use warden_actors::{ApprovalDecision, ApprovalQueue, GrantRequest};
+use warden_cluster::ClusterLink;
 use warden_protocol::{BridgeError, BridgeErrorCode as Code, GrantSpec};
 
 /// Who the log says decided.
@@ -59,6 +60,49 @@ fn answer(queue: &ApprovalQueue, id: u64, decision: ApprovalDecision) -> Result<
     queue
         .answer(id, decision, DECIDED_BY)
         .map_err(|error| BridgeError::new(Code::UNKNOWN_APPROVAL, crate::advice::queue_error(&error)))
+}
+
+/// `approvals` on a cluster node: its own queue, then the calls waiting on
+/// the other live nodes (ids `NODE:ID`).
+pub(crate) async fn list_with(queue: &ApprovalQueue, cluster: Option<&ClusterLink>) -> Value {
+    let mut listed = list(queue);
+    if let Some(cluster) = cluster {
+        if let Some(approvals) = listed["approvals"].as_array_mut() {
+            approvals.extend(cluster.approvals().await);
+        }
+    }
+    listed
+}
+
+/// `approve` or `deny` of `NODE:ID`: the decision goes to that node, whose
+/// queue takes it (one decision, however many people answer). `None` when
+/// the id is this node's own.
+pub(crate) async fn decide_remote(
+    cluster: Option<&ClusterLink>,
+    id: &str,
+    approve: bool,
+    grant: bool,
+    reason: Option<String>,
+) -> Option<Result<Value, BridgeError>> {
+    if !id.contains(':') {
+        return None;
+    }
+    let Some(cluster) = cluster else {
+        let message = format!("'{id}' names another node's approval, and this daemon is not in a cluster");
+        return Some(Err(BridgeError::new(Code::INVALID_REQUEST, message)));
+    };
+    if grant {
+        let message = format!(
+            "a grant with another node's approval is not shared yet: approve '{id}' without --grant, or on its node"
+        );
+        return Some(Err(BridgeError::new(Code::INVALID_REQUEST, message)));
+    }
+    let outcome = cluster.decide(id, approve, reason, DECIDED_BY).await;
+    Some(match outcome {
+        Ok(_) if approve => Ok(json!({ "approved": id })),
+        Ok(_) => Ok(json!({ "denied": id })),
+        Err(message) => Err(BridgeError::new(Code::UNKNOWN_APPROVAL, message)),
+    })
 }
 
 fn parse_id(id: &str) -> Result<u64, BridgeError> {

@@ -176,9 +176,19 @@ impl Ops {
                 })?;
                 Ok(serde_json::to_value(listing(entry)).expect("a tool serialises"))
             }
-            Request::Approvals {} => Ok(approvals::list(&self.approvals)),
-            Request::Approve { approval, grant } => approvals::approve(&self.approvals, &approval, grant),
-            Request::Deny { approval, reason } => approvals::deny(&self.approvals, &approval, reason),
+            Request::Approvals {} => Ok(approvals::list_with(&self.approvals, self.cluster.as_ref()).await),
+            Request::Approve { approval, grant } => {
+                match approvals::decide_remote(self.cluster.as_ref(), &approval, true, grant.is_some(), None).await {
+                    Some(outcome) => outcome,
+                    None => approvals::approve(&self.approvals, &approval, grant),
+                }
+            }
+            Request::Deny { approval, reason } => {
+                match approvals::decide_remote(self.cluster.as_ref(), &approval, false, false, reason.clone()).await {
+                    Some(outcome) => outcome,
+                    None => approvals::deny(&self.approvals, &approval, reason),
+                }
+            }
             Request::Pending {} => Ok(questions::pending(&self.approvals)),
             Request::Tasks {} => Ok(super::left_tasks::list(&self.warden).await),
             Request::FetchTask { key } => self.warden.fetch_left_task(&key).await.map_err(call_error),

@@ -94,9 +94,14 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     };
     let warden = builder.start().await.context("starting Warden")?;
     // Before the lockfile: a node that cannot join its cluster does not start.
-    let cluster = warden_cluster::Cluster::join(&warden, &config)
+    let mut cluster = warden_cluster::Cluster::join(&warden, &config)
         .await
         .with_context(|| format!("joining the cluster ([cluster] in {})", config_path.display()))?;
+    // Calls waiting in this daemon's queue are listed, and answerable, on
+    // every node.
+    if let (Some(cluster), "none") = (&mut cluster, config.security.approver.as_str()) {
+        cluster.share_approvals(approvals.clone()).await.context("sharing approvals with the cluster")?;
+    }
     let lockfile = Lockfile {
         pid: std::process::id(),
         address,
