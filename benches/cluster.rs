@@ -14,7 +14,7 @@
 //!   every one);
 //! - **an idle gateway's memory**: the resident size of a gateway daemon
 //!   importing 100 servers of a host, beside a gateway daemon importing
-//!   none.
+//!   none and a daemon outside any cluster (the floor).
 //!
 //! Run with `cargo bench -p warden-tests --bench cluster`.
 
@@ -271,6 +271,7 @@ async fn idle_gateway_memory(warden_binary: &Path, dir: &Path, nats: &NatsServer
         let text = format!("[security]\nauto_approve = true\n{}", cluster_table(nats, name, ""));
         Node::start(warden_binary, dir, name, &text)
     };
+    let alone = Node::start(warden_binary, dir, "no-cluster", "[security]\nauto_approve = true\n");
     let empty = gateway("gateway-none");
     let host = Node::start(warden_binary, dir, "host-100", &host_config(nats, "host-100", 100));
     let full = gateway("gateway-100");
@@ -278,6 +279,7 @@ async fn idle_gateway_memory(warden_binary: &Path, dir: &Path, nats: &NatsServer
     tokio::time::sleep(Duration::from_secs(5)).await;
     let rss = |node: &Node| proc_status(&node.pid().to_string(), "VmRSS") as f64 / 1024.0;
     println!("\nan idle gateway daemon's resident memory (after 5 s)");
+    println!("  a daemon outside a cluster {:>6.1} MB   (no servers: the floor)", rss(&alone));
     println!("  importing nothing          {:>6.1} MB", rss(&empty));
     println!("  importing 100 servers      {:>6.1} MB   (the host of the 100: {:.1} MB)", rss(&full), rss(&host));
 }
