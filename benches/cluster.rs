@@ -271,15 +271,23 @@ async fn idle_gateway_memory(warden_binary: &Path, dir: &Path, nats: &NatsServer
         let text = format!("[security]\nauto_approve = true\n{}", cluster_table(nats, name, ""));
         Node::start(warden_binary, dir, name, &text)
     };
+    let rss = |node: &Node| proc_status(&node.pid().to_string(), "VmRSS") as f64 / 1024.0;
     let alone = Node::start(warden_binary, dir, "no-cluster", "[security]\nauto_approve = true\n");
+    // Before any node exports anything: a gateway with nothing to import.
     let empty = gateway("gateway-none");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (alone_rss, empty_rss) = (rss(&alone), rss(&empty));
+    drop(empty);
     let host = Node::start(warden_binary, dir, "host-100", &host_config(nats, "host-100", 100));
     let full = gateway("gateway-100");
     // Settled: 100 servers attached, their tools listed.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let rss = |node: &Node| proc_status(&node.pid().to_string(), "VmRSS") as f64 / 1024.0;
-    println!("\nan idle gateway daemon's resident memory (after 5 s)");
-    println!("  a daemon outside a cluster {:>6.1} MB   (no servers: the floor)", rss(&alone));
-    println!("  importing nothing          {:>6.1} MB", rss(&empty));
-    println!("  importing 100 servers      {:>6.1} MB   (the host of the 100: {:.1} MB)", rss(&full), rss(&host));
+    println!("\nan idle gateway daemon's resident memory");
+    println!("  a daemon outside a cluster {alone_rss:>6.1} MB   (no servers: the floor)");
+    println!("  a gateway, nothing to import {empty_rss:>4.1} MB");
+    println!(
+        "  a gateway importing 100 servers {:>4.1} MB   (their host, running them: {:.1} MB)",
+        rss(&full),
+        rss(&host)
+    );
 }

@@ -42,8 +42,9 @@ pub(crate) struct Importer {
     pub(crate) settings: ServerSettings,
     /// Live nodes other than this one, and when each was last heard.
     nodes: HashMap<String, (Heartbeat, Instant)>,
-    /// Catalog entries of other nodes, by (node, server).
-    catalog: HashMap<(String, String), CatalogEntry>,
+    /// Catalog entries of other nodes, by (node, server), their tools
+    /// shared (not copied) with the servers they describe.
+    catalog: HashMap<(String, String), Offered>,
     /// The remote servers attached here.
     attached: HashMap<String, Arc<RemoteServer>>,
     /// Servers whose detaching is under way.
@@ -107,7 +108,11 @@ impl Importer {
             };
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             loop {
-                tokio::select! {
+                // Most events are heartbeats of known nodes: they change
+                // nothing but the time a node was heard, and cost no
+                // reconciling (with many servers, that was most of the
+                // importer's work).
+                let changed = tokio::select! {
                     entry = nodes.next() => match entry {
                         Some(Ok(entry)) => self.node_changed(entry),
                         _ => break,
@@ -116,9 +121,11 @@ impl Importer {
                         Some(Ok(entry)) => self.catalog_changed(entry),
                         _ => break,
                     },
-                    _ = tick.tick() => {}
+                    _ = tick.tick() => self.lapse() || !self.detaching.is_empty() || !self.shadowed.is_empty(),
+                };
+                if changed {
+                    self.reconcile().await;
                 }
-                self.reconcile().await;
             }
             tracing::warn!("the cluster's buckets stopped answering (NATS restarted?); reading them again");
             tokio::time::sleep(Duration::from_millis(250)).await;
@@ -153,18 +160,36 @@ impl Importer {
         Ok(())
     }
 
-    fn node_changed(&mut self, entry: Entry) {
+    /// Notes a heartbeat (or a node's end); whether who is alive changed.
+    fn node_changed(&mut self, entry: Entry) -> bool {
         if entry.key == self.names.node {
-            return;
+            return false;
         }
         match entry.operation {
             Operation::Put => match serde_json::from_slice::<Heartbeat>(&entry.value) {
                 Ok(beat) => {
-                    if self.nodes.insert(entry.key.clone(), (beat, Instant::now())).is_none() {
-                        tracing::info!(node = %entry.key, "node joined the cluster");
+                    let now = Instant::now();
+                    let changed = match self.nodes.get(&entry.key) {
+                        Some((known, _)) => *known != beat,
+                        None => {
+                            tracing::info!(node = %entry.key, "node joined the cluster");
+                            true
+                        }
+                    };
+                    self.nodes.insert(entry.key.clone(), (beat, now));
+                    if !changed {
+                        self.view.send_modify(|view| {
+                            if let Some(node) = view.nodes.iter_mut().find(|node| node.name == entry.key) {
+                                node.heard = now;
+                            }
+                        });
                     }
+                    changed
                 }
-                Err(error) => tracing::warn!(node = %entry.key, "ignored a heartbeat that does not decode: {error}"),
+                Err(error) => {
+                    tracing::warn!(node = %entry.key, "ignored a heartbeat that does not decode: {error}");
+                    false
+                }
             },
             Operation::Delete | Operation::Purge => {
                 if self.nodes.remove(&entry.key).is_some() {
@@ -174,40 +199,67 @@ impl Importer {
                         "stopped answering (heartbeat lapsed)"
                     };
                     tracing::warn!(node = %entry.key, "node {how}: its servers are withdrawn");
+                    return true;
                 }
+                false
             }
         }
     }
 
-    fn catalog_changed(&mut self, entry: Entry) {
-        let Some((node, server)) = Names::split_catalog_key(&entry.key) else { return };
+    /// Notes a catalog entry; whether what the cluster offers changed.
+    fn catalog_changed(&mut self, entry: Entry) -> bool {
+        let Some((node, server)) = Names::split_catalog_key(&entry.key) else { return false };
         if node == self.names.node {
-            return;
+            return false;
         }
         let key = (node.to_string(), server.to_string());
         match entry.operation {
             Operation::Put => match serde_json::from_slice::<CatalogEntry>(&entry.value) {
                 Ok(catalog) => {
-                    self.catalog.insert(key, catalog);
+                    let offered = Offered::from(catalog);
+                    // The same entry written again (every few seconds)
+                    // keeps the tools already shared.
+                    if self.catalog.get(&key).is_some_and(|known| known.same_as(&offered)) {
+                        return false;
+                    }
+                    self.catalog.insert(key, offered);
+                    true
                 }
-                Err(error) => tracing::warn!(node, server, "ignored a catalog entry that does not decode: {error}"),
+                Err(error) => {
+                    tracing::warn!(node, server, "ignored a catalog entry that does not decode: {error}");
+                    false
+                }
             },
-            Operation::Delete | Operation::Purge => {
-                self.catalog.remove(&key);
-            }
+            Operation::Delete | Operation::Purge => self.catalog.remove(&key).is_some(),
         }
+    }
+
+    /// Drops the nodes whose heartbeat was not seen for longer than its
+    /// TTL, even without NATS' purge marker (which a NATS restart loses);
+    /// whether any was.
+    fn lapse(&mut self) -> bool {
+        let limit = HEARTBEAT_TTL + Duration::from_secs(1);
+        let before = self.nodes.len();
+        self.nodes.retain(|node, (_, heard)| {
+            let live = heard.elapsed() <= limit;
+            if !live {
+                tracing::warn!(node = %node, "no heartbeat from node {node} for {limit:?}: its servers are withdrawn");
+            }
+            live
+        });
+        self.nodes.len() != before
     }
 
     /// Who serves what, among the live nodes.
     fn wanted(&self) -> BTreeMap<String, Serving> {
         let mut wanted: BTreeMap<String, Serving> = BTreeMap::new();
-        let mut entries: Vec<&CatalogEntry> =
+        let mut entries: Vec<&Offered> =
             self.catalog.values().filter(|entry| self.nodes.contains_key(&entry.node)).collect();
         entries.sort_by(|a, b| (&a.server, &a.node).cmp(&(&b.server, &b.node)));
         for entry in entries {
             let serving = wanted.entry(entry.server.clone()).or_insert_with(|| Serving {
                 nodes: Vec::new(),
-                tools: Arc::new(entry.tools.clone()),
+                tools: entry.tools.clone(),
                 server_info: entry.server_info.clone(),
             });
             serving.nodes.push(entry.node.clone());
@@ -217,16 +269,7 @@ impl Importer {
 
     async fn reconcile(&mut self) {
         self.detaching.retain(|_, task| !task.is_finished());
-        // A heartbeat not seen for longer than its TTL counts as lapsed
-        // even without NATS' purge marker (which a NATS restart loses).
-        let limit = HEARTBEAT_TTL + Duration::from_secs(1);
-        self.nodes.retain(|node, (_, heard)| {
-            let live = heard.elapsed() <= limit;
-            if !live {
-                tracing::warn!(node = %node, "no heartbeat from node {node} for {limit:?}: its servers are withdrawn");
-            }
-            live
-        });
+        self.lapse();
         let wanted = self.wanted();
         for (server, serving) in &wanted {
             if let Some(remote) = self.attached.get(server) {
@@ -313,5 +356,26 @@ impl Importer {
             view.nodes = nodes;
             view.servers = servers;
         });
+    }
+}
+
+/// A catalog entry as the importer keeps it: its tools in an `Arc`, shared
+/// with the remote server they describe.
+struct Offered {
+    node: String,
+    server: String,
+    server_info: Option<serde_json::Value>,
+    tools: Arc<Vec<serde_json::Value>>,
+}
+
+impl From<CatalogEntry> for Offered {
+    fn from(entry: CatalogEntry) -> Offered {
+        Offered { node: entry.node, server: entry.server, server_info: entry.server_info, tools: Arc::new(entry.tools) }
+    }
+}
+
+impl Offered {
+    fn same_as(&self, other: &Offered) -> bool {
+        self.server_info == other.server_info && *self.tools == *other.tools
     }
 }

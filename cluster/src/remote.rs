@@ -32,7 +32,7 @@ use crate::wire::Cancel;
 mod call;
 
 /// Who serves a remote server now, and what it offers.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Serving {
     /// The live nodes that export it, sorted.
     pub(crate) nodes: Vec<String>,
@@ -40,6 +40,16 @@ pub(crate) struct Serving {
     pub(crate) tools: Arc<Vec<Value>>,
     /// What it says it is.
     pub(crate) server_info: Option<Value>,
+}
+
+impl PartialEq for Serving {
+    /// The same tools are most often the very same `Arc`: compared by
+    /// pointer first.
+    fn eq(&self, other: &Serving) -> bool {
+        self.nodes == other.nodes
+            && self.server_info == other.server_info
+            && (Arc::ptr_eq(&self.tools, &other.tools) || *self.tools == *other.tools)
+    }
 }
 
 /// One remote server: its name, who serves it, how to reach them.
