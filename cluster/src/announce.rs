@@ -15,11 +15,10 @@ use std::sync::Arc;
 
 use async_nats::jetstream;
 use async_nats::HeaderMap;
-use futures_util::StreamExt as _;
 use tokio::sync::{watch, Notify};
 use warden_actors::{ServerState, Snapshot, Warden};
 
-use crate::buckets::{Buckets, CATALOG_REFRESH, HEARTBEAT_EVERY, HEARTBEAT_TTL};
+use crate::buckets::{keys_of, Buckets, CATALOG_REFRESH, HEARTBEAT_EVERY, HEARTBEAT_TTL};
 use crate::names::Names;
 use crate::wire::{CatalogEntry, Heartbeat};
 use crate::Exports;
@@ -88,11 +87,9 @@ pub(crate) async fn catalog(
     // other servers then) are this node's to delete: counted as written,
     // they go unless still wanted.
     let mut written: HashMap<String, Vec<u8>> = HashMap::new();
-    if let Ok(keys) = buckets.catalog.keys().await {
-        let mine = format!("{}.", names.node);
-        let keys: Vec<String> = keys.filter_map(|key| async move { key.ok() }).collect().await;
-        written.extend(keys.into_iter().filter(|key| key.starts_with(&mine)).map(|key| (key, Vec::new())));
-    }
+    let mine = format!("{}.", names.node);
+    let keys = keys_of(&buckets.catalog).await;
+    written.extend(keys.into_iter().filter(|key| key.starts_with(&mine)).map(|key| (key, Vec::new())));
     let mut refresh = tokio::time::interval(CATALOG_REFRESH);
     refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut force = true;

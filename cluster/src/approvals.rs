@@ -15,15 +15,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_nats::jetstream::{self, kv, stream::StorageType};
+use async_nats::jetstream::kv;
 use async_nats::Client;
 use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use warden_actors::{ApprovalDecision, ApprovalQueue};
 
+use crate::buckets::keys_of;
 use crate::names::Names;
-use crate::ClusterError;
 
 /// How often a node looks at its queue for what to publish.
 const PUBLISH_EVERY: Duration = Duration::from_millis(250);
@@ -45,31 +45,14 @@ struct RemoteDecision {
     by: String,
 }
 
-/// Opens (or makes) the approvals bucket.
-pub(crate) async fn bucket(js: &jetstream::Context, names: &Names) -> Result<kv::Store, ClusterError> {
-    let bucket = names.approvals_bucket();
-    let config = kv::Config {
-        bucket: bucket.clone(),
-        description: "Warden nodes: calls waiting for a person".into(),
-        history: 1,
-        storage: StorageType::Memory,
-        ..Default::default()
-    };
-    js.create_or_update_key_value(config)
-        .await
-        .map_err(|error| ClusterError::Bucket { bucket, problem: error.to_string() })
-}
-
 /// Keeps this node's entries in the bucket equal to what its queue holds,
 /// until the task is aborted.
 pub(crate) async fn publish(queue: ApprovalQueue, names: Arc<Names>, store: kv::Store) {
     let mine = format!("{}.", names.node);
     let mut written: HashMap<String, Vec<u8>> = HashMap::new();
     // What an earlier run of this node left is gone with its calls.
-    if let Ok(keys) = store.keys().await {
-        let keys: Vec<String> = keys.filter_map(|key| async move { key.ok() }).collect().await;
-        written.extend(keys.into_iter().filter(|key| key.starts_with(&mine)).map(|key| (key, Vec::new())));
-    }
+    let keys = keys_of(&store).await;
+    written.extend(keys.into_iter().filter(|key| key.starts_with(&mine)).map(|key| (key, Vec::new())));
     let mut tick = tokio::time::interval(PUBLISH_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -132,10 +115,8 @@ pub(crate) async fn answer(client: Client, names: Arc<Names>, queue: ApprovalQue
 /// The calls waiting on the live nodes in `live`, each with its id as
 /// `NODE:ID` and its `node`.
 pub(crate) async fn remote(store: &kv::Store, names: &Names, live: &[String]) -> Vec<Value> {
-    let Ok(keys) = store.keys().await else { return Vec::new() };
-    let keys: Vec<String> = keys.filter_map(|key| async move { key.ok() }).collect().await;
     let mut found = Vec::new();
-    for key in keys {
+    for key in keys_of(store).await {
         let Some((node, _)) = Names::split_catalog_key(&key) else { continue };
         if node == names.node || !live.iter().any(|live| live == node) {
             continue;

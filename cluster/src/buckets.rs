@@ -7,6 +7,8 @@
 //!   markers*: when a key's TTL runs out, NATS deletes it *and tells the
 //!   watchers* (a purge marker) — without markers a key expires silently.
 //!   A node that leaves deletes its key itself, which watchers see at once.
+//! - **approvals**: `NODE.ID` → a call waiting for a person on that node
+//!   (`approvals.rs`), written by the node whose queue holds it.
 //! - **catalog**: `NODE.SERVER` → what that server offers. No TTL: an
 //!   entry counts only while its node's heartbeat does, and a node rewrites
 //!   its entries on every change and every [`CATALOG_REFRESH`].
@@ -17,6 +19,7 @@
 use std::time::Duration;
 
 use async_nats::jetstream::{self, kv, stream::StorageType};
+use futures_util::StreamExt as _;
 
 use crate::names::Names;
 use crate::ClusterError;
@@ -39,10 +42,11 @@ pub(crate) const CATALOG_REFRESH: Duration = Duration::from_secs(5);
 pub(crate) struct Buckets {
     pub(crate) nodes: kv::Store,
     pub(crate) catalog: kv::Store,
+    pub(crate) approvals: kv::Store,
 }
 
 impl Buckets {
-    /// Opens both buckets, making them when they do not exist.
+    /// Opens the buckets, making them when they do not exist.
     pub(crate) async fn open(js: &jetstream::Context, names: &Names) -> Result<Buckets, ClusterError> {
         let nodes = kv::Config {
             bucket: names.nodes_bucket(),
@@ -54,13 +58,15 @@ impl Buckets {
             limit_markers: Some(Duration::from_secs(1)),
             ..Default::default()
         };
-        let catalog = kv::Config {
-            bucket: names.catalog_bucket(),
-            description: "Warden nodes: what each node's exported servers offer".into(),
+        let kept = |bucket: String, description: &str| kv::Config {
+            bucket,
+            description: description.into(),
             history: 1,
             storage: StorageType::Memory,
             ..Default::default()
         };
+        let catalog = kept(names.catalog_bucket(), "Warden nodes: what each node's exported servers offer");
+        let approvals = kept(names.approvals_bucket(), "Warden nodes: calls waiting for a person");
         let open = |config: kv::Config| async move {
             let bucket = config.bucket.clone();
             js.create_or_update_key_value(config).await.map_err(|error| ClusterError::Bucket {
@@ -71,6 +77,14 @@ impl Buckets {
                 ),
             })
         };
-        Ok(Buckets { nodes: open(nodes).await?, catalog: open(catalog).await? })
+        Ok(Buckets { nodes: open(nodes).await?, catalog: open(catalog).await?, approvals: open(approvals).await? })
+    }
+}
+
+/// Every key of `store` now (none when it cannot be read).
+pub(crate) async fn keys_of(store: &kv::Store) -> Vec<String> {
+    match store.keys().await {
+        Ok(keys) => keys.filter_map(|key| async move { key.ok() }).collect().await,
+        Err(_) => Vec::new(),
     }
 }

@@ -217,15 +217,13 @@ impl Cluster {
     /// node, and answerable from every node ([`ClusterLink::approvals`],
     /// [`ClusterLink::decide`]); the queue stays the one place a decision
     /// is taken. Before [`Cluster::link`], whose handles see it.
-    pub async fn share_approvals(&mut self, queue: ApprovalQueue) -> Result<(), ClusterError> {
-        let js = jetstream::new(self.client.clone());
-        let store = approvals::bucket(&js, &self.names).await?;
+    pub fn share_approvals(&mut self, queue: ApprovalQueue) {
+        let store = self.buckets.approvals.clone();
         let publish = approvals::publish(queue.clone(), self.names.clone(), store.clone());
         self.tasks.push(tokio::spawn(publish).abort_handle());
         let answer = approvals::answer(self.client.clone(), self.names.clone(), queue);
         self.tasks.push(tokio::spawn(answer).abort_handle());
         self.approvals = Some(store);
-        Ok(())
     }
 
     /// A handle on this membership for the daemon's other parts: the view

@@ -100,7 +100,7 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     // Calls waiting in this daemon's queue are listed, and answerable, on
     // every node.
     if let (Some(cluster), "none") = (&mut cluster, config.security.approver.as_str()) {
-        cluster.share_approvals(approvals.clone()).await.context("sharing approvals with the cluster")?;
+        cluster.share_approvals(approvals.clone());
     }
     let lockfile = Lockfile {
         pid: std::process::id(),
