@@ -8,8 +8,9 @@
 //! `warden mcp`, the POST's own event stream on HTTP, so the question
 //! travels with the request it belongs to — and waits for the client's
 //! response, which `Session::receive` routes back here by its id.
-//! Warden's ids for these requests are strings (`warden-ask-N`), never
-//! mistaken for a client's own.
+//! Warden's ids for these requests are strings (`warden-ask-P-N`, `P`
+//! random for the process), never mistaken for a client's own, nor for
+//! another front replica's question in the same session.
 //!
 //! The client's answer is checked against the form like any other; one
 //! that does not fit is not passed on (the server gets `cancel`, the log
@@ -130,6 +131,13 @@ pub(super) async fn ask_client(
     }
 }
 
+/// Random for this process: a replica's questions never share an id with
+/// another's.
+fn process_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| crate::secret::random_hex(4).unwrap_or_else(|_| format!("{:x}", std::process::id())))
+}
+
 /// Where a session's own requests to its client wait for their answers.
 #[derive(Default)]
 pub(super) struct Asked {
@@ -141,7 +149,7 @@ impl Asked {
     /// A fresh id, and where its answer will arrive.
     pub(super) fn ask(&mut self) -> (Value, oneshot::Receiver<ClientAnswer>) {
         self.next += 1;
-        let id = format!("warden-ask-{}", self.next);
+        let id = format!("warden-ask-{}-{}", process_tag(), self.next);
         let (sender, receiver) = oneshot::channel();
         self.waiting.insert(id.clone(), sender);
         (Value::String(id), receiver)

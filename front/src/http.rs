@@ -60,6 +60,7 @@ mod answers;
 pub mod checks;
 #[cfg(test)]
 mod properties;
+mod replicated;
 mod service;
 pub(crate) mod sessions;
 mod sse;
@@ -95,6 +96,9 @@ pub struct HttpFront {
     closed_outbox: Outbox,
     /// Ends idle sessions; stopped with the front.
     _sweeper: AbortOnDrop,
+    /// Ends this front's copies of sessions ended on other replicas, and
+    /// takes what they forward; stopped with the front.
+    _replication: Option<AbortOnDrop>,
 }
 
 /// Who is asking, and through which endpoint.
@@ -158,15 +162,10 @@ impl HttpFront {
         };
         match parts.method {
             Method::POST => self.post(caller, parts, body).await,
-            Method::GET => self.get(&caller, &parts),
+            Method::GET => self.get(&caller, &parts).await,
             Method::DELETE => match session_id(&parts) {
                 None => refuse(StatusCode::BAD_REQUEST, "DELETE needs the `Mcp-Session-Id` header"),
-                Some(id) if self.sessions.get(&id, caller.owner()).is_some() => {
-                    // Boxed: closing withdraws subscriptions upstream, a
-                    // future every request's would otherwise carry.
-                    Box::pin(self.sessions.remove(&id)).await;
-                    respond(StatusCode::NO_CONTENT, sse::empty())
-                }
+                Some(id) if self.end_session(&id, &caller).await => respond(StatusCode::NO_CONTENT, sse::empty()),
                 Some(_) => unknown_session(),
             },
             _ => {
@@ -252,7 +251,7 @@ impl HttpFront {
             return self.stateless(&caller, message, &mirrored, wants_stream).await;
         }
         if message.get("method").and_then(Value::as_str) == Some("initialize") {
-            return self.initialize(&caller, message);
+            return self.initialize(&caller, message).await;
         }
         let Some(id) = session_id else {
             return rpc_error(
@@ -261,7 +260,7 @@ impl HttpFront {
                 "send `initialize` first, then its `Mcp-Session-Id` header with every request",
             );
         };
-        let Some(http) = self.sessions.get(&id, caller.owner()) else { return unknown_session() };
+        let Some(http) = self.session_of(&id, &caller).await else { return unknown_session() };
         // A stream when something may come before the answer: progress the
         // client asked for, or a question a call's server may ask a client
         // that can answer, or its roots asked of it (sent on this request's
@@ -273,15 +272,28 @@ impl HttpFront {
         let stream = (wants_stream && progress).then(|| mpsc::channel(64));
         let outbox = stream.as_ref().map_or_else(|| self.closed_outbox.clone(), |(outbox, _)| outbox.clone());
         let request_id = message.get("id").cloned();
+        // A response or a cancellation may be for another replica's call.
+        let not_a_request = message.get("method").is_none() || message.get("id").is_none();
+        let maybe_theirs = (self.sessions.replicas.is_some() && not_a_request).then(|| message.clone());
         match (http.session.receive(message, outbox), stream) {
             (Received::Accepted, _) => respond(StatusCode::ACCEPTED, sse::empty()),
+            (Received::NotHere, _) => {
+                if let Some(message) = maybe_theirs {
+                    self.forward(&http, message).await;
+                }
+                respond(StatusCode::ACCEPTED, sse::empty())
+            }
             (Received::Answered(answer), _) => json_answer(&answer),
             (Received::Request(pending), Some((outbox_of_stream, answers))) => {
                 // Progress, then the answer, on this POST's stream. Dropping
                 // the body (the client left) cancels the request.
                 let id = request_id.unwrap_or(Value::Null);
+                let sessions = Arc::clone(&self.sessions);
                 let task = tokio::spawn(async move {
                     if let Some(answer) = pending.await {
+                        // What the request changed is recorded before the
+                        // client can take its next step elsewhere.
+                        sessions.write(&http, false).await;
                         let _ = outbox_of_stream.send(answer).await;
                     }
                 });
@@ -294,7 +306,10 @@ impl HttpFront {
             (Received::Request(pending), None) => {
                 // A JSON answer carries no progress: what is reported is dropped.
                 match pending.await {
-                    Some(answer) => json_answer(&answer),
+                    Some(answer) => {
+                        self.sessions.write(&http, false).await;
+                        json_answer(&answer)
+                    }
                     // Cancelled by the client's notifications/cancelled: no answer, as the spec says.
                     None => respond(StatusCode::ACCEPTED, sse::empty()),
                 }
@@ -302,7 +317,7 @@ impl HttpFront {
         }
     }
 
-    fn initialize(&self, caller: &Caller, message: Value) -> Answer {
+    async fn initialize(&self, caller: &Caller, message: Value) -> Answer {
         let view = View::of(&self.front.warden, caller.agent.as_deref(), caller.server.as_deref(), self.resource_tools);
         let view = match view {
             Ok(view) => view,
@@ -324,6 +339,9 @@ impl HttpFront {
         match self.sessions.create(session, caller.owner(), (self.keep_alive)()) {
             Ok((id, http)) => {
                 tracing::info!(session = %http.session.who(), "front session opened over HTTP");
+                // Recorded before the client knows its id: its next request
+                // may reach another replica.
+                self.sessions.write(&http, true).await;
                 let mut response = json_answer(&answer);
                 if let Ok(value) = HeaderValue::from_str(&id) {
                     response.headers_mut().insert(SESSION_HEADER, value);
@@ -346,7 +364,7 @@ impl HttpFront {
         }
     }
 
-    fn get(&self, caller: &Caller, request: &Parts) -> Answer {
+    async fn get(&self, caller: &Caller, request: &Parts) -> Answer {
         if !accepts(request, "text/event-stream") {
             return refuse(
                 StatusCode::NOT_ACCEPTABLE,
@@ -356,10 +374,14 @@ impl HttpFront {
         let Some(id) = session_id(request) else {
             return refuse(StatusCode::BAD_REQUEST, "GET needs the `Mcp-Session-Id` header");
         };
-        let Some(http) = self.sessions.get(&id, caller.owner()) else { return unknown_session() };
-        let last = header(request, "last-event-id").and_then(|id| id.parse().ok());
-        let stream = http.open_stream(last);
-        let mut answer = respond(StatusCode::OK, sse::notice_stream(stream, ()));
+        let Some(http) = self.session_of(&id, caller).await else { return unknown_session() };
+        let last = header(request, "last-event-id");
+        let after = last.and_then(|last| replicated::own_event(last, &self.sessions.tag));
+        let (stream, whole) = http.open_stream(after);
+        if let Some(last) = last.filter(|_| after.is_none() || !whole) {
+            http.say_gap(last);
+        }
+        let mut answer = respond(StatusCode::OK, sse::notice_stream(stream, self.sessions.tag.clone()));
         answer.headers_mut().insert("content-type", HeaderValue::from_static("text/event-stream"));
         answer
     }

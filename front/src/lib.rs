@@ -61,6 +61,7 @@ mod notifier;
 pub mod observe;
 mod parked;
 mod primitives;
+pub mod replicas;
 mod request_span;
 pub mod secret;
 mod session;

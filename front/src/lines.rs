@@ -89,7 +89,7 @@ where
                     }
                 });
             }
-            Received::Accepted => {}
+            Received::Accepted | Received::NotHere => {}
         }
     }
     tracing::debug!(session = %session.who(), "front session's input ended");

@@ -115,20 +115,32 @@ impl Session {
     /// is asked even when another session holds the same subscription (the
     /// server takes a repeated subscribe as one); the front counts the
     /// sessions, so the server is unsubscribed after the last.
-    async fn subscribe(&self, server: &str, uri: &str) -> Answer {
+    pub(crate) async fn subscribe(&self, server: &str, uri: &str) -> Answer {
         let key = (server.to_string(), uri.to_string());
         if self.state().subscriptions.contains(&key) {
             return Ok(json!({}));
         }
         self.send(server, ServerRequest::Subscribe, json!({ "uri": uri })).await?;
-        if self.state().subscriptions.insert(key) {
+        let inserted = {
+            let mut state = self.state();
+            let inserted = state.subscriptions.insert(key);
+            state.changes += u64::from(inserted);
+            inserted
+        };
+        if inserted {
             self.inner.front.count_subscriber(server, uri);
         }
         Ok(json!({}))
     }
 
-    async fn unsubscribe(&self, server: &str, uri: &str) -> Answer {
-        if self.state().subscriptions.remove(&(server.to_string(), uri.to_string())) {
+    pub(crate) async fn unsubscribe(&self, server: &str, uri: &str) -> Answer {
+        let removed = {
+            let mut state = self.state();
+            let removed = state.subscriptions.remove(&(server.to_string(), uri.to_string()));
+            state.changes += u64::from(removed);
+            removed
+        };
+        if removed {
             self.inner.front.unsubscribe(server, uri).await;
         }
         Ok(json!({}))
@@ -219,7 +231,7 @@ impl Session {
         })
     }
 
-    async fn set_level(&self, params: &Value) -> Answer {
+    pub(crate) async fn set_level(&self, params: &Value) -> Answer {
         let asked = params.get("level").and_then(Value::as_str).unwrap_or_default();
         let Some(level) = LogLevel::parse(asked) else {
             return Err(ErrorObject::new(
@@ -227,7 +239,11 @@ impl Session {
                 format!("`level` \"{asked}\" is not an MCP log level (debug, info, notice, warning, error, critical, alert, emergency)"),
             ));
         };
-        self.state().level = Some(level);
+        {
+            let mut state = self.state();
+            state.level = Some(level);
+            state.changes += 1;
+        }
         self.first_list_wait().await;
         let snapshot = self.inner.front.warden.snapshot();
         for server in self.inner.view.servers_offering(&snapshot, |offers| offers.logging) {

@@ -161,7 +161,7 @@ fn answer_of(initialized: bool, message: Value) -> Option<Value> {
             let Received::Answered(_) = session.receive(opening, outbox.clone()) else { panic!("initialize answers") };
         }
         match session.receive(message, outbox) {
-            Received::Accepted => None,
+            Received::Accepted | Received::NotHere => None,
             Received::Answered(answer) => Some(answer),
             Received::Request(pending) => {
                 tokio::time::timeout(Duration::from_secs(5), pending).await.expect("answered within 5 s")

@@ -37,11 +37,13 @@ mod listen;
 mod modern;
 mod mrtr;
 mod progress;
+mod record;
 mod registered;
 
 pub(crate) use answers::{error, error_answer, result};
 pub(crate) use modern::unsupported_version;
 use modern::{Envelope, Modern};
+pub(crate) use record::Kept;
 use registered::Registered;
 
 /// Where a session's messages to the client go.
@@ -99,6 +101,12 @@ pub(super) struct State {
     /// Tools the client approved for this session, until when (`None`: the
     /// session's end).
     approved: HashMap<String, Option<std::time::Instant>>,
+    /// The capabilities the client declared at `initialize`, as it sent them.
+    pub(super) declared: Value,
+    /// Counts the changes of what a session's record keeps (its level,
+    /// subscriptions, approvals), so a replicated front writes the record
+    /// again only when it changed.
+    pub(super) changes: u64,
 }
 
 /// A request being answered.
@@ -113,6 +121,10 @@ pub(crate) enum Received {
     Request(Pending),
     /// A notification or a response: nothing will be answered.
     Accepted,
+    /// A response to nothing Warden asked here, or a cancellation of
+    /// nothing running here: nothing will be answered, and a replicated
+    /// front hands it to its other replicas (`crate::replicas`).
+    NotHere,
     /// Answered at once with this (a malformed message).
     Answered(Value),
 }
@@ -229,8 +241,11 @@ impl Session {
                 Received::Request(self.start(id, method, params, reply, modern))
             }
             (Some(method), None) => {
-                self.notification(&method, params);
-                Received::Accepted
+                if self.notification(&method, params) {
+                    Received::Accepted
+                } else {
+                    Received::NotHere
+                }
             }
             // The client's answer to one of Warden's questions.
             (None, Some(id)) => {
@@ -238,10 +253,12 @@ impl Session {
                     Some(error) => Err(error),
                     None => Ok(message.remove("result").unwrap_or(Value::Null)),
                 };
-                if !self.state().asked.answered(&id, answer) {
-                    tracing::debug!(session = %self.who(), %id, "a response to nothing Warden asked; ignored");
+                if self.state().asked.answered(&id, answer) {
+                    Received::Accepted
+                } else {
+                    tracing::debug!(session = %self.who(), %id, "a response to nothing Warden asked here");
+                    Received::NotHere
                 }
-                Received::Accepted
             }
             (None, None) => {
                 Received::Answered(error(&Value::Null, ErrorCode::INVALID_REQUEST, "no `method` and no `id`"))
@@ -289,24 +306,29 @@ impl Session {
         })
     }
 
-    fn notification(&self, method: &str, params: Option<Value>) {
+    /// Takes a client's notification; false for a cancellation of nothing
+    /// running here.
+    fn notification(&self, method: &str, params: Option<Value>) -> bool {
         match method {
             "notifications/cancelled" => {
-                let Some(id) = params.as_ref().and_then(|params| params.get("requestId")) else { return };
+                let Some(id) = params.as_ref().and_then(|params| params.get("requestId")) else { return true };
                 tracing::debug!(session = %self.who(), %id, "client cancelled a request");
-                self.cancel(id);
+                self.cancel(id)
             }
-            "notifications/initialized" | "notifications/roots/list_changed" => {}
-            other => tracing::debug!(method = other, "client notification ignored"),
+            "notifications/initialized" | "notifications/roots/list_changed" => true,
+            other => {
+                tracing::debug!(method = other, "client notification ignored");
+                true
+            }
         }
     }
 
     /// Aborts the request `id` if it is still running (cancelled upstream;
-    /// no answer is sent).
-    fn cancel(&self, id: &Value) {
-        if let Some((_, task)) = self.state().running.remove(&id.to_string()) {
-            task.abort();
-        }
+    /// no answer is sent); false when it is not running here.
+    fn cancel(&self, id: &Value) -> bool {
+        let Some((_, task)) = self.state().running.remove(&id.to_string()) else { return false };
+        task.abort();
+        true
     }
 
     /// Ends the session: requests running are aborted (cancelled upstream),
@@ -447,7 +469,9 @@ impl AskClient for Session {
     }
 
     fn approve(&self, tool: &str, until: Option<std::time::Instant>) {
-        self.state().approved.insert(tool.to_string(), until);
+        let mut state = self.state();
+        state.approved.insert(tool.to_string(), until);
+        state.changes += 1;
     }
 }
 

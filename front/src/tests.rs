@@ -98,7 +98,7 @@ async fn one_sessions_cancel_never_touches_another_sessions_request_with_the_sam
 async fn an_unused_http_session_ends_after_its_idle_limit_and_a_used_one_does_not() {
     let warden = Warden::builder().start().await.unwrap();
     let front = Front::new(warden.clone());
-    let sessions = Sessions::new(8, Duration::from_secs(60), Box::new(|_| {}));
+    let sessions = Sessions::new(8, Duration::from_secs(60), Box::new(|_| {}), None);
     let sweeper = sessions.spawn_sweeper();
     let owner = ("token #1", "/mcp");
     let session = |front: &Arc<Front>| Session::new(Arc::clone(front), View::of(&warden, None, None, false).unwrap());
@@ -119,7 +119,7 @@ async fn an_unused_http_session_ends_after_its_idle_limit_and_a_used_one_does_no
 async fn a_full_table_makes_room_by_ending_the_session_unused_longest_and_refuses_only_when_all_are_in_use() {
     let warden = Warden::builder().start().await.unwrap();
     let front = Front::new(warden.clone());
-    let sessions = Sessions::new(4, Duration::from_secs(1800), Box::new(|_| {}));
+    let sessions = Sessions::new(4, Duration::from_secs(1800), Box::new(|_| {}), None);
     let owner = ("token #1", "/mcp");
     let session = |front: &Arc<Front>| Session::new(Arc::clone(front), View::of(&warden, None, None, false).unwrap());
     let mut ids = Vec::new();

@@ -127,7 +127,15 @@ impl Authenticate for BearerTokens {
             Some(name) => format!("token '{name}'"),
             None => format!("token #{}", index + 1),
         };
-        Ok(Identity { subject: format!("token #{}", index + 1), label, agent: entry.agent.clone() })
+        // The subject is the token's digest, not its place in the list:
+        // front replicas whose configs list the same tokens in another
+        // order still agree on whose a session is.
+        let digest = ring::digest::digest(&ring::digest::SHA256, entry.token.as_bytes());
+        let subject = digest.as_ref()[..16].iter().fold(String::from("token "), |mut text, byte| {
+            text.push_str(&format!("{byte:02x}"));
+            text
+        });
+        Ok(Identity { subject, label, agent: entry.agent.clone() })
     }
 }
 

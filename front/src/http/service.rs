@@ -30,6 +30,7 @@ use super::sessions::{KeepAlive, Sessions};
 use super::HttpFront;
 use crate::http_server::Body;
 use crate::observe::Observe;
+use crate::replicas::Replicas;
 use crate::{AbortOnDrop, Front};
 
 /// Why a request body could not be read (the client went away, say).
@@ -75,6 +76,7 @@ pub struct HttpFrontBuilder {
     resource_tools: bool,
     keep_alive: Box<dyn Fn() -> KeepAlive + Send + Sync>,
     observe: Option<Observe>,
+    replicas: Option<Arc<dyn Replicas>>,
 }
 
 impl HttpFront {
@@ -115,6 +117,7 @@ impl HttpFrontBuilder {
             resource_tools: config.resource_tools,
             keep_alive: Box::new(|| Box::new(())),
             observe: None,
+            replicas: None,
         }
     }
 
@@ -163,6 +166,14 @@ impl HttpFrontBuilder {
         self
     }
 
+    /// Serves as one of several replicas behind a load balancer: sessions
+    /// are recorded in `replicas` and carried on by whichever replica a
+    /// client's next request reaches (`crate::replicas`).
+    pub fn replicas(mut self, replicas: Arc<dyn Replicas>) -> HttpFrontBuilder {
+        self.replicas = Some(replicas);
+        self
+    }
+
     /// `/metrics`, `/healthz` and `/readyz` on the same listener, before
     /// the MCP checks.
     pub fn observe(mut self, observe: Observe) -> HttpFrontBuilder {
@@ -174,9 +185,11 @@ impl HttpFrontBuilder {
     pub fn build(self) -> Arc<HttpFront> {
         let metrics = Arc::clone(&self.front.metrics);
         let counted = Box::new(move |open| metrics.set_sessions(open));
-        let sessions = Sessions::new(self.max_sessions, self.session_idle, counted);
+        let sessions = Sessions::new(self.max_sessions, self.session_idle, counted, self.replicas);
         let sweeper = AbortOnDrop(sessions.spawn_sweeper().abort_handle());
         let (closed_outbox, _) = mpsc::channel(1);
+        let replication =
+            sessions.spawn_replication(closed_outbox.clone()).map(|task| AbortOnDrop(task.abort_handle()));
         Arc::new(HttpFront {
             front: self.front,
             authenticate: self.authenticate,
@@ -188,6 +201,7 @@ impl HttpFrontBuilder {
             observe: self.observe,
             closed_outbox,
             _sweeper: sweeper,
+            _replication: replication,
         })
     }
 }

@@ -16,9 +16,17 @@
 //! is a new one refused, with a message saying so.
 //!
 //! What a session is told unasked (its notifier's output) goes to its GET
-//! stream. Every event has an id; the last [`REPLAY_EVENTS`] are kept, so a
+//! stream. Every event has an id, `T.N`: `T` names this front (random at
+//! its start), `N` counts. The last [`REPLAY_EVENTS`] are kept, so a
 //! client that lost its stream and opens a new one with `Last-Event-ID`
-//! gets what it missed. With no stream open, events are only kept.
+//! gets what it missed. With no stream open, events are only kept. An id
+//! this front cannot replay after — another replica's, one from before a
+//! restart, one older than what is kept — is said on the new stream, not
+//! passed over (`replicated.rs`).
+//!
+//! With replicas (`crate::replicas`), each session's record is written
+//! when it is made, when what it keeps changes, and while it is used,
+//! often enough that it never lapses under a session in use.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -28,6 +36,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::replicas::Replicas;
 use crate::session::Session;
 
 /// How long a session must have gone unused before a full table ends it
@@ -49,7 +58,11 @@ pub type KeepAlive = Box<dyn Send + Sync>;
 pub(crate) struct HttpSession {
     pub(super) session: Session,
     /// The identity that made it (its subject), and the endpoint.
-    owner: (String, String),
+    pub(super) owner: (String, String),
+    /// Its record's key among replicas: a digest of its id.
+    pub(super) key: String,
+    /// The change count its record was last written at, and when.
+    pub(super) written: Mutex<(u64, Instant)>,
     last_used: Mutex<Instant>,
     stream: Mutex<Stream>,
     notifier: tokio::task::JoinHandle<()>,
@@ -68,7 +81,11 @@ struct Stream {
 pub(crate) struct Sessions {
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
     pub(super) max: usize,
-    idle: Duration,
+    pub(super) idle: Duration,
+    /// Where records are kept for the other replicas, when there are any.
+    pub(super) replicas: Option<Arc<dyn Replicas>>,
+    /// The first part of this front's event ids.
+    pub(super) tag: String,
     /// Told how many sessions are open whenever that changes (the
     /// `warden_front_sessions` gauge).
     counted: Box<dyn Fn(usize) + Send + Sync>,
@@ -83,11 +100,17 @@ pub(crate) enum Refused {
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration, counted: Box<dyn Fn(usize) + Send + Sync>) -> Arc<Sessions> {
-        Arc::new(Sessions { sessions: Mutex::new(HashMap::new()), max, idle, counted })
+    pub(crate) fn new(
+        max: usize,
+        idle: Duration,
+        counted: Box<dyn Fn(usize) + Send + Sync>,
+        replicas: Option<Arc<dyn Replicas>>,
+    ) -> Arc<Sessions> {
+        let tag = crate::secret::random_hex(4).unwrap_or_else(|_| format!("{:x}", std::process::id()));
+        Arc::new(Sessions { sessions: Mutex::new(HashMap::new()), max, idle, replicas, tag, counted })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {
         self.sessions.lock().expect("sessions lock")
     }
 
@@ -103,6 +126,15 @@ impl Sessions {
         keep: KeepAlive,
     ) -> Result<(String, Arc<HttpSession>), Refused> {
         let mut sessions = self.lock();
+        self.make_room(&mut sessions)?;
+        let id = crate::secret::random_hex(16).map_err(Refused::NoId)?;
+        let (http, _) = self.insert(&mut sessions, &id, session, owner, keep);
+        Ok((id, http))
+    }
+
+    /// Ends the session unused the longest when the table is full and it
+    /// has been unused for [`EVICTABLE_AFTER`]; `Full` when none has.
+    pub(super) fn make_room(&self, sessions: &mut HashMap<String, Arc<HttpSession>>) -> Result<(), Refused> {
         if sessions.len() >= self.max {
             let unused = sessions
                 .iter()
@@ -115,12 +147,30 @@ impl Sessions {
             tracing::info!(session = %evicted.session.who(), "front session ended to make room for a new one: unused for {:.0} s, and all {} places taken", idle.as_secs_f64(), self.max);
             tokio::spawn(async move { evicted.end().await });
         }
-        let id = crate::secret::random_hex(16).map_err(Refused::NoId)?;
+        Ok(())
+    }
+
+    /// Puts the session `id` in the table (its GET stream fed by its
+    /// notifier), and true; the one already there and false if another
+    /// request put it first.
+    pub(super) fn insert(
+        &self,
+        sessions: &mut HashMap<String, Arc<HttpSession>>,
+        id: &str,
+        session: Session,
+        owner: (&str, &str),
+        keep: KeepAlive,
+    ) -> (Arc<HttpSession>, bool) {
+        if let Some(there) = sessions.get(id) {
+            return (Arc::clone(there), false);
+        }
         let (notices, mut received) = mpsc::channel::<Value>(STREAM_DEPTH);
         let notifier = session.spawn_notifier(notices);
         let http = Arc::new(HttpSession {
             session,
             owner: (owner.0.to_string(), owner.1.to_string()),
+            key: super::replicated::key_of(id),
+            written: Mutex::new((0, Instant::now())),
             last_used: Mutex::new(Instant::now()),
             stream: Mutex::new(Stream::default()),
             notifier,
@@ -133,9 +183,9 @@ impl Sessions {
                 http.push(message);
             }
         });
-        sessions.insert(id.clone(), Arc::clone(&http));
+        sessions.insert(id.to_string(), Arc::clone(&http));
         (self.counted)(sessions.len());
-        Ok((id, http))
+        (http, true)
     }
 
     /// The session `id` if `owner` made it; counts as use.
@@ -146,7 +196,7 @@ impl Sessions {
     }
 
     /// Takes session `id` out of the table.
-    fn take(&self, id: &str) -> Option<Arc<HttpSession>> {
+    pub(super) fn take(&self, id: &str) -> Option<Arc<HttpSession>> {
         let mut sessions = self.lock();
         let http = sessions.remove(id);
         (self.counted)(sessions.len());
@@ -169,13 +219,15 @@ impl Sessions {
         }
     }
 
-    /// Ends the sessions unused for the idle limit, now and then.
+    /// Ends the sessions unused for the idle limit, now and then (and
+    /// keeps the records of those in use from lapsing).
     pub(crate) fn spawn_sweeper(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let sessions = Arc::clone(self);
-        let every = (sessions.idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        let every = sessions.sweep_every();
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;
+                sessions.write_used().await;
                 let expired: Vec<(String, Arc<HttpSession>)> = {
                     let mut map = sessions.lock();
                     let ids: Vec<String> = map
@@ -199,7 +251,7 @@ impl Sessions {
 impl HttpSession {
     /// How long since it was last used; an open stream, or a request
     /// running, is use.
-    fn idle_for(&self) -> Duration {
+    pub(super) fn idle_for(&self) -> Duration {
         let streaming = self.stream.lock().expect("stream lock").live.as_ref().is_some_and(|live| !live.is_closed());
         if streaming || self.session.busy() {
             return Duration::ZERO;
@@ -207,14 +259,23 @@ impl HttpSession {
         self.last_used.lock().expect("session lock").elapsed()
     }
 
-    async fn end(&self) {
+    /// Whether its record is due to be written again: it was used since
+    /// the last write, is in use now, or changed.
+    pub(super) fn record_due(&self) -> bool {
+        let (changes, at) = *self.written.lock().expect("session lock");
+        *self.last_used.lock().expect("session lock") > at
+            || self.idle_for() == Duration::ZERO
+            || self.session.changes() != changes
+    }
+
+    pub(super) async fn end(&self) {
         self.notifier.abort();
         self.stream.lock().expect("stream lock").live = None;
         self.session.close().await;
     }
 
     /// One event for the GET stream: numbered, kept, and sent if a stream is open.
-    fn push(&self, message: Value) {
+    pub(super) fn push(&self, message: Value) {
         let mut stream = self.stream.lock().expect("stream lock");
         stream.next_id += 1;
         let id = stream.next_id;
@@ -231,16 +292,20 @@ impl HttpSession {
     }
 
     /// Opens the GET stream (replacing one already open), replaying the
-    /// events after `last_event_id`.
-    pub(super) fn open_stream(&self, last_event_id: Option<u64>) -> mpsc::Receiver<(u64, Value)> {
+    /// events after `after` (an event number of this front's). False when
+    /// some of those are no longer kept.
+    pub(super) fn open_stream(&self, after: Option<u64>) -> (mpsc::Receiver<(u64, Value)>, bool) {
         let (live, receiver) = mpsc::channel(STREAM_DEPTH + REPLAY_EVENTS);
         let mut stream = self.stream.lock().expect("stream lock");
-        if let Some(after) = last_event_id {
+        let mut whole = true;
+        if let Some(after) = after {
+            let oldest = stream.sent.front().map_or(stream.next_id + 1, |(id, _)| *id);
+            whole = after + 1 >= oldest;
             for (id, message) in stream.sent.iter().filter(|(id, _)| *id > after) {
                 let _ = live.try_send((*id, message.clone()));
             }
         }
         stream.live = Some(live);
-        receiver
+        (receiver, whole)
     }
 }

@@ -57,11 +57,12 @@ pub(super) fn answer_stream<G: Send + Sync + 'static>(
     StreamBody::new(events).boxed()
 }
 
-/// The GET stream: every numbered event, for as long as the client reads.
-pub(super) fn notice_stream<G: Send + Sync + 'static>(messages: mpsc::Receiver<(u64, Value)>, guard: G) -> Body {
-    let events = stream::unfold((messages, guard), |(mut messages, guard)| async move {
+/// The GET stream: every numbered event, for as long as the client reads,
+/// its id `TAG.N` (`TAG`: the front that numbered it).
+pub(super) fn notice_stream(messages: mpsc::Receiver<(u64, Value)>, tag: String) -> Body {
+    let events = stream::unfold((messages, tag), |(mut messages, tag)| async move {
         let (id, message) = messages.recv().await?;
-        Some((Ok::<_, Infallible>(Frame::data(event(&id.to_string(), &message))), (messages, guard)))
+        Some((Ok::<_, Infallible>(Frame::data(event(&format!("{tag}.{id}"), &message))), (messages, tag)))
     });
     StreamBody::new(events).boxed()
 }

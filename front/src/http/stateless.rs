@@ -69,7 +69,7 @@ impl HttpFront {
         let (outbox, answers) = mpsc::channel(64);
         let outbox_of_stream = outbox.clone();
         match session.receive(message, outbox) {
-            Received::Accepted => respond(StatusCode::ACCEPTED, sse::empty()),
+            Received::Accepted | Received::NotHere => respond(StatusCode::ACCEPTED, sse::empty()),
             Received::Answered(answer) => with_status(json_answer(&answer), &answer),
             Received::Request(pending) if wants_stream && streams => {
                 let task = tokio::spawn(async move {

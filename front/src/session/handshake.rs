@@ -12,19 +12,24 @@ use super::super::Front;
 use super::Session;
 
 impl Session {
+    /// Takes what the client declared at `initialize` (or what another
+    /// replica's record says it declared).
+    pub(super) fn declare(&self, version: &str, capabilities: Value) {
+        let mut state = self.state();
+        state.version = Some(version.to_string());
+        state.elicitation = ElicitModes::declared_in(&capabilities);
+        state.offers = ClientOffers {
+            roots: capabilities.get("roots").is_some(),
+            sampling: capabilities.get("sampling").is_some(),
+        };
+        state.declared = capabilities;
+    }
+
     pub(super) fn initialize(&self, params: &Value) -> Value {
         let asked = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
         let version = if SUPPORTED_PROTOCOL_VERSIONS.contains(&asked) { asked } else { SUPPORTED_PROTOCOL_VERSIONS[0] };
-        let declared = params.get("capabilities").map(ElicitModes::declared_in).unwrap_or_default();
-        {
-            let mut state = self.state();
-            state.version = Some(version.to_string());
-            state.elicitation = declared;
-            state.offers = ClientOffers {
-                roots: params.pointer("/capabilities/roots").is_some(),
-                sampling: params.pointer("/capabilities/sampling").is_some(),
-            };
-        }
+        let capabilities = params.get("capabilities").cloned().unwrap_or_default();
+        self.declare(version, capabilities);
         let client = params.pointer("/clientInfo/name").and_then(Value::as_str).unwrap_or("an unnamed client");
         tracing::info!(session = %self.who(), client, version, "front session initialized");
         let snapshot = self.inner.front.warden.snapshot();
@@ -38,7 +43,7 @@ impl Session {
 
     /// What the front offers a client: tools always; resources, prompts
     /// and completions when a server of its view offers them.
-    pub(super) fn capabilities(&self, snapshot: &warden_actors::Snapshot) -> Value {
+    pub(crate) fn capabilities(&self, snapshot: &warden_actors::Snapshot) -> Value {
         let view = &self.inner.view;
         let mut capabilities = json!({
             "tools": {"listChanged": true},
