@@ -28,13 +28,15 @@
 //! attached here), `remote.rs` and `remote/call.rs` (a remote server's
 //! connection, and the failure table of one call), `view.rs` (what a node
 //! knows of its cluster, for `status`), `approvals.rs` (calls waiting for a
-//! person, listed and answered on every node). The design and the
+//! person, listed and answered on every node), `fronts.rs` (the sessions
+//! of front replicas, kept in a bucket every node's front reads). The design and the
 //! failure table are in `docs/cluster.md`.
 
 mod announce;
 mod approvals;
 mod buckets;
 mod connect;
+mod fronts;
 mod import;
 mod names;
 mod remote;
@@ -224,6 +226,14 @@ impl Cluster {
         let answer = approvals::answer(self.client.clone(), self.names.clone(), queue);
         self.tasks.push(tokio::spawn(answer).abort_handle());
         self.approvals = Some(store);
+    }
+
+    /// The store this node's HTTP front shares its sessions through, as
+    /// one of the cluster's front replicas ([`warden_front::replicas`]):
+    /// behind a load balancer, a session made on one node's front goes on
+    /// on any other's.
+    pub async fn front_replicas(&self) -> Result<Arc<dyn warden_front::replicas::Replicas>, ClusterError> {
+        Ok(Arc::new(fronts::NatsReplicas::open(self.names.clone(), self.client.clone()).await?))
     }
 
     /// A handle on this membership for the daemon's other parts: the view

@@ -10,6 +10,8 @@
 //! bucket PREFIX_nodes       NODE → its heartbeat, with a per-message TTL
 //! bucket PREFIX_catalog     NODE.SERVER → what NODE's SERVER offers
 //! bucket PREFIX_approvals   NODE.ID → a call waiting for a person on NODE
+//! bucket PREFIX_sessions    DIGEST → a front session's record (front replicas)
+//! PREFIX.front.forward      a client's message for another front replica's call
 //! ```
 //!
 //! Importing nodes address a node's own subject: they pick a live node
@@ -85,6 +87,16 @@ impl Names {
     /// The bucket of what each node's servers offer.
     pub(crate) fn catalog_bucket(&self) -> String {
         format!("{}_catalog", self.bucket_prefix)
+    }
+
+    /// The bucket of front sessions' records.
+    pub(crate) fn sessions_bucket(&self) -> String {
+        format!("{}_sessions", self.bucket_prefix)
+    }
+
+    /// Where front replicas hand each other a client's message.
+    pub(crate) fn front_forward(&self) -> String {
+        format!("{}.front.forward", self.prefix)
     }
 
     /// `node`'s `server` in the catalog.

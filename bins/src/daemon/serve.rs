@@ -145,11 +145,22 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
         Some(listener) => {
             let local = listener.local_addr()?;
             let keep = Arc::clone(&activity);
-            let http = warden_front::http::HttpFront::from_config(Arc::clone(&front), &config.front, local)
+            let mut http = warden_front::http::HttpFront::from_config(Arc::clone(&front), &config.front, local)
                 .max_body(config.max_message_bytes)
                 .keep_alive(move || Box::new(keep.begin_session()))
-                .observe(warden_front::observe::Observe::new(warden.clone(), &config.metrics, local.ip().is_loopback()))
-                .build();
+                .observe(warden_front::observe::Observe::new(
+                    warden.clone(),
+                    &config.metrics,
+                    local.ip().is_loopback(),
+                ));
+            // In a cluster, every node's front is a replica of the others:
+            // a session goes on on whichever a load balancer picks.
+            if let Some(cluster) = &cluster {
+                let replicas =
+                    cluster.front_replicas().await.context("sharing the front's sessions with the cluster")?;
+                http = http.replicas(replicas);
+            }
+            let http = http.build();
             if config.front.open() {
                 tracing::warn!("the MCP front on {local} takes requests without a token ([front] auth = \"none\")");
             }

@@ -126,7 +126,12 @@ impl Http {
     pub(crate) fn initialize(&mut self, path: &str, token: &str) -> Result<String, Reply> {
         let message = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-        let reply = self.post(path, token, None, &message);
+        self.initialize_with(path, token, &message)
+    }
+
+    /// `initialize` as `message` says; the session id.
+    pub(crate) fn initialize_with(&mut self, path: &str, token: &str, message: &Value) -> Result<String, Reply> {
+        let reply = self.post(path, token, None, message);
         match reply.headers.get("mcp-session-id") {
             Some(id) if reply.status == 200 => Ok(id.clone()),
             _ => Err(reply),

@@ -1,0 +1,158 @@
+//! Front replicas: two `warden serve` nodes in one cluster (a real
+//! `nats-server`), each with an HTTP front taking the same token, and a
+//! client that alternates between them request by request, as one behind
+//! a load balancer without sticky sessions does.
+
+#![allow(unused_crate_dependencies)]
+
+mod common;
+
+use std::io::{BufRead as _, Write as _};
+use std::time::{Duration, Instant};
+
+use common::front_client::{call, Http, TOKEN};
+use common::Home;
+use serde_json::{json, Value};
+use warden_tests::nats::NatsServer;
+
+/// Node `node` with its own copy of the test server, behind a front.
+/// `echo` needs the client's approval; `notify` does not.
+fn front_node(label: &str, node: &str, nats: &NatsServer) -> (Home, u16) {
+    let home = Home::new(label);
+    let server = warden_tests::bins::test_server().display().to_string();
+    let config = format!(
+        "[servers.test]\ncommand = {server:?}\nargs = [\"--tools\", \"echo,notify\"]\n\n\
+         [security.tool_policies.test__notify]\napproval = \"never\"\n\n\
+         [front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n\n\
+         [cluster]\nnats = [\"{}\"]\nnode = \"{node}\"\n",
+        nats.url()
+    );
+    std::fs::write(&home.config, config).unwrap();
+    // `status` starts the daemon.
+    let port = home.front_port();
+    (home, port)
+}
+
+/// A POST answered as JSON (the client takes no stream).
+fn post(port: u16, session: &str, message: &Value) -> Value {
+    let bearer = format!("Bearer {TOKEN}");
+    let headers = [("Authorization", bearer.as_str()), ("Accept", "application/json"), ("Mcp-Session-Id", session)];
+    Http::connect(port).send("POST", "/mcp", &headers, &message.to_string()).json()
+}
+
+/// Sends `request` raw and reads its SSE events' `data` until `count`
+/// arrived; the connection, to read more later.
+fn events(port: u16, request: &str, count: usize) -> (Http, Vec<(String, Value)>) {
+    let mut http = Http::connect(port);
+    http.reader.get_mut().write_all(request.as_bytes()).unwrap();
+    let more = read_events(&mut http, count);
+    (http, more)
+}
+
+/// The next `count` events (id, message) of a stream being read.
+fn read_events(http: &mut Http, count: usize) -> Vec<(String, Value)> {
+    let mut found = Vec::new();
+    let mut id = String::new();
+    let mut line = String::new();
+    while found.len() < count {
+        line.clear();
+        assert!(http.reader.read_line(&mut line).unwrap() > 0, "the stream ended after {found:?}");
+        if let Some(given) = line.trim_end().strip_prefix("id: ") {
+            id = given.to_string();
+        } else if let Some(data) = line.trim_end().strip_prefix("data: ") {
+            found.push((id.clone(), serde_json::from_str(data).unwrap()));
+        }
+    }
+    found
+}
+
+fn request(method: &str, port: u16, session: &str, extra: &str, body: &str) -> String {
+    format!(
+        "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[test]
+fn a_client_alternating_between_two_front_replicas_keeps_its_session_its_approvals_and_its_events() {
+    let nats = NatsServer::start(&warden_tests::scratch_dir("cluster-fronts-nats"), "");
+    let (_a, a) = front_node("cluster-fronts-a", "a", &nats);
+    let (_b, b) = front_node("cluster-fronts-b", "b", &nats);
+
+    // initialize on a; every later request alternates.
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {}}, "clientInfo": {"name": "alternating", "version": "1"}}});
+    let session = Http::connect(a).initialize_with("/mcp", TOKEN, &init).unwrap();
+    let listed = post(b, &session, &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"test__echo"), "b serves the session a made: {listed}");
+    let level = json!({"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "info"}});
+    assert_eq!(post(a, &session, &level)["result"], json!({}));
+
+    // A call on b asks the client's approval on b's stream; the answer
+    // goes to a, which hands it to b.
+    let echo = call(3, "test__echo", json!({"message": "approved through a"})).to_string();
+    let (mut stream, asked) = events(b, &request("POST", b, &session, "", &echo), 1);
+    assert_eq!(asked[0].1["method"], "elicitation/create", "{asked:?}");
+    let answer = json!({"jsonrpc": "2.0", "id": asked[0].1["id"],
+        "result": {"action": "accept", "content": {"decision": "session"}}});
+    let reply = Http::connect(a).post("/mcp", TOKEN, Some(&session), &answer);
+    assert_eq!(reply.status, 202, "{}", reply.body);
+    let done = read_events(&mut stream, 1);
+    assert_eq!(done[0].1["result"]["content"][0]["text"], "approved through a", "{done:?}");
+    // Approved for the session: a runs the next one without asking.
+    std::thread::sleep(Duration::from_millis(100));
+    let unasked = post(a, &session, &call(4, "test__echo", json!({"message": "unasked on a"})));
+    assert_eq!(unasked["result"]["content"][0]["text"], "unasked on a", "{unasked}");
+
+    // An event on a's GET stream; the stream then moves to b, which says
+    // what it cannot replay.
+    let (mut on_a, _) = events(a, &request("GET", a, &session, "", ""), 0);
+    std::thread::sleep(Duration::from_millis(300));
+    post(a, &session, &call(5, "test__notify", json!({})));
+    let heard = read_events(&mut on_a, 1);
+    let last = heard[0].0.clone();
+    drop(on_a);
+    let (_on_b, said) = events(b, &request("GET", b, &session, &format!("Last-Event-ID: {last}\r\n"), ""), 2);
+    assert_eq!(said[0].1["params"]["level"], "warning", "{said:?}");
+    assert!(said[0].1["params"]["data"].as_str().unwrap().contains(&format!("after event {last}")), "{said:?}");
+    assert_eq!(said[1].1["method"], "notifications/tools/list_changed", "{said:?}");
+
+    // A 2026-07-28 client needs no session: either replica answers.
+    for (n, port) in [a, b, a, b].into_iter().enumerate() {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "1"}});
+        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+            "params": {"name": "test__notify", "arguments": {}, "_meta": meta}});
+        let headers = [
+            ("Authorization", format!("Bearer {TOKEN}")),
+            ("Accept", "application/json".into()),
+            ("MCP-Protocol-Version", "2026-07-28".into()),
+            ("Mcp-Method", "tools/call".into()),
+            ("Mcp-Name", "test__notify".into()),
+        ];
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(name, value)| (*name, value.as_str())).collect();
+        let reply = Http::connect(port).send("POST", "/mcp", &headers, &body.to_string());
+        assert_eq!(reply.json()["result"]["content"][0]["text"], "notified", "{}", reply.body);
+    }
+
+    // Ended on b: a's copy is gone within a second.
+    let ended = Http::connect(b).send(
+        "DELETE",
+        "/mcp",
+        &[("Authorization", &format!("Bearer {TOKEN}")), ("Mcp-Session-Id", &session)],
+        "",
+    );
+    assert_eq!(ended.status, 204);
+    let start = Instant::now();
+    loop {
+        let reply = Http::connect(a).post("/mcp", TOKEN, Some(&session), &call(6, "test__notify", json!({})));
+        if reply.status == 404 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(1), "a still serves a session its client ended on b");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
