@@ -74,11 +74,41 @@ fn request(method: &str, port: u16, session: &str, extra: &str, body: &str) -> S
     )
 }
 
+/// A 2026-07-28 `tools/call` of `tool` (declaring forms), with `extra`
+/// params; its answer.
+fn modern(port: u16, tool: &str, extra: Value) -> Value {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "1"}});
+    let mut params = json!({"name": tool, "arguments": {"message": "modern"}, "_meta": meta});
+    params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let bearer = format!("Bearer {TOKEN}");
+    let headers = [
+        ("Authorization", bearer.as_str()),
+        ("Accept", "application/json"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", tool),
+    ];
+    Http::connect(port).send("POST", "/mcp", &headers, &body.to_string()).json()
+}
+
+/// The retry's params of a call answered `input_required` for an
+/// approval: approved once.
+fn approved(parked: &Value) -> Value {
+    let result = &parked["result"];
+    assert_eq!(result["resultType"], "input_required", "{parked}");
+    let key = result["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    json!({"requestState": result["requestState"],
+        "inputResponses": { key: {"action": "accept", "content": {"decision": "once"}} }})
+}
+
 #[test]
 fn a_client_alternating_between_two_front_replicas_keeps_its_session_its_approvals_and_its_events() {
     let nats = NatsServer::start(&warden_tests::scratch_dir("cluster-fronts-nats"), "");
     let (_a, a) = front_node("cluster-fronts-a", "a", &nats);
-    let (_b, b) = front_node("cluster-fronts-b", "b", &nats);
+    let (b_home, b) = front_node("cluster-fronts-b", "b", &nats);
 
     // initialize on a; every later request alternates.
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
@@ -121,22 +151,15 @@ fn a_client_alternating_between_two_front_replicas_keeps_its_session_its_approva
     assert_eq!(said[1].1["method"], "notifications/tools/list_changed", "{said:?}");
 
     // A 2026-07-28 client needs no session: either replica answers.
-    for (n, port) in [a, b, a, b].into_iter().enumerate() {
-        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "1"}});
-        let body = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
-            "params": {"name": "test__notify", "arguments": {}, "_meta": meta}});
-        let headers = [
-            ("Authorization", format!("Bearer {TOKEN}")),
-            ("Accept", "application/json".into()),
-            ("MCP-Protocol-Version", "2026-07-28".into()),
-            ("Mcp-Method", "tools/call".into()),
-            ("Mcp-Name", "test__notify".into()),
-        ];
-        let headers: Vec<(&str, &str)> = headers.iter().map(|(name, value)| (*name, value.as_str())).collect();
-        let reply = Http::connect(port).send("POST", "/mcp", &headers, &body.to_string());
-        assert_eq!(reply.json()["result"]["content"][0]["text"], "notified", "{}", reply.body);
+    for port in [a, b, a, b] {
+        let reply = modern(port, "test__notify", json!({}));
+        assert_eq!(reply["result"]["content"][0]["text"], "notified", "{reply}");
     }
+    // Its call parked on a for the client's approval, retried on b: relayed to a.
+    let parked = modern(a, "test__echo", json!({}));
+    let retry = approved(&parked);
+    let resumed = modern(b, "test__echo", retry);
+    assert_eq!(resumed["result"]["content"][0]["text"], "modern", "{resumed}");
 
     // Ended on b: a's copy is gone within a second.
     let ended = Http::connect(b).send(
@@ -155,4 +178,18 @@ fn a_client_alternating_between_two_front_replicas_keeps_its_session_its_approva
         assert!(start.elapsed() < Duration::from_secs(1), "a still serves a session its client ended on b");
         std::thread::sleep(Duration::from_millis(20));
     }
+
+    // A call parked on b, whose node then dies: its retry on a is told, at once.
+    let retry = approved(&modern(b, "test__echo", json!({})));
+    let killed = std::process::Command::new("kill").args(["-KILL", &b_home.daemon_pid().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let start = Instant::now();
+    let orphan = modern(a, "test__echo", retry);
+    let problem = orphan["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        problem.contains("waits on front replica 'b', which could not answer")
+            && problem.contains("call again without it"),
+        "{orphan}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(2), "the retry waited {:?}", start.elapsed());
 }

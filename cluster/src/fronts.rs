@@ -13,6 +13,8 @@
 //! - Forwarding is plain NATS publish/subscribe: every replica hears it,
 //!   the one whose call it is takes it, the others' copies ignore it.
 //!   Nothing is kept: a replica that is down misses it, and its call with it.
+//! - Relaying a retry is NATS request/reply to `PREFIX.front.relay.NODE`:
+//!   a node that is gone answers "no responders" at once.
 //! - The watch and the subscription are made again when NATS comes back.
 
 use std::sync::Arc;
@@ -25,7 +27,7 @@ use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
-use warden_front::replicas::{Pending, Replicas};
+use warden_front::replicas::{Pending, Relayed, Replicas};
 
 use crate::names::Names;
 use crate::ClusterError;
@@ -161,6 +163,59 @@ impl Replicas for NatsReplicas {
                             if forwarded.from != me && sender.send((forwarded.key, forwarded.message)).await.is_err() {
                                 return;
                             }
+                        }
+                    }
+                    Err(error) => tracing::debug!("cannot subscribe to {subject} ({error}); again shortly"),
+                }
+                tokio::time::sleep(AGAIN_AFTER).await;
+            }
+        });
+        received_stream(received)
+    }
+
+    fn relay(&self, to: String, request: Vec<u8>, limit: Duration) -> Pending<Result<Vec<u8>, String>> {
+        self.relay_to(&to, request, limit)
+    }
+
+    fn relayed(&self) -> BoxStream<'static, Relayed> {
+        self.relayed_here()
+    }
+}
+
+impl NatsReplicas {
+    fn relay_to(&self, to: &str, request: Vec<u8>, limit: Duration) -> Pending<Result<Vec<u8>, String>> {
+        let (client, subject) = (self.client.clone(), self.names.front_relay(to));
+        Box::pin(async move {
+            let request = async_nats::Request::new().payload(request.into()).timeout(Some(limit));
+            match client.send_request(subject, request).await {
+                Ok(reply) => Ok(reply.payload.to_vec()),
+                Err(error) if error.kind() == async_nats::RequestErrorKind::NoResponders => {
+                    Err("that node is not in the cluster now".to_string())
+                }
+                Err(error) => Err(format!("NATS: {error}")),
+            }
+        })
+    }
+
+    fn relayed_here(&self) -> BoxStream<'static, Relayed> {
+        let (sender, received) = mpsc::channel(64);
+        let (client, subject) = (self.client.clone(), self.names.front_relay(&self.names.node));
+        tokio::spawn(async move {
+            while !sender.is_closed() {
+                match client.subscribe(subject.clone()).await {
+                    Ok(mut requests) => {
+                        while let Some(request) = requests.next().await {
+                            let Some(reply) = request.reply else { continue };
+                            let (answer, answered) = tokio::sync::oneshot::channel();
+                            if sender.send(Relayed { request: request.payload.to_vec(), answer }).await.is_err() {
+                                return;
+                            }
+                            let client = client.clone();
+                            tokio::spawn(async move {
+                                if let Ok(answer) = answered.await {
+                                    let _ = client.publish(reply, answer.into()).await;
+                                }
+                            });
                         }
                     }
                     Err(error) => tracing::debug!("cannot subscribe to {subject} ({error}); again shortly"),

@@ -12,6 +12,7 @@
 //! bucket PREFIX_approvals   NODE.ID → a call waiting for a person on NODE
 //! bucket PREFIX_sessions    DIGEST → a front session's record (front replicas)
 //! PREFIX.front.forward      a client's message for another front replica's call
+//! PREFIX.front.relay.NODE   a 2026-07-28 retry of a call parked on NODE's front
 //! ```
 //!
 //! Importing nodes address a node's own subject: they pick a live node
@@ -97,6 +98,11 @@ impl Names {
     /// Where front replicas hand each other a client's message.
     pub(crate) fn front_forward(&self) -> String {
         format!("{}.front.forward", self.prefix)
+    }
+
+    /// Where `node`'s front takes retries of the calls parked on it.
+    pub(crate) fn front_relay(&self, node: &str) -> String {
+        format!("{}.front.relay.{node}", self.prefix)
     }
 
     /// `node`'s `server` in the catalog.

@@ -60,6 +60,7 @@ mod answers;
 pub mod checks;
 #[cfg(test)]
 mod properties;
+mod relay;
 mod replicated;
 mod service;
 pub(crate) mod sessions;
@@ -99,6 +100,8 @@ pub struct HttpFront {
     /// Ends this front's copies of sessions ended on other replicas, and
     /// takes what they forward; stopped with the front.
     _replication: Option<AbortOnDrop>,
+    /// Answers the retries other replicas relay here; stopped with the front.
+    _relaying: Option<AbortOnDrop>,
 }
 
 /// Who is asking, and through which endpoint.

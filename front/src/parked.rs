@@ -16,10 +16,11 @@
 //!
 //! What this keeps per client, and where: only the parked calls, in this
 //! process's memory. A replica that did not park a call cannot resume it
-//! (its key differs, so the state is refused as not its own): behind a
-//! load balancer, the retry of an `input_required` answer must reach the
-//! daemon that gave it. Everything else a 2026-07-28 client does needs
-//! nothing kept.
+//! (its key differs, so the state is refused as not its own); so among
+//! front replicas the state also names, outside the seal's secret but
+//! under it, the replica that parked the call, and a retry that reaches
+//! another replica is relayed to that one (`http/relay.rs`). Everything
+//! else a 2026-07-28 client does needs nothing kept.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,6 +64,8 @@ pub(crate) struct Parked {
     calls: Mutex<HashMap<u64, ParkedCall>>,
     next: AtomicU64,
     key: hmac::Key,
+    /// The front replica this is, among several (`crate::replicas`).
+    replica: std::sync::OnceLock<String>,
 }
 
 /// What a `requestState` says, under its seal.
@@ -73,13 +76,29 @@ struct Sealed {
     digest: String,
     /// Seconds since the epoch after which it is refused.
     until: u64,
+    /// The front replica that parked the call, among several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    replica: Option<String>,
 }
 
 impl Parked {
     pub(crate) fn new() -> Parked {
         let rng = ring::rand::SystemRandom::new();
         let key = hmac::Key::generate(hmac::HMAC_SHA256, &rng).expect("the system's random numbers");
-        Parked { calls: Mutex::new(HashMap::new()), next: AtomicU64::new(1), key }
+        Parked { calls: Mutex::new(HashMap::new()), next: AtomicU64::new(1), key, replica: std::sync::OnceLock::new() }
+    }
+
+    /// Names the front replica whose calls these are: their states say so.
+    pub(crate) fn name_replica(&self, name: &str) {
+        let _ = self.replica.set(name.to_string());
+    }
+
+    /// The replica `state` says parked its call (not verified: that
+    /// replica verifies it when the retry is relayed there).
+    pub(crate) fn replica_of(state: &str) -> Option<String> {
+        let (payload, _) = state.split_once('.')?;
+        let sealed: Sealed = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+        sealed.replica
     }
 
     /// Parks `call` for [`PARKED_FOR`]; the sealed state that resumes it.
@@ -92,6 +111,7 @@ impl Parked {
             owner: call.owner.clone(),
             digest: call.digest.clone(),
             until: now() + PARKED_FOR.as_secs(),
+            replica: self.replica.get().cloned(),
         };
         {
             let mut calls = self.calls.lock().expect("parked lock");

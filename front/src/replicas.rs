@@ -37,7 +37,7 @@ use std::time::Duration;
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt as _;
 use serde_json::Value;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc, oneshot};
 
 /// A boxed future of the store.
 pub type Pending<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -62,6 +62,20 @@ pub trait Replicas: Send + Sync + 'static {
     fn forward(&self, key: String, message: Value) -> Pending<()>;
     /// What other replicas forward, as (key, message).
     fn forwarded(&self) -> BoxStream<'static, (String, Value)>;
+    /// Sends `request` to the front of replica `to` and waits, at most
+    /// `limit`, for its answer (a 2026-07-28 call parked there, resumed).
+    fn relay(&self, to: String, request: Vec<u8>, limit: Duration) -> Pending<Result<Vec<u8>, String>>;
+    /// The requests other replicas relay to this one.
+    fn relayed(&self) -> BoxStream<'static, Relayed>;
+}
+
+/// A request another replica relayed to this one, and where its answer goes.
+pub struct Relayed {
+    /// What the other replica sent.
+    pub request: Vec<u8>,
+    /// Takes the answer (dropped unanswered: the other replica is told
+    /// this one did not answer).
+    pub answer: oneshot::Sender<Vec<u8>>,
 }
 
 /// Replicas in one process: a table and two broadcasts. Each front gets
@@ -75,11 +89,18 @@ struct Shared {
     records: Mutex<HashMap<String, (Vec<u8>, tokio::time::Instant)>>,
     changed: broadcast::Sender<(String, Option<Vec<u8>>)>,
     forwarded: broadcast::Sender<(String, String, Value)>,
+    /// Each replica's relayed requests, by its name.
+    relays: Mutex<HashMap<String, mpsc::Sender<Relayed>>>,
 }
 
 impl Default for Shared {
     fn default() -> Shared {
-        Shared { records: Mutex::default(), changed: broadcast::channel(1024).0, forwarded: broadcast::channel(1024).0 }
+        Shared {
+            records: Mutex::default(),
+            changed: broadcast::channel(1024).0,
+            forwarded: broadcast::channel(1024).0,
+            relays: Mutex::default(),
+        }
     }
 }
 
@@ -135,6 +156,29 @@ impl Replicas for MemoryReplica {
         received(self.shared.forwarded.subscribe())
             .filter_map(move |(from, key, message)| std::future::ready((from != me).then_some((key, message))))
             .boxed()
+    }
+
+    fn relay(&self, to: String, request: Vec<u8>, limit: Duration) -> Pending<Result<Vec<u8>, String>> {
+        let there = self.shared.relays.lock().expect("relays lock").get(&to).cloned();
+        Box::pin(async move {
+            let there = there.ok_or_else(|| format!("replica '{to}' is not there"))?;
+            let (answer, answered) = oneshot::channel();
+            there.send(Relayed { request, answer }).await.map_err(|_| format!("replica '{to}' is gone"))?;
+            match tokio::time::timeout(limit, answered).await {
+                Ok(Ok(answer)) => Ok(answer),
+                Ok(Err(_)) => Err(format!("replica '{to}' did not answer")),
+                Err(_) => Err(format!("replica '{to}' did not answer within {limit:?}")),
+            }
+        })
+    }
+
+    fn relayed(&self) -> BoxStream<'static, Relayed> {
+        let (sender, received) = mpsc::channel(64);
+        self.shared.relays.lock().expect("relays lock").insert(self.name.clone(), sender);
+        futures_util::stream::unfold(received, |mut received| async move {
+            received.recv().await.map(|item| (item, received))
+        })
+        .boxed()
     }
 }
 

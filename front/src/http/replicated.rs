@@ -129,6 +129,9 @@ impl Sessions {
                     }
                     Some((key, message)) = forwarded.next() => {
                         let Some(sessions) = sessions.upgrade() else { return };
+                        if sessions.relays.abandoned(&key) {
+                            continue;
+                        }
                         if let Some(http) = sessions.copy_of(&key) {
                             let _ = http.session.receive(message, closed.clone());
                         }

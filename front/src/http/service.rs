@@ -190,7 +190,15 @@ impl HttpFrontBuilder {
         let (closed_outbox, _) = mpsc::channel(1);
         let replication =
             sessions.spawn_replication(closed_outbox.clone()).map(|task| AbortOnDrop(task.abort_handle()));
-        Arc::new(HttpFront {
+        if let Some(replicas) = &sessions.replicas {
+            // Its parked calls' states name it, so a retry elsewhere is relayed here.
+            self.front.parked.name_replica(replicas.name());
+        }
+        let replicas = sessions.replicas.clone();
+        Arc::new_cyclic(|front| HttpFront {
+            _relaying: replicas.map(|replicas| {
+                AbortOnDrop(tokio::spawn(super::relay::answer_relayed(front.clone(), replicas)).abort_handle())
+            }),
             front: self.front,
             authenticate: self.authenticate,
             checks: self.checks,

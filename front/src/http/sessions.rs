@@ -86,6 +86,8 @@ pub(crate) struct Sessions {
     pub(super) replicas: Option<Arc<dyn Replicas>>,
     /// The first part of this front's event ids.
     pub(super) tag: String,
+    /// The retries other replicas relayed here, running (`relay.rs`).
+    pub(super) relays: super::relay::Relays,
     /// Told how many sessions are open whenever that changes (the
     /// `warden_front_sessions` gauge).
     counted: Box<dyn Fn(usize) + Send + Sync>,
@@ -107,7 +109,15 @@ impl Sessions {
         replicas: Option<Arc<dyn Replicas>>,
     ) -> Arc<Sessions> {
         let tag = crate::secret::random_hex(4).unwrap_or_else(|_| format!("{:x}", std::process::id()));
-        Arc::new(Sessions { sessions: Mutex::new(HashMap::new()), max, idle, replicas, tag, counted })
+        Arc::new(Sessions {
+            sessions: Mutex::new(HashMap::new()),
+            max,
+            idle,
+            replicas,
+            tag,
+            relays: Default::default(),
+            counted,
+        })
     }
 
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HttpSession>>> {

@@ -45,6 +45,10 @@ impl HttpFront {
         if let Err(problem) = mismatch(&message, mirrored) {
             return rpc_error(StatusCode::BAD_REQUEST, ErrorCode::HEADER_MISMATCH, &problem);
         }
+        // A retry of a call another replica parked is that replica's to answer.
+        if let Some(answer) = Box::pin(self.relayed_elsewhere(caller, &message, mirrored)).await {
+            return answer;
+        }
         let view = View::of(&self.front.warden, caller.agent.as_deref(), caller.server.as_deref(), self.resource_tools);
         let view = match view {
             Ok(view) => view,

@@ -32,9 +32,9 @@ async fn warden(auto_approve: bool) -> Warden {
 fn replicas(warden: &Warden, shared: &SharedMemory) -> (Arc<HttpFront>, Arc<HttpFront>) {
     let tokens = [TOKEN, OTHER].map(|token| FrontToken { token: token.into(), agent: None, name: None }).to_vec();
     let config = FrontConfig { tokens, ..FrontConfig::default() };
-    let front = Front::new(warden.clone());
+    // Each replica a front of its own (its own parked calls, its own seal key).
     let make = |name: &str| {
-        HttpFront::from_config(Arc::clone(&front), &config, "127.0.0.1:9".parse().unwrap())
+        HttpFront::from_config(Front::new(warden.clone()), &config, "127.0.0.1:9".parse().unwrap())
             .replicas(shared.replica(name))
             .build()
     };
@@ -208,5 +208,47 @@ async fn an_approval_asked_on_one_replica_is_answered_through_the_other_and_hold
     tokio::time::sleep(Duration::from_millis(50)).await;
     let (_, said) = answer(&b, &id, echo(2, "unasked on b")).await;
     assert_eq!(said[0]["result"]["content"][0]["text"], "unasked on b", "{said:?}");
+    warden.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_2026_call_parked_on_one_replica_is_resumed_through_the_other() {
+    let warden = warden(false).await;
+    let shared = SharedMemory::default();
+    let (a, b) = replicas(&warden, &shared);
+    let headers = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "test__echo")];
+    let call = |extra: Value| {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+            "io.modelcontextprotocol/clientInfo": {"name": "modern", "version": "1"}});
+        let mut params = json!({"name": "test__echo", "arguments": {"message": "resumed on b"}, "_meta": meta});
+        params.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    };
+    // a parks the call: the approval is asked of the client.
+    let mut first = send(&a, "POST", TOKEN, &headers, Some(call(json!({})))).await;
+    let said = messages(&mut first.body, 1, Duration::from_secs(20)).await;
+    let result = &said[0]["result"];
+    assert_eq!(result["resultType"], "input_required", "{said:?}");
+    let key = result["inputRequests"].as_object().unwrap().keys().next().unwrap().clone();
+    let state = result["requestState"].as_str().unwrap().to_string();
+    let responses = json!({ key: {"action": "accept", "content": {"decision": "once"}} });
+    let retry = call(json!({"requestState": state, "inputResponses": responses}));
+
+    // Another identity's retry through b is refused by a, as it would be there.
+    let mut stolen = send(&b, "POST", OTHER, &headers, Some(retry.clone())).await;
+    assert_eq!(stolen.status, 400);
+    let said = messages(&mut stolen.body, 1, Duration::from_secs(20)).await;
+    assert!(said[0]["error"]["message"].as_str().unwrap().contains("another client's call"), "{said:?}");
+
+    // The client's own retry reaches b, which relays it to a, which resumes the call.
+    let mut resumed = send(&b, "POST", TOKEN, &headers, Some(retry.clone())).await;
+    assert_eq!(resumed.status, 200);
+    let said = messages(&mut resumed.body, 1, Duration::from_secs(20)).await;
+    assert_eq!(said[0]["result"]["content"][0]["text"], "resumed on b", "{said:?}");
+    // Once: the same retry again is told the call no longer waits.
+    let mut again = send(&b, "POST", TOKEN, &headers, Some(retry)).await;
+    let said = messages(&mut again.body, 1, Duration::from_secs(20)).await;
+    assert!(said[0]["error"]["message"].as_str().unwrap().contains("no longer waiting"), "{said:?}");
     warden.shutdown().await;
 }
