@@ -342,3 +342,72 @@ fn a_call_waiting_for_a_person_on_one_node_is_listed_and_answered_once_from_othe
         !stdout(&b.warden(&["approvals"])).contains(&id)
     });
 }
+
+/// What a `warden call` in the background printed, if it ended within `limit`
+/// (else it is killed: the call was waiting for a person).
+fn ended_within(mut call: Child, limit: Duration) -> Option<String> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if call.try_wait().unwrap().is_some() {
+            let output = call.wait_with_output().unwrap();
+            return Some(String::from_utf8_lossy(&output.stdout).trim().to_string());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = call.kill();
+    None
+}
+
+#[test]
+fn a_grant_given_with_an_approval_from_another_node_covers_calls_on_every_node() {
+    let nats = nats("cluster-nats-9");
+    // Both nodes ask a person; A runs the server, B imports it.
+    let server = warden_tests::bins::test_server().display().to_string();
+    let (a, b) = (Home::new("cluster-grant-a"), Home::new("cluster-grant-b"));
+    let config_a = format!(
+        "[servers.test]\ncommand = {server:?}\n[cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"test\"]\n",
+        nats.url()
+    );
+    std::fs::write(&a.config, config_a).unwrap();
+    std::fs::write(&b.config, format!("[cluster]\nnats = [\"{}\"]\nnode = \"b\"\n", nats.url())).unwrap();
+    for home in [&a, &b] {
+        assert_eq!(home.warden(&["status"]).status.code(), Some(0));
+    }
+    wait_for(Duration::from_secs(10), "A's tools on B", || lists(&b, "test__echo"));
+    // Without a grant, a call entering at B waits for a person.
+    let asked = call_in_background(&b, "test__echo", r#"{"message":"unapproved"}"#);
+    assert_eq!(ended_within(asked, Duration::from_secs(2)), None, "B ran a call nobody approved");
+
+    // A call waiting on A, approved from B with a grant for the tool.
+    let waiting = call_in_background(&a, "test__echo", r#"{"message":"first"}"#);
+    let mut id = String::new();
+    wait_for(Duration::from_secs(10), "A's waiting call listed on B", || {
+        let listed: serde_json::Value =
+            serde_json::from_str(&stdout(&b.warden(&["approvals", "--json"]))).unwrap_or_default();
+        if let Some(request) = listed["approvals"].as_array().and_then(|all| all.first()) {
+            id = request["id"].as_str().unwrap_or_default().to_string();
+        }
+        id.starts_with("a:")
+    });
+    let approved = b.warden(&["approve", &id, "--grant"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", stderr(&approved));
+    assert_eq!(ended_within(waiting, Duration::from_secs(10)).as_deref(), Some("first"));
+
+    // The grant covers later calls on A, and calls entering at B.
+    let on_a = call_in_background(&a, "test__echo", r#"{"message":"unasked on a"}"#);
+    assert_eq!(ended_within(on_a, Duration::from_secs(10)).as_deref(), Some("unasked on a"));
+    let start = Instant::now();
+    loop {
+        let on_b = call_in_background(&b, "test__echo", r#"{"message":"unasked on b"}"#);
+        match ended_within(on_b, Duration::from_secs(2)) {
+            Some(said) => {
+                assert_eq!(said, "unasked on b");
+                break;
+            }
+            None => assert!(start.elapsed() < Duration::from_secs(6), "A's grant never covered B's calls"),
+        }
+    }
+    // A grant for one tool covers no other.
+    let other = call_in_background(&b, "test__pid", "{}");
+    assert_eq!(ended_within(other, Duration::from_secs(2)), None, "a grant for test__echo let test__pid run");
+}

@@ -20,7 +20,7 @@ use async_nats::Client;
 use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use warden_actors::{ApprovalDecision, ApprovalQueue};
+use warden_actors::{ApprovalDecision, ApprovalQueue, GrantRequest};
 
 use crate::buckets::keys_of;
 use crate::names::Names;
@@ -43,6 +43,18 @@ struct RemoteDecision {
     reason: Option<String>,
     /// Who decided, and where.
     by: String,
+    /// A grant with the approval: given on the node whose queue holds the
+    /// call, and from there shared with every node (`grants.rs`).
+    #[serde(default)]
+    grant: Option<GrantWire>,
+}
+
+/// A [`GrantRequest`] as it travels.
+#[derive(Debug, Serialize, Deserialize)]
+struct GrantWire {
+    tools: Option<String>,
+    seconds: Option<f64>,
+    this_agent_only: bool,
 }
 
 /// Keeps this node's entries in the bucket equal to what its queue holds,
@@ -96,7 +108,17 @@ pub(crate) async fn answer(client: Client, names: Arc<Names>, queue: ApprovalQue
             Ok(decision) => {
                 let id = decision.id;
                 let choice = if decision.approve {
-                    ApprovalDecision::Approve
+                    match decision.grant {
+                        None => ApprovalDecision::Approve,
+                        Some(grant) => ApprovalDecision::ApproveWithGrant(GrantRequest {
+                            tools: grant.tools,
+                            duration: grant
+                                .seconds
+                                .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
+                                .map(Duration::from_secs_f64),
+                            this_agent_only: grant.this_agent_only,
+                        }),
+                    }
                 } else {
                     ApprovalDecision::Deny { reason: decision.reason.unwrap_or_else(|| "no reason given".into()) }
                 };
@@ -143,6 +165,7 @@ pub(crate) async fn decide(
     names: &Names,
     id: &str,
     approve: bool,
+    grant: Option<GrantRequest>,
     reason: Option<String>,
     by: &str,
 ) -> Result<Value, String> {
@@ -150,7 +173,12 @@ pub(crate) async fn decide(
         return Err(format!("'{id}' is not an approval of another node (those read NODE:NUMBER)"));
     };
     let number: u64 = number.parse().map_err(|_| format!("'{id}': the part after ':' must be a number"))?;
-    let decision = RemoteDecision { id: number, approve, reason, by: format!("{by} on node {}", names.node) };
+    let grant = grant.map(|grant| GrantWire {
+        tools: grant.tools,
+        seconds: grant.duration.map(|duration| duration.as_secs_f64()),
+        this_agent_only: grant.this_agent_only,
+    });
+    let decision = RemoteDecision { id: number, approve, reason, by: format!("{by} on node {}", names.node), grant };
     let payload = serde_json::to_vec(&decision).expect("a decision serialises");
     let request = async_nats::Request::new().payload(payload.into()).timeout(Some(ANSWER_LIMIT));
     let reply = client

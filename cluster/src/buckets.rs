@@ -9,6 +9,7 @@
 //!   A node that leaves deletes its key itself, which watchers see at once.
 //! - **approvals**: `NODE.ID` → a call waiting for a person on that node
 //!   (`approvals.rs`), written by the node whose queue holds it.
+//! - **grants**: `NODE.ID` → a grant that node gave (`grants.rs`).
 //! - **catalog**: `NODE.SERVER` → what that server offers. No TTL: an
 //!   entry counts only while its node's heartbeat does, and a node rewrites
 //!   its entries on every change and every [`CATALOG_REFRESH`].
@@ -43,6 +44,7 @@ pub(crate) struct Buckets {
     pub(crate) nodes: kv::Store,
     pub(crate) catalog: kv::Store,
     pub(crate) approvals: kv::Store,
+    pub(crate) grants: kv::Store,
 }
 
 impl Buckets {
@@ -77,7 +79,13 @@ impl Buckets {
                 ),
             })
         };
-        Ok(Buckets { nodes: open(nodes).await?, catalog: open(catalog).await?, approvals: open(approvals).await? })
+        let grants = kept(names.grants_bucket(), "Warden nodes: grants, each covering calls on every node");
+        Ok(Buckets {
+            nodes: open(nodes).await?,
+            catalog: open(catalog).await?,
+            approvals: open(approvals).await?,
+            grants: open(grants).await?,
+        })
     }
 }
 

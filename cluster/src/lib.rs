@@ -28,7 +28,8 @@
 //! attached here), `remote.rs` and `remote/call.rs` (a remote server's
 //! connection, and the failure table of one call), `view.rs` (what a node
 //! knows of its cluster, for `status`), `approvals.rs` (calls waiting for a
-//! person, listed and answered on every node), `fronts.rs` (the sessions
+//! person, listed and answered on every node), `grants.rs` (grants given
+//! on one node covering calls on all), `fronts.rs` (the sessions
 //! of front replicas, kept in a bucket every node's front reads). The design and the
 //! failure table are in `docs/cluster.md`.
 
@@ -37,6 +38,7 @@ mod approvals;
 mod buckets;
 mod connect;
 mod fronts;
+mod grants;
 mod import;
 mod names;
 mod remote;
@@ -166,6 +168,13 @@ impl Cluster {
             announce::heartbeat(js.clone(), names.clone(), buckets.clone(), beat, exported.clone(), rewrite.clone());
         let catalog = announce::catalog(warden.clone(), names.clone(), buckets.clone(), exported.clone(), rewrite);
         let mut tasks = vec![tokio::spawn(heartbeat).abort_handle(), tokio::spawn(catalog).abort_handle()];
+        // Grants given on any node cover calls on every node.
+        let mirrors = Arc::new(grants::Mirrors::default());
+        let store = buckets.grants.clone();
+        let publish = grants::publish(warden.clone(), names.clone(), store.clone(), client.clone(), mirrors.clone());
+        tasks.push(tokio::spawn(publish).abort_handle());
+        tasks.push(tokio::spawn(grants::mirror(warden.clone(), names.clone(), store, mirrors)).abort_handle());
+        tasks.push(tokio::spawn(grants::answer_revokes(client.clone(), names.clone(), warden.clone())).abort_handle());
         let host = Arc::new(serve::Host {
             client: client.clone(),
             names: names.clone(),
@@ -250,13 +259,19 @@ impl Cluster {
 
     /// Leaves the cluster: stops answering calls, deletes this node's
     /// heartbeat and catalog entries (the others withdraw its servers at
-    /// once), and detaches the servers it imported.
+    /// once) and its grants (the others end their mirrors), and detaches
+    /// the servers it imported.
     pub async fn leave(self) {
         for task in &self.tasks {
             task.abort();
         }
         let servers = self.warden.status().into_iter().map(|status| status.name);
         announce::withdraw(&self.names, &self.buckets, servers).await;
+        // Its grants end with it, as a daemon's grants always have.
+        let mine = format!("{}.", self.names.node);
+        for key in buckets::keys_of(&self.buckets.grants).await.into_iter().filter(|key| key.starts_with(&mine)) {
+            let _ = self.buckets.grants.delete(&key).await;
+        }
         for server in self.warden.attached_servers().await {
             self.warden.detach_server(&server).await;
         }
@@ -291,17 +306,19 @@ impl ClusterLink {
         approvals::remote(store, &self.names, &live).await
     }
 
-    /// Approves (or denies, with `reason`) the call `NODE:ID` waiting on
-    /// another node; that node's answer, or why there is none (it was
-    /// answered already, the node left).
+    /// Approves (with a `grant`, given there and shared with every node)
+    /// or denies (with `reason`) the call `NODE:ID` waiting on another
+    /// node; that node's answer, or why there is none (it was answered
+    /// already, the node left).
     pub async fn decide(
         &self,
         id: &str,
         approve: bool,
+        grant: Option<warden_actors::GrantRequest>,
         reason: Option<String>,
         by: &str,
     ) -> Result<serde_json::Value, String> {
-        approvals::decide(&self.client, &self.names, id, approve, reason, by).await
+        approvals::decide(&self.client, &self.names, id, approve, grant, reason, by).await
     }
 
     /// Applies a reloaded config: which servers it offers takes effect at

@@ -10,6 +10,8 @@
 //! bucket PREFIX_nodes       NODE → its heartbeat, with a per-message TTL
 //! bucket PREFIX_catalog     NODE.SERVER → what NODE's SERVER offers
 //! bucket PREFIX_approvals   NODE.ID → a call waiting for a person on NODE
+//! bucket PREFIX_grants      NODE.ID → a grant NODE gave, covering calls on every node
+//! PREFIX.grant.revoke.NODE  "revoke your grant ID" (a mirror of it was revoked elsewhere)
 //! bucket PREFIX_sessions    DIGEST → a front session's record (front replicas)
 //! PREFIX.front.forward      a client's message for another front replica's call
 //! PREFIX.front.relay.NODE   a 2026-07-28 retry of a call parked on NODE's front
@@ -88,6 +90,16 @@ impl Names {
     /// The bucket of what each node's servers offer.
     pub(crate) fn catalog_bucket(&self) -> String {
         format!("{}_catalog", self.bucket_prefix)
+    }
+
+    /// The bucket of grants, `NODE.ID` each.
+    pub(crate) fn grants_bucket(&self) -> String {
+        format!("{}_grants", self.bucket_prefix)
+    }
+
+    /// Where `node` revokes a grant of its own.
+    pub(crate) fn revoke_grant(&self, node: &str) -> String {
+        format!("{}.grant.revoke.{node}", self.prefix)
     }
 
     /// The bucket of front sessions' records.

@@ -26,26 +26,25 @@ pub(crate) fn list(queue: &ApprovalQueue) -> Value {
 /// `approve`: releases one call, maybe with a grant.
 pub(crate) fn approve(queue: &ApprovalQueue, id: &str, grant: Option<GrantSpec>) -> Result<Value, BridgeError> {
     let id = parse_id(id)?;
-    let decision = match grant {
+    let decision = match grant.map(grant_request).transpose()? {
         None => ApprovalDecision::Approve,
-        Some(grant) => {
-            let duration = match grant.minutes {
-                None => None,
-                Some(minutes) if minutes.is_finite() && minutes > 0.0 => Some(Duration::from_secs_f64(minutes * 60.0)),
-                Some(minutes) => {
-                    let message = format!("a grant's `minutes` must be a positive number, not {minutes}");
-                    return Err(BridgeError::new(Code::INVALID_REQUEST, message));
-                }
-            };
-            ApprovalDecision::ApproveWithGrant(GrantRequest {
-                tools: grant.tools,
-                duration,
-                this_agent_only: grant.this_agent_only,
-            })
-        }
+        Some(grant) => ApprovalDecision::ApproveWithGrant(grant),
     };
     answer(queue, id, decision)?;
     Ok(json!({ "approved": id }))
+}
+
+/// The grant `approve --grant` asks for.
+fn grant_request(grant: GrantSpec) -> Result<GrantRequest, BridgeError> {
+    let duration = match grant.minutes {
+        None => None,
+        Some(minutes) if minutes.is_finite() && minutes > 0.0 => Some(Duration::from_secs_f64(minutes * 60.0)),
+        Some(minutes) => {
+            let message = format!("a grant's `minutes` must be a positive number, not {minutes}");
+            return Err(BridgeError::new(Code::INVALID_REQUEST, message));
+        }
+    };
+    Ok(GrantRequest { tools: grant.tools, duration, this_agent_only: grant.this_agent_only })
 }
 
 /// `deny`: refuses one call, with a reason the caller reads.
@@ -81,7 +80,7 @@ pub(crate) async fn decide_remote(
     cluster: Option<&ClusterLink>,
     id: &str,
     approve: bool,
-    grant: bool,
+    grant: Option<GrantSpec>,
     reason: Option<String>,
 ) -> Option<Result<Value, BridgeError>> {
     if !id.contains(':') {
@@ -91,13 +90,12 @@ pub(crate) async fn decide_remote(
         let message = format!("'{id}' names another node's approval, and this daemon is not in a cluster");
         return Some(Err(BridgeError::new(Code::INVALID_REQUEST, message)));
     };
-    if grant {
-        let message = format!(
-            "a grant with another node's approval is not shared yet: approve '{id}' without --grant, or on its node"
-        );
-        return Some(Err(BridgeError::new(Code::INVALID_REQUEST, message)));
-    }
-    let outcome = cluster.decide(id, approve, reason, DECIDED_BY).await;
+    // The grant is given on the call's node, and shared from there.
+    let grant = match grant.map(grant_request).transpose() {
+        Ok(grant) => grant,
+        Err(error) => return Some(Err(error)),
+    };
+    let outcome = cluster.decide(id, approve, grant, reason, DECIDED_BY).await;
     Some(match outcome {
         Ok(_) if approve => Ok(json!({ "approved": id })),
         Ok(_) => Ok(json!({ "denied": id })),

@@ -178,13 +178,13 @@ impl Ops {
             }
             Request::Approvals {} => Ok(approvals::list_with(&self.approvals, self.cluster.as_ref()).await),
             Request::Approve { approval, grant } => {
-                match approvals::decide_remote(self.cluster.as_ref(), &approval, true, grant.is_some(), None).await {
+                match approvals::decide_remote(self.cluster.as_ref(), &approval, true, grant.clone(), None).await {
                     Some(outcome) => outcome,
                     None => approvals::approve(&self.approvals, &approval, grant),
                 }
             }
             Request::Deny { approval, reason } => {
-                match approvals::decide_remote(self.cluster.as_ref(), &approval, false, false, reason.clone()).await {
+                match approvals::decide_remote(self.cluster.as_ref(), &approval, false, None, reason.clone()).await {
                     Some(outcome) => outcome,
                     None => approvals::deny(&self.approvals, &approval, reason),
                 }
