@@ -411,3 +411,51 @@ fn a_grant_given_with_an_approval_from_another_node_covers_calls_on_every_node()
     let other = call_in_background(&b, "test__pid", "{}");
     assert_eq!(ended_within(other, Duration::from_secs(2)), None, "a grant for test__echo let test__pid run");
 }
+
+#[test]
+fn a_question_a_server_asks_on_one_node_is_listed_and_answered_on_another() {
+    let nats = nats("cluster-nats-10");
+    // A runs the Python SDK's asking server and exports it; B imports it.
+    let a = Home::new("cluster-question-a");
+    let (python, args) = warden_tests::real_servers::python_server_command(&warden_tests::real_servers::python_script(
+        "asking_server.py",
+    ));
+    let config_a = format!(
+        "[security]\nauto_approve = true\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\n\
+         startup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n\
+         [cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"py\"]\n",
+        nats.url()
+    );
+    std::fs::write(&a.config, config_a).unwrap();
+    let b = node("cluster-question-b", "b", false, &nats);
+    for home in [&a, &b] {
+        assert_eq!(home.warden(&["status"]).status.code(), Some(0));
+    }
+    wait_for(Duration::from_secs(30), "A's server on B", || lists(&b, "py__book_table"));
+    let call = call_in_background(&b, "py__book_table", "{}");
+    let mut id = String::new();
+    wait_for(Duration::from_secs(20), "the server's question listed on B", || {
+        let listed: serde_json::Value =
+            serde_json::from_str(&stdout(&b.warden(&["pending", "--json"]))).unwrap_or_default();
+        if let Some(question) = listed["questions"].as_array().and_then(|all| all.first()) {
+            assert_eq!((&question["node"], &question["server"]), (&serde_json::json!("a"), &serde_json::json!("py")));
+            id = question["id"].as_str().unwrap_or_default().to_string();
+        }
+        id.starts_with("a:")
+    });
+    let listed = stdout(&b.warden(&["pending"]));
+    assert!(listed.contains(&format!("#{id} question from server py")), "{listed}");
+    assert!(listed.contains(&format!("answer: `warden answer {id} --accept")), "{listed}");
+    // A wrong answer from B is refused by A's queue with the reason; the question waits.
+    let wrong = b.warden(&["answer", &id, "--accept", r#"{"size": "huge"}"#]);
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(stderr(&wrong).contains("`size` must be one of: small, large; `huge` is not one"), "{}", stderr(&wrong));
+    let right = b.warden(&["answer", &id, "--accept", r#"{"size": "large", "nights": "3"}"#]);
+    assert_eq!(right.status.code(), Some(0), "{}", stderr(&right));
+    assert_eq!(
+        ended_within(call, Duration::from_secs(20)).as_deref(),
+        Some("booked Ada large 3\n{\"result\":\"booked Ada large 3\"}")
+    );
+    let again = b.warden(&["answer", &id, "--cancel"]);
+    assert!(stderr(&again).contains("no question"), "{}", stderr(&again));
+}

@@ -10,6 +10,8 @@
 //! - **approvals**: `NODE.ID` → a call waiting for a person on that node
 //!   (`approvals.rs`), written by the node whose queue holds it.
 //! - **grants**: `NODE.ID` → a grant that node gave (`grants.rs`).
+//! - **questions**: `NODE.ID` → a server's question waiting in that node's
+//!   queue (`questions.rs`).
 //! - **catalog**: `NODE.SERVER` → what that server offers. No TTL: an
 //!   entry counts only while its node's heartbeat does, and a node rewrites
 //!   its entries on every change and every [`CATALOG_REFRESH`].
@@ -45,6 +47,7 @@ pub(crate) struct Buckets {
     pub(crate) catalog: kv::Store,
     pub(crate) approvals: kv::Store,
     pub(crate) grants: kv::Store,
+    pub(crate) questions: kv::Store,
 }
 
 impl Buckets {
@@ -85,6 +88,8 @@ impl Buckets {
             catalog: open(catalog).await?,
             approvals: open(approvals).await?,
             grants: open(grants).await?,
+            questions: open(kept(names.questions_bucket(), "Warden nodes: servers' questions waiting for a person"))
+                .await?,
         })
     }
 }

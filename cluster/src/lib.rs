@@ -28,7 +28,8 @@
 //! attached here), `remote.rs` and `remote/call.rs` (a remote server's
 //! connection, and the failure table of one call), `view.rs` (what a node
 //! knows of its cluster, for `status`), `approvals.rs` (calls waiting for a
-//! person, listed and answered on every node), `grants.rs` (grants given
+//! person, listed and answered on every node), `questions.rs` (servers'
+//! questions, the same way; both on `waiting.rs`), `grants.rs` (grants given
 //! on one node covering calls on all), `fronts.rs` (the sessions
 //! of front replicas, kept in a bucket every node's front reads). The design and the
 //! failure table are in `docs/cluster.md`.
@@ -41,16 +42,18 @@ mod fronts;
 mod grants;
 mod import;
 mod names;
+mod questions;
 mod remote;
 mod runs;
 mod serve;
 mod view;
+mod waiting;
 mod wire;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use async_nats::jetstream;
+use async_nats::jetstream::{self, kv};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
 use warden_actors::{ApprovalQueue, ServerSettings, Warden};
@@ -58,6 +61,7 @@ use warden_config::{ClusterConfig, WardenConfig};
 
 use buckets::{Buckets, HEARTBEAT_TTL};
 use names::Names;
+pub use questions::NotTaken;
 pub use view::{ClusterView, NodeView, RemoteServerView};
 
 /// How long joining waits to have read what the other nodes export.
@@ -130,7 +134,8 @@ pub struct Cluster {
     buckets: Buckets,
     exports: Arc<watch::Sender<Exports>>,
     view: watch::Receiver<ClusterView>,
-    approvals: Option<async_nats::jetstream::kv::Store>,
+    /// The approvals and questions buckets, once they are shared.
+    approvals: Option<(kv::Store, kv::Store)>,
     tasks: Vec<AbortHandle>,
 }
 
@@ -229,12 +234,17 @@ impl Cluster {
     /// [`ClusterLink::decide`]); the queue stays the one place a decision
     /// is taken. Before [`Cluster::link`], whose handles see it.
     pub fn share_approvals(&mut self, queue: ApprovalQueue) {
+        let (names, client) = (&self.names, &self.client);
         let store = self.buckets.approvals.clone();
-        let publish = approvals::publish(queue.clone(), self.names.clone(), store.clone());
+        let publish = approvals::publish(queue.clone(), names.clone(), store.clone());
         self.tasks.push(tokio::spawn(publish).abort_handle());
-        let answer = approvals::answer(self.client.clone(), self.names.clone(), queue);
+        let answer = approvals::answer(client.clone(), names.clone(), queue.clone());
         self.tasks.push(tokio::spawn(answer).abort_handle());
-        self.approvals = Some(store);
+        // Servers' questions wait in the same queue: shared the same way.
+        let questions = questions::publish(queue.clone(), names.clone(), self.buckets.questions.clone());
+        self.tasks.push(tokio::spawn(questions).abort_handle());
+        self.tasks.push(tokio::spawn(questions::answer(client.clone(), names.clone(), queue)).abort_handle());
+        self.approvals = Some((store, self.buckets.questions.clone()));
     }
 
     /// The store this node's HTTP front shares its sessions through, as
@@ -287,8 +297,8 @@ pub struct ClusterLink {
     exports: Arc<watch::Sender<Exports>>,
     client: async_nats::Client,
     names: Arc<Names>,
-    /// The approvals bucket, once [`Cluster::share_approvals`] ran.
-    approvals: Option<async_nats::jetstream::kv::Store>,
+    /// The approvals and questions buckets, once [`Cluster::share_approvals`] ran.
+    approvals: Option<(kv::Store, kv::Store)>,
 }
 
 impl ClusterLink {
@@ -301,9 +311,33 @@ impl ClusterLink {
     /// its id as `NODE:ID` and its `node` (none before approvals are
     /// shared).
     pub async fn approvals(&self) -> Vec<serde_json::Value> {
-        let Some(store) = &self.approvals else { return Vec::new() };
-        let live: Vec<String> = self.view.borrow().nodes.iter().map(|node| node.name.clone()).collect();
-        approvals::remote(store, &self.names, &live).await
+        let Some((store, _)) = &self.approvals else { return Vec::new() };
+        approvals::remote(store, &self.names, &self.live()).await
+    }
+
+    /// The servers' questions waiting on the other live nodes, each with
+    /// its id as `NODE:ID` and its `node` (none before approvals are
+    /// shared: they wait in the same queue).
+    pub async fn questions(&self) -> Vec<serde_json::Value> {
+        let Some((_, store)) = &self.approvals else { return Vec::new() };
+        questions::remote(store, &self.names, &self.live()).await
+    }
+
+    /// Answers the question `NODE:ID` waiting on another node; that node's
+    /// answer, or why it was not taken (it does not fit the form, it was
+    /// answered already, the node left).
+    pub async fn answer_question(
+        &self,
+        id: &str,
+        action: warden_protocol::AnswerAction,
+        content: Option<serde_json::Value>,
+        by: &str,
+    ) -> Result<serde_json::Value, NotTaken> {
+        questions::answer_remote(&self.client, &self.names, id, action, content, by).await
+    }
+
+    fn live(&self) -> Vec<String> {
+        self.view.borrow().nodes.iter().map(|node| node.name.clone()).collect()
     }
 
     /// Approves (with a `grant`, given there and shared with every node)

@@ -11,6 +11,8 @@
 //! bucket PREFIX_catalog     NODE.SERVER → what NODE's SERVER offers
 //! bucket PREFIX_approvals   NODE.ID → a call waiting for a person on NODE
 //! bucket PREFIX_grants      NODE.ID → a grant NODE gave, covering calls on every node
+//! bucket PREFIX_questions   NODE.ID → a server's question waiting on NODE
+//! PREFIX.answer.NODE        an answer to a question waiting in NODE's queue
 //! PREFIX.grant.revoke.NODE  "revoke your grant ID" (a mirror of it was revoked elsewhere)
 //! bucket PREFIX_sessions    DIGEST → a front session's record (front replicas)
 //! PREFIX.front.forward      a client's message for another front replica's call
@@ -90,6 +92,16 @@ impl Names {
     /// The bucket of what each node's servers offer.
     pub(crate) fn catalog_bucket(&self) -> String {
         format!("{}_catalog", self.bucket_prefix)
+    }
+
+    /// The bucket of servers' questions waiting, `NODE.ID` each.
+    pub(crate) fn questions_bucket(&self) -> String {
+        format!("{}_questions", self.bucket_prefix)
+    }
+
+    /// Where `node` takes answers to the questions waiting in its queue.
+    pub(crate) fn answer(&self, node: &str) -> String {
+        format!("{}.answer.{node}", self.prefix)
     }
 
     /// The bucket of grants, `NODE.ID` each.

@@ -189,11 +189,14 @@ impl Ops {
                     None => approvals::deny(&self.approvals, &approval, reason),
                 }
             }
-            Request::Pending {} => Ok(questions::pending(&self.approvals)),
+            Request::Pending {} => Ok(questions::pending(&self.approvals, self.cluster.as_ref()).await),
             Request::Tasks {} => Ok(super::left_tasks::list(&self.warden).await),
             Request::FetchTask { key } => self.warden.fetch_left_task(&key).await.map_err(call_error),
             Request::Answer { question, action, content } => {
-                questions::answer(&self.approvals, &question, action, content)
+                match questions::answer_remote(self.cluster.as_ref(), &question, action, content.clone()).await {
+                    Some(outcome) => outcome,
+                    None => questions::answer(&self.approvals, &question, action, content),
+                }
             }
             Request::Reload {} => {
                 super::reload::reload(&self.warden, self.cluster.as_ref(), &self.lockfile.config).await

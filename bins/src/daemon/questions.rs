@@ -11,14 +11,47 @@
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 use warden_actors::{ApprovalQueue, ElicitReply, ElicitationAnswer, ElicitationRequest, Elicitor, QueueError};
+use warden_cluster::{ClusterLink, NotTaken};
 use warden_protocol::{AnswerAction, BridgeError, BridgeErrorCode as Code};
 
 /// Who the log says answered.
 const ANSWERED_BY: &str = "a person over the bridge (warden answer)";
 
-/// `pending`: every approval and question waiting, oldest first.
-pub(crate) fn pending(queue: &ApprovalQueue) -> Value {
-    json!({ "approvals": queue.pending(), "questions": queue.questions() })
+/// `pending`: every approval and question waiting, oldest first; on a
+/// cluster node also those waiting on the other nodes (`NODE:ID`).
+pub(crate) async fn pending(queue: &ApprovalQueue, cluster: Option<&ClusterLink>) -> Value {
+    let mut listed = json!({ "approvals": queue.pending(), "questions": queue.questions() });
+    if let Some(cluster) = cluster {
+        if let Some(approvals) = listed["approvals"].as_array_mut() {
+            approvals.extend(cluster.approvals().await);
+        }
+        if let Some(questions) = listed["questions"].as_array_mut() {
+            questions.extend(cluster.questions().await);
+        }
+    }
+    listed
+}
+
+/// `answer` of `NODE:ID`: the answer goes to that node, whose queue checks
+/// and takes it. `None` when the id is this node's own.
+pub(crate) async fn answer_remote(
+    cluster: Option<&ClusterLink>,
+    id: &str,
+    action: AnswerAction,
+    content: Option<Value>,
+) -> Option<Result<Value, BridgeError>> {
+    if !id.contains(':') {
+        return None;
+    }
+    let Some(cluster) = cluster else {
+        let message = format!("'{id}' names another node's question, and this daemon is not in a cluster");
+        return Some(Err(BridgeError::new(Code::INVALID_REQUEST, message)));
+    };
+    Some(match cluster.answer_question(id, action, content, ANSWERED_BY).await {
+        Ok(answer) => Ok(json!({ "answered": id, "action": answer["action"] })),
+        Err(NotTaken::Refused(message)) => Err(BridgeError::new(Code::ANSWER_REFUSED, message)),
+        Err(NotTaken::Unanswered(message)) => Err(BridgeError::new(Code::UNKNOWN_QUESTION, message)),
+    })
 }
 
 /// `answer`: answers one question.

@@ -23,7 +23,8 @@ pub(crate) fn render(approvals: Option<&Vec<Value>>, questions: Option<&Vec<Valu
 /// One question: who asks, during which call, what; its fields or URL;
 /// how to answer it.
 pub(crate) fn question(question: &Value) -> String {
-    let id = &question["id"];
+    // Another node's question is `NODE:ID`, a string: shown bare too.
+    let id = question["id"].as_str().map_or_else(|| question["id"].to_string(), str::to_string);
     let during = question["tool"].as_str().map(|tool| format!(" during {tool}")).unwrap_or_default();
     let agent = question["agent"].as_str().map(|agent| format!(", agent {agent}")).unwrap_or_default();
     let mut text = format!(
