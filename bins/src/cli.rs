@@ -319,6 +319,18 @@ pub(crate) enum ClusterCommand {
         #[command(flatten)]
         common: Common,
     },
+    /// Every node's record of calls, from the cluster's stream in NATS,
+    /// oldest first, each with the node it entered at.
+    Audit {
+        /// Only calls that ended this recently: `90s`, `15m`, `1h`, `2d`.
+        #[arg(long, value_name = "AGE")]
+        since: Option<String>,
+        /// Only these tools: a name or a glob (`files__*`).
+        #[arg(long, value_name = "GLOB")]
+        tool: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
 }
 
 /// `warden service` itself, outside [`Command`]'s deferral (as

@@ -123,6 +123,9 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
             }
             remote::cluster_status(&common, verbose).await
         }
+        Command::Cluster(ClusterBranch::Cluster { command: ClusterCommand::Audit { since, tool, common } }) => {
+            audit::cluster(since.as_deref(), tool.as_deref(), &common).await
+        }
         Command::Approvals { common } => remote::approvals(&common, serde_json::json!({"op": "approvals"})).await,
         Command::Approve { id, grant, tools, minutes, agent_only, common } => {
             let grant = (grant || tools.is_some() || minutes.is_some() || agent_only)

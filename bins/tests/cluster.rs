@@ -141,6 +141,23 @@ fn a_server_of_one_node_is_called_from_another_and_its_secrets_stay_home() {
     let missing = b.warden(&["call", "test__nothing", "{}"]);
     assert_ne!(missing.status.code(), Some(0));
     assert!(stderr(&missing).contains("test__nothing"), "{}", stderr(&missing));
+    // The whole cluster's record, read on either node: B's calls as they
+    // entered at B, and as A ran them.
+    let mut audit = serde_json::Value::Null;
+    wait_for(Duration::from_secs(5), "both nodes' records in the cluster's audit stream", || {
+        audit = serde_json::from_str(&stdout(&a.warden(&["cluster", "audit", "--tool", "test__echo", "--json"])))
+            .unwrap_or_default();
+        let nodes: Vec<&str> =
+            audit.as_array().into_iter().flatten().filter_map(|record| record["node"].as_str()).collect();
+        nodes.contains(&"a") && nodes.contains(&"b")
+    });
+    let records = audit.as_array().unwrap();
+    assert!(records.iter().all(|record| record["tool"] == "test__echo"), "{audit}");
+    let text = stdout(&b.warden(&["cluster", "audit", "--since", "1h"]));
+    assert!(text.lines().any(|line| line.contains("test__env") && line.contains("on node b")), "{text}");
+    assert!(!text.contains(SECRET), "{text}");
+    let local = stdout(&b.warden(&["audit", "--json"]));
+    assert!(!local.contains("\"node\""), "the local file is the node's own record: {local}");
 }
 
 #[test]

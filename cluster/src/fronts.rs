@@ -42,6 +42,10 @@ pub(crate) struct NatsReplicas {
     client: async_nats::Client,
     js: jetstream::Context,
     store: kv::Store,
+    /// The heartbeats: a relayed retry stops waiting for a node whose
+    /// heartbeat lapsed (killed just before NATS noticed, it got the
+    /// request and will never answer).
+    nodes: kv::Store,
 }
 
 /// A forwarded message, as it travels.
@@ -54,7 +58,11 @@ struct Forwarded {
 
 impl NatsReplicas {
     /// Opens (or makes) the sessions bucket.
-    pub(crate) async fn open(names: Arc<Names>, client: async_nats::Client) -> Result<NatsReplicas, ClusterError> {
+    pub(crate) async fn open(
+        names: Arc<Names>,
+        client: async_nats::Client,
+        nodes: kv::Store,
+    ) -> Result<NatsReplicas, ClusterError> {
         let js = jetstream::new(client.clone());
         let config = kv::Config {
             bucket: names.sessions_bucket(),
@@ -70,7 +78,7 @@ impl NatsReplicas {
             bucket,
             problem: format!("{error}; front replicas need JetStream (nats-server -js) 2.11 or later"),
         })?;
-        Ok(NatsReplicas { names, client, js, store })
+        Ok(NatsReplicas { names, client, js, store, nodes })
     }
 }
 
@@ -185,14 +193,21 @@ impl Replicas for NatsReplicas {
 impl NatsReplicas {
     fn relay_to(&self, to: &str, request: Vec<u8>, limit: Duration) -> Pending<Result<Vec<u8>, String>> {
         let (client, subject) = (self.client.clone(), self.names.front_relay(to));
+        let (nodes, node) = (self.nodes.clone(), to.to_string());
         Box::pin(async move {
             let request = async_nats::Request::new().payload(request.into()).timeout(Some(limit));
-            match client.send_request(subject, request).await {
-                Ok(reply) => Ok(reply.payload.to_vec()),
-                Err(error) if error.kind() == async_nats::RequestErrorKind::NoResponders => {
-                    Err("that node is not in the cluster now".to_string())
+            let answered = async {
+                match client.send_request(subject, request).await {
+                    Ok(reply) => Ok(reply.payload.to_vec()),
+                    Err(error) if error.kind() == async_nats::RequestErrorKind::NoResponders => {
+                        Err("that node is not in the cluster now".to_string())
+                    }
+                    Err(error) => Err(format!("NATS: {error}")),
                 }
-                Err(error) => Err(format!("NATS: {error}")),
+            };
+            tokio::select! {
+                answered = answered => answered,
+                () = lapsed(&nodes, &node) => Err("that node left the cluster while the retry waited".to_string()),
             }
         })
     }
@@ -224,6 +239,17 @@ impl NatsReplicas {
             }
         });
         received_stream(received)
+    }
+}
+
+/// Returns once `node`'s heartbeat is gone (looked at every half second).
+async fn lapsed(nodes: &kv::Store, node: &str) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let alive = matches!(nodes.entry(node).await, Ok(Some(entry)) if entry.operation == kv::Operation::Put);
+        if !alive {
+            return;
+        }
     }
 }
 

@@ -29,13 +29,15 @@
 //! connection, and the failure table of one call), `view.rs` (what a node
 //! knows of its cluster, for `status`), `approvals.rs` (calls waiting for a
 //! person, listed and answered on every node), `questions.rs` (servers'
-//! questions, the same way; both on `waiting.rs`), `grants.rs` (grants given
+//! questions, the same way; both on `waiting.rs`), `audit.rs` (every
+//! node's audit records in one stream), `grants.rs` (grants given
 //! on one node covering calls on all), `fronts.rs` (the sessions
 //! of front replicas, kept in a bucket every node's front reads). The design and the
 //! failure table are in `docs/cluster.md`.
 
 mod announce;
 mod approvals;
+mod audit;
 mod buckets;
 mod connect;
 mod fronts;
@@ -59,6 +61,7 @@ use tokio::task::AbortHandle;
 use warden_actors::{ApprovalQueue, ServerSettings, Warden};
 use warden_config::{ClusterConfig, WardenConfig};
 
+pub use audit::read as read_audit;
 use buckets::{Buckets, HEARTBEAT_TTL};
 use names::Names;
 pub use questions::NotTaken;
@@ -247,12 +250,19 @@ impl Cluster {
         self.approvals = Some((store, self.buckets.questions.clone()));
     }
 
+    /// Where this node's audit records go besides its own file: the
+    /// cluster's stream, which [`read_audit`] reads whole.
+    pub async fn audit_sink(&self) -> Result<Arc<dyn warden_actors::AuditSink>, ClusterError> {
+        audit::sink(self.names.clone(), self.client.clone()).await
+    }
+
     /// The store this node's HTTP front shares its sessions through, as
     /// one of the cluster's front replicas ([`warden_front::replicas`]):
     /// behind a load balancer, a session made on one node's front goes on
     /// on any other's.
     pub async fn front_replicas(&self) -> Result<Arc<dyn warden_front::replicas::Replicas>, ClusterError> {
-        Ok(Arc::new(fronts::NatsReplicas::open(self.names.clone(), self.client.clone()).await?))
+        let nodes = self.buckets.nodes.clone();
+        Ok(Arc::new(fronts::NatsReplicas::open(self.names.clone(), self.client.clone(), nodes).await?))
     }
 
     /// A handle on this membership for the daemon's other parts: the view

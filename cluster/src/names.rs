@@ -13,6 +13,7 @@
 //! bucket PREFIX_grants      NODE.ID → a grant NODE gave, covering calls on every node
 //! bucket PREFIX_questions   NODE.ID → a server's question waiting on NODE
 //! PREFIX.answer.NODE        an answer to a question waiting in NODE's queue
+//! stream PREFIX_audit       PREFIX.audit.NODE: every call's audit record, by the node it entered
 //! PREFIX.grant.revoke.NODE  "revoke your grant ID" (a mirror of it was revoked elsewhere)
 //! bucket PREFIX_sessions    DIGEST → a front session's record (front replicas)
 //! PREFIX.front.forward      a client's message for another front replica's call
@@ -102,6 +103,16 @@ impl Names {
     /// Where `node` takes answers to the questions waiting in its queue.
     pub(crate) fn answer(&self, node: &str) -> String {
         format!("{}.answer.{node}", self.prefix)
+    }
+
+    /// The stream of every node's audit records.
+    pub(crate) fn audit_stream(&self) -> String {
+        format!("{}_audit", self.bucket_prefix)
+    }
+
+    /// Where `node` appends its audit records (`*`: every node).
+    pub(crate) fn audit_subject(&self, node: &str) -> String {
+        format!("{}.audit.{node}", self.prefix)
     }
 
     /// The bucket of grants, `NODE.ID` each.

@@ -1,7 +1,8 @@
 //! `warden audit`: the daemon's record of calls, read back.
 //!
 //! Reads `audit.jsonl` and its rotated files in the state directory,
-//! oldest first, so the output is in the order calls ended. Filters by age
+//! oldest first, so the output is in the order calls ended; `warden
+//! cluster audit` reads every node's records from the cluster's stream. Filters by age
 //! (`--since`) and tool (`--tool`, a name or glob). A line that is not a
 //! record (a file cut short by a crash) is skipped and counted, not fatal:
 //! the rest of the record still matters.
@@ -15,24 +16,11 @@ use serde_json::Value;
 use warden_policy::ToolPatterns;
 
 use super::UsageError;
+use crate::cli::Common;
 use crate::daemon::state_dir::StateDir;
 
 pub(super) fn run(since: Option<&str>, tool: Option<&str>, json: bool) -> anyhow::Result<ExitCode> {
-    let oldest = match since {
-        Some(age) => {
-            let age = parse_age(age)
-                .ok_or_else(|| UsageError(format!("--since takes an age such as 90s, 15m, 1h or 2d, not '{age}'")))?;
-            now() - age.as_secs_f64()
-        }
-        None => f64::MIN,
-    };
-    let tools = match tool {
-        Some(glob) => Some(
-            ToolPatterns::new(&[glob.to_string()])
-                .map_err(|error| UsageError(format!("--tool '{glob}' is not a name or glob: {error}")))?,
-        ),
-        None => None,
-    };
+    let filter = Filter::of(since, tool)?;
     let state = StateDir::from_env()?;
     let mut records = Vec::new();
     let mut unreadable = 0;
@@ -45,21 +33,72 @@ pub(super) fn run(since: Option<&str>, tool: Option<&str>, json: bool) -> anyhow
             }
         }
     }
-    records.retain(|record| {
-        record["time"].as_f64().unwrap_or(0.0) >= oldest
-            && tools.as_ref().is_none_or(|tools| tools.matches(record["tool"].as_str().unwrap_or("")))
-    });
     if unreadable > 0 {
         eprintln!("warning: {unreadable} line(s) of the audit log are not records (a file cut short?); skipped");
     }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&records)?);
-    } else if records.is_empty() {
-        println!("no calls recorded{} (the daemon keeps them in {})", scope(since, tool), state.audit_log().display());
-    } else {
-        records.iter().for_each(|record| print!("{}", text(record)));
+    let kept_in = format!("the daemon keeps them in {}", state.audit_log().display());
+    filter.print(records, json, &kept_in)
+}
+
+/// `warden cluster audit`: every node's records, from the cluster's stream.
+pub(super) async fn cluster(since: Option<&str>, tool: Option<&str>, common: &Common) -> anyhow::Result<ExitCode> {
+    let filter = Filter::of(since, tool)?;
+    let (_, config) = super::load(common)?;
+    let Some(cluster) = &config.cluster else {
+        return Err(
+            UsageError("this config has no [cluster]: `warden audit` reads this daemon's own record".into()).into()
+        );
+    };
+    let records = warden_cluster::read_audit(cluster, filter.oldest).await?;
+    filter.print(records, common.json, "every node sends its records to the cluster's stream in NATS")
+}
+
+/// What `--since` and `--tool` keep.
+struct Filter<'a> {
+    since: Option<&'a str>,
+    tool: Option<&'a str>,
+    /// Seconds since the epoch; `None`: all.
+    oldest: Option<f64>,
+    tools: Option<ToolPatterns>,
+}
+
+impl<'a> Filter<'a> {
+    fn of(since: Option<&'a str>, tool: Option<&'a str>) -> anyhow::Result<Filter<'a>> {
+        let oldest = match since {
+            Some(age) => {
+                let age = parse_age(age).ok_or_else(|| {
+                    UsageError(format!("--since takes an age such as 90s, 15m, 1h or 2d, not '{age}'"))
+                })?;
+                Some(now() - age.as_secs_f64())
+            }
+            None => None,
+        };
+        let tools = match tool {
+            Some(glob) => Some(
+                ToolPatterns::new(&[glob.to_string()])
+                    .map_err(|error| UsageError(format!("--tool '{glob}' is not a name or glob: {error}")))?,
+            ),
+            None => None,
+        };
+        Ok(Filter { since, tool, oldest, tools })
     }
-    Ok(ExitCode::SUCCESS)
+
+    /// Prints the records it keeps; `kept_in` says where records are kept
+    /// when there is none.
+    fn print(&self, mut records: Vec<Value>, json: bool, kept_in: &str) -> anyhow::Result<ExitCode> {
+        records.retain(|record| {
+            record["time"].as_f64().unwrap_or(0.0) >= self.oldest.unwrap_or(f64::MIN)
+                && self.tools.as_ref().is_none_or(|tools| tools.matches(record["tool"].as_str().unwrap_or("")))
+        });
+        if json {
+            println!("{}", serde_json::to_string_pretty(&records)?);
+        } else if records.is_empty() {
+            println!("no calls recorded{} ({kept_in})", scope(self.since, self.tool));
+        } else {
+            records.iter().for_each(|record| print!("{}", text(record)));
+        }
+        Ok(ExitCode::SUCCESS)
+    }
 }
 
 /// ` in the last 1h for files__*`, as the filters say.
@@ -108,12 +147,16 @@ fn parse_age(text: &str) -> Option<Duration> {
 /// One record for people: when, what, how it ended, who decided, leaks.
 fn text(record: &Value) -> String {
     let mut out = String::new();
-    let who = match (record["agent"].as_str(), record["via"].as_str()) {
+    let mut who = match (record["agent"].as_str(), record["via"].as_str()) {
         (Some(agent), Some(via)) => format!("agent {agent} via {via}"),
         (Some(agent), None) => format!("agent {agent}"),
         (None, Some(via)) => via.to_string(),
         (None, None) => "the host".to_string(),
     };
+    // The cluster's stream says which node the call entered at.
+    if let Some(node) = record["node"].as_str() {
+        who.push_str(&format!(", on node {node}"));
+    }
     let _ = writeln!(
         out,
         "{}  {}  {}  {:.1} ms  {}  ({who})",

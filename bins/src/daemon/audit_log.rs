@@ -46,6 +46,9 @@ pub(crate) struct AuditLog {
     stopping: Arc<AtomicBool>,
     flusher: Mutex<Option<JoinHandle<()>>>,
     with_arguments: bool,
+    /// Where records also go once the daemon joined its cluster: the
+    /// cluster's audit stream.
+    also: std::sync::OnceLock<Arc<dyn AuditSink>>,
 }
 
 /// What the calls and the flusher share. Lock order: `file`, then
@@ -89,7 +92,18 @@ impl AuditLog {
                 flushed.flush(&mut batch);
             }
         })?;
-        Ok(AuditLog { shared, stopping, flusher: Mutex::new(Some(flusher)), with_arguments: config.keeps_arguments() })
+        Ok(AuditLog {
+            shared,
+            stopping,
+            flusher: Mutex::new(Some(flusher)),
+            with_arguments: config.keeps_arguments(),
+            also: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Sends every record from now on to `sink` too (the cluster's stream).
+    pub(crate) fn also_to(&self, sink: Arc<dyn AuditSink>) {
+        let _ = self.also.set(sink);
     }
 
     /// Writes what is buffered and stops the flusher (the daemon stops).
@@ -176,6 +190,9 @@ impl AuditSink for AuditLog {
         };
         if overflowing {
             self.shared.flush(&mut Vec::new());
+        }
+        if let Some(also) = self.also.get() {
+            also.record(record);
         }
     }
 

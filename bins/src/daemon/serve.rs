@@ -102,6 +102,13 @@ pub(crate) async fn run(config_path: &Path, log: Option<RotatingLog>, no_idle_ex
     if let (Some(cluster), "none") = (&mut cluster, config.security.approver.as_str()) {
         cluster.share_approvals(approvals.clone());
     }
+    // Its audit records go to the cluster's stream too (`warden cluster audit`).
+    if let (Some(cluster), Some(audit)) = (&cluster, &audit) {
+        match cluster.audit_sink().await {
+            Ok(sink) => audit.also_to(sink),
+            Err(error) => tracing::warn!("this node's audit records stay in its own file only: {error}"),
+        }
+    }
     let lockfile = Lockfile {
         pid: std::process::id(),
         address,
