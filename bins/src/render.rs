@@ -177,13 +177,15 @@ pub(crate) fn cluster_lines(cluster: &Value) -> String {
         }
     };
     let nodes = cluster["nodes"].as_array().cloned().unwrap_or_default();
+    let replicas = cluster["replicas"].as_u64().unwrap_or(1);
     let mut out = format!(
-        "cluster: node {}, exports {}, {} other node{}{}\n",
+        "cluster: node {}, exports {}, {} other node{}{}; its state on {replicas} NATS server{}\n",
         cluster["node"].as_str().unwrap_or("?"),
         names(&cluster["exports"]),
         nodes.len(),
         if nodes.len() == 1 { "" } else { "s" },
         if cluster["import"] == false { " (import = false: their servers are not used here)" } else { "" },
+        if replicas == 1 { "" } else { "s" },
     );
     for node in &nodes {
         let _ = writeln!(

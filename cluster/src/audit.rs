@@ -48,6 +48,7 @@ fn config(names: &Names) -> stream::Config {
         max_age: KEEP_FOR,
         max_bytes: KEEP_BYTES,
         discard: stream::DiscardPolicy::Old,
+        num_replicas: names.replicas,
         ..Default::default()
     }
 }

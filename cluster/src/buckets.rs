@@ -16,8 +16,10 @@
 //!   entry counts only while its node's heartbeat does, and a node rewrites
 //!   its entries on every change and every [`CATALOG_REFRESH`].
 //!
-//! Both live in memory: everything in them is rewritten by the nodes
-//! within seconds, so a NATS restart costs nothing a disk would save.
+//! All live in memory: everything in them is rewritten by the nodes
+//! within seconds, so a NATS restart costs nothing a disk would save. In a
+//! NATS cluster each has a copy on up to three servers
+//! ([`Names::replicas`]), so any one server may die.
 
 use std::time::Duration;
 
@@ -61,6 +63,7 @@ impl Buckets {
             // The markers themselves need not last long: watchers see them
             // as they are written.
             limit_markers: Some(Duration::from_secs(1)),
+            num_replicas: names.replicas,
             ..Default::default()
         };
         let kept = |bucket: String, description: &str| kv::Config {
@@ -68,6 +71,7 @@ impl Buckets {
             description: description.into(),
             history: 1,
             storage: StorageType::Memory,
+            num_replicas: names.replicas,
             ..Default::default()
         };
         let catalog = kept(names.catalog_bucket(), "Warden nodes: what each node's exported servers offer");

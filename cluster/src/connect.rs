@@ -75,3 +75,17 @@ fn log_event(node: &str, event: Event) {
         other => tracing::warn!(node, "NATS: {other}"),
     }
 }
+
+/// How many servers the NATS `client` is connected to has in its cluster:
+/// itself and the others it advertises (one outside a NATS cluster).
+pub(crate) fn servers(client: &Client) -> usize {
+    let info = client.server_info();
+    if info.cluster.is_none() {
+        return 1;
+    }
+    let mut urls: Vec<&String> = info.connect_urls.iter().collect();
+    urls.sort();
+    urls.dedup();
+    let own = format!("{}:{}", info.host, info.port);
+    urls.len() + usize::from(!urls.iter().any(|url| url.ends_with(&own)))
+}

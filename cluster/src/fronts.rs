@@ -71,6 +71,7 @@ impl NatsReplicas {
             storage: StorageType::Memory,
             // Per-message TTLs need markers; watchers see a lapsed record go.
             limit_markers: Some(Duration::from_secs(1)),
+            num_replicas: names.replicas,
             ..Default::default()
         };
         let bucket = config.bucket.clone();

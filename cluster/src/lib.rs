@@ -155,8 +155,9 @@ impl Cluster {
     }
 
     async fn join_with(warden: &Warden, whole: &WardenConfig, config: &ClusterConfig) -> Result<Cluster, ClusterError> {
-        let names = Arc::new(Names::new(&config.subject_prefix, config.node_name()));
         let client = connect::connect(config).await?;
+        let names =
+            Arc::new(Names::new(&config.subject_prefix, config.node_name()).replicated(connect::servers(&client)));
         let js = jetstream::new(client.clone());
         let buckets = Buckets::open(&js, &names).await?;
         wait_for_name(&buckets, &names.node).await?;
@@ -202,6 +203,7 @@ impl Cluster {
             node: names.node.clone(),
             exports: offered.clone(),
             import: config.import,
+            replicas: names.replicas,
             ..ClusterView::default()
         });
         if config.import {

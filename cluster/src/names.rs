@@ -37,11 +37,25 @@ pub(crate) struct Names {
     bucket_prefix: String,
     /// This node.
     pub(crate) node: String,
+    /// How many copies NATS keeps of each bucket and stream: one per NATS
+    /// server of its cluster, up to three (so any one server may die).
+    pub(crate) replicas: usize,
 }
 
 impl Names {
     pub(crate) fn new(prefix: &str, node: &str) -> Names {
-        Names { prefix: prefix.to_string(), bucket_prefix: prefix.replace('.', "_"), node: node.to_string() }
+        Names {
+            prefix: prefix.to_string(),
+            bucket_prefix: prefix.replace('.', "_"),
+            node: node.to_string(),
+            replicas: 1,
+        }
+    }
+
+    /// The same names, for a NATS of `servers` servers.
+    pub(crate) fn replicated(mut self, servers: usize) -> Names {
+        self.replicas = servers.clamp(1, 3);
+        self
     }
 
     /// The subject of `node`'s copy of `server`.

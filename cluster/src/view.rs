@@ -15,6 +15,9 @@ pub struct ClusterView {
     pub exports: Vec<String>,
     /// Whether it uses the other nodes' servers.
     pub import: bool,
+    /// On how many NATS servers the cluster's buckets are kept (one per
+    /// server of the NATS cluster, up to three).
+    pub replicas: usize,
     /// The other live nodes, by name.
     pub nodes: Vec<NodeView>,
     /// The servers other nodes export, by name.

@@ -151,3 +151,41 @@ impl Drop for NatsServer {
         self.kill();
     }
 }
+
+/// Three `nats-server`s routed into one cluster (`warden`), each with
+/// JetStream, started in `dir/n1..n3`; returned once JetStream has a meta
+/// leader, so buckets can be made at once.
+pub fn nats_cluster(dir: &Path) -> Vec<NatsServer> {
+    let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let routes: Vec<u16> = (0..3).map(|_| free()).collect();
+    let servers: Vec<NatsServer> = (0..3)
+        .map(|n| {
+            let others: Vec<String> = routes
+                .iter()
+                .enumerate()
+                .filter(|(other, _)| *other != n)
+                .map(|(_, port)| format!("nats-route://127.0.0.1:{port}"))
+                .collect();
+            let config = format!(
+                "server_name: n{}\ncluster {{ name: warden, listen: \"127.0.0.1:{}\", routes: [{}] }}\n",
+                n + 1,
+                routes[n],
+                others.join(", ")
+            );
+            NatsServer::start(&dir.join(format!("n{}", n + 1)), &config)
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let elected = servers.iter().any(|server| {
+            let log = std::fs::read_to_string(server.dir.join("nats-server.log")).unwrap_or_default();
+            log.contains("JetStream cluster new metadata leader")
+                || log.contains("Self is new JetStream cluster metadata leader")
+        });
+        if elected {
+            return servers;
+        }
+        assert!(Instant::now() < deadline, "the three nats-servers elected no JetStream leader within 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
