@@ -102,9 +102,9 @@ fn a_host_killed_with_32_calls_in_flight_through_the_front_loses_none_runs_none_
     use common::front_client::{call, Http, TOKEN};
     let nats = NatsServer::start(&warden_tests::scratch_dir("cluster-front32-nats"), "");
     let urls = [nats.url()];
-    let front = format!("[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n");
+    let front = format!("[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n{METRICS}");
     let a1 = node("cluster-front32-a1", "a1", true, &urls, "");
-    let a2 = node("cluster-front32-a2", "a2", true, &urls, "");
+    let a2 = node("cluster-front32-a2", "a2", true, &urls, METRICS);
     let b = node("cluster-front32-b", "b", false, &urls, &front);
     for home in [&a1, &a2] {
         assert_eq!(home.warden(&["status"]).status.code(), Some(0));
@@ -174,4 +174,43 @@ fn a_host_killed_with_32_calls_in_flight_through_the_front_loses_none_runs_none_
     assert_eq!(ok + failed, 32);
     assert!(withdrawn.unwrap() < Duration::from_secs(3), "withdrawn after {withdrawn:?}");
     assert!(ok >= 16, "every idempotent call, and the non-idempotent ones on a2, succeed: {ok} did");
+
+    // The cluster's series say the same, by node: every success answered
+    // by a2 (and served there for b), a1's attempts ended unknown.
+    let on_b = metrics(b.bound_port("metrics"));
+    assert_eq!(
+        series(&on_b, r#"warden_cluster_attempts_total{server="test",node="a2",outcome="answered"}"#),
+        ok,
+        "{on_b}"
+    );
+    assert!(series(&on_b, r#"warden_cluster_attempts_total{server="test",node="a1",outcome="unknown"}"#) >= failed);
+    assert_eq!(series(&on_b, "warden_cluster_nodes"), 1, "{on_b}");
+    assert!(on_b.contains(r#"warden_cluster_attempt_seconds_count{server="test",node="a2"}"#), "{on_b}");
+    let on_a2 = metrics(a2.bound_port("metrics"));
+    assert_eq!(series(&on_a2, r#"warden_cluster_served_total{server="test",from="b",outcome="ok"}"#), ok, "{on_a2}");
+}
+
+const METRICS_TOKEN: &str = "metrics-token-0123456789abcdef";
+const METRICS: &str = "[metrics]\nlisten = \"127.0.0.1:0\"\ntoken = \"metrics-token-0123456789abcdef\"\n";
+
+/// The exposition of the metrics listener on `port`.
+fn metrics(port: u16) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {METRICS_TOKEN}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default()
+}
+
+/// The value of the series `name` (labels included, as exposed); 0 when absent.
+fn series(exposition: &str, name: &str) -> usize {
+    exposition
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.trim().parse::<f64>().ok())
+        .map_or(0, |value| value as usize)
 }

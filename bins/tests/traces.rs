@@ -22,6 +22,8 @@ use serde_json::{json, Value};
 struct Received {
     spans: Vec<Span>,
     services: Vec<String>,
+    /// Each span with the service that sent it.
+    sent_by: Vec<(String, Span)>,
 }
 
 /// An OTLP/HTTP collector on a free port: every `POST /v1/traces` body
@@ -69,14 +71,17 @@ fn serve(stream: TcpStream, received: &Mutex<Received>) {
         let request = ExportTraceServiceRequest::decode(body.as_slice()).expect("OTLP protobuf");
         let mut received = received.lock().unwrap();
         for resource in request.resource_spans {
+            let mut service = String::new();
             for attribute in resource.resource.map(|resource| resource.attributes).unwrap_or_default() {
                 if let (true, Some(Any::StringValue(name))) =
                     (attribute.key == "service.name", attribute.value.and_then(|value| value.value))
                 {
+                    service = name.clone();
                     received.services.push(name);
                 }
             }
             for scope in resource.scope_spans {
+                received.sent_by.extend(scope.spans.iter().map(|span| (service.clone(), span.clone())));
                 received.spans.extend(scope.spans);
             }
         }
@@ -210,4 +215,73 @@ fn without_an_exporter_the_callers_trace_context_reaches_the_server_as_it_came_e
     let seen: Value = serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(seen["traceparent"], traceparent, "{answer}");
     let _ = home.warden(&["stop"]);
+}
+
+#[test]
+fn a_call_across_the_cluster_is_one_trace_from_the_entering_node_to_the_server_on_the_other() {
+    let (port, received) = collector();
+    let nats = warden_tests::nats::NatsServer::start(&warden_tests::scratch_dir("traces-cluster-nats"), "");
+    let server = warden_tests::bins::test_server().display().to_string();
+    let telemetry = |name: &str| {
+        format!("[telemetry]\notlp_endpoint = \"http://127.0.0.1:{port}\"\nservice_name = \"warden-{name}\"\n")
+    };
+    let (a, b) = (Home::new("traces-cluster-a"), Home::new("traces-cluster-b"));
+    let config_a = format!(
+        "[security]\nauto_approve = true\n[servers.test]\ncommand = {server:?}\nargs = [\"--tools\", \"echo,meta\"]\n{}\
+         [cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"test\"]\n",
+        telemetry("a"),
+        nats.url()
+    );
+    let config_b = format!(
+        "[security]\nauto_approve = true\n{}[cluster]\nnats = [\"{}\"]\nnode = \"b\"\n",
+        telemetry("b"),
+        nats.url()
+    );
+    std::fs::write(&a.config, config_a).unwrap();
+    std::fs::write(&b.config, config_b).unwrap();
+    assert!(a.warden(&["status"]).status.success());
+    assert_eq!(b.call("test__echo", r#"{"message":"up"}"#), "up");
+    let mut client = LineClient::start(&b, &["mcp"]);
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "traces", "version": "1"}}})
+        .to_string(),
+    );
+    client.answer(1);
+    let traceparent = format!("00-{TRACE}-{CALLER_SPAN}-01");
+    client.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "test__meta", "arguments": {}, "_meta": {"traceparent": traceparent}}})
+        .to_string(),
+    );
+    let answer = client.answer(2);
+    let seen: Value = serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let _ = client.child.kill();
+    let sent = seen["traceparent"].as_str().unwrap_or_else(|| panic!("no traceparent reached A's server: {seen}"));
+    let parts: Vec<&str> = sent.split('-').collect();
+    assert_eq!(parts[1], TRACE, "A's server is in the caller's trace: {sent}");
+    for home in [&b, &a] {
+        assert!(home.warden(&["stop"]).status.success());
+    }
+
+    let received = received.lock().unwrap();
+    let in_trace = |service: &str| -> Vec<&Span> {
+        received
+            .sent_by
+            .iter()
+            .filter(|(by, span)| by == service && hex(&span.trace_id) == TRACE)
+            .map(|(_, span)| span)
+            .collect()
+    };
+    let (on_b, on_a) = (in_trace("warden-b"), in_trace("warden-a"));
+    let names = |spans: &[&Span]| spans.iter().map(|span| span.name.clone()).collect::<Vec<_>>();
+    // B: the call and its attempt, whose span A was sent.
+    let b_attempt = on_b.iter().find(|span| span.name == "tools/call meta");
+    let b_attempt = b_attempt.unwrap_or_else(|| panic!("no attempt span on B: {:?}", names(&on_b)));
+    // A: the call it ran, under B's attempt; its own attempt is what the server got.
+    let a_call = on_a.iter().find(|span| span.name == "tools/call test__meta");
+    let a_call = a_call.unwrap_or_else(|| panic!("no call span on A in the trace: {:?}", names(&on_a)));
+    assert_eq!(hex(&a_call.parent_span_id), hex(&b_attempt.span_id), "A's call continues B's attempt");
+    let a_attempt = on_a.iter().find(|span| span.name == "tools/call meta").expect("an attempt span on A");
+    assert_eq!(hex(&a_attempt.span_id), parts[2], "A's server was sent A's attempt span");
 }

@@ -26,6 +26,7 @@ use futures_util::StreamExt as _;
 use warden_actors::{AttachError, ServerSettings, ServerSpec, Warden};
 
 use crate::buckets::{Buckets, HEARTBEAT_TTL};
+use crate::metrics::ClusterMetrics;
 use crate::names::Names;
 use crate::remote::{RemoteConnector, RemoteServer, Serving};
 use crate::view::{ClusterView, NodeView, RemoteServerView};
@@ -53,6 +54,8 @@ pub(crate) struct Importer {
     shadowed: HashSet<String>,
     /// Where what it knows is published.
     view: watch::Sender<ClusterView>,
+    /// The cluster's series: live nodes here, attempts in its remote servers.
+    metrics: Arc<ClusterMetrics>,
 }
 
 impl Importer {
@@ -63,8 +66,10 @@ impl Importer {
         js: jetstream::Context,
         settings: ServerSettings,
         view: watch::Sender<ClusterView>,
+        metrics: Arc<ClusterMetrics>,
     ) -> Importer {
         Importer {
+            metrics,
             warden,
             names,
             client,
@@ -284,6 +289,7 @@ impl Importer {
                 self.names.clone(),
                 self.client.clone(),
                 self.settings.call_timeout,
+                self.metrics.clone(),
             ));
             remote.set_serving(serving.clone());
             let spec = ServerSpec {
@@ -352,6 +358,7 @@ impl Importer {
                 attached: self.attached.contains_key(name),
             })
             .collect();
+        self.metrics.live_nodes(nodes.len());
         self.view.send_modify(|view| {
             view.nodes = nodes;
             view.servers = servers;

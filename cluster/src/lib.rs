@@ -30,7 +30,8 @@
 //! knows of its cluster, for `status`), `approvals.rs` (calls waiting for a
 //! person, listed and answered on every node), `questions.rs` (servers'
 //! questions, the same way; both on `waiting.rs`), `audit.rs` (every
-//! node's audit records in one stream), `grants.rs` (grants given
+//! node's audit records in one stream), `metrics.rs` (its series, by node
+//! and server), `grants.rs` (grants given
 //! on one node covering calls on all), `fronts.rs` (the sessions
 //! of front replicas, kept in a bucket every node's front reads). The design and the
 //! failure table are in `docs/cluster.md`.
@@ -43,6 +44,7 @@ mod connect;
 mod fronts;
 mod grants;
 mod import;
+mod metrics;
 mod names;
 mod questions;
 mod remote;
@@ -184,7 +186,9 @@ impl Cluster {
         tasks.push(tokio::spawn(publish).abort_handle());
         tasks.push(tokio::spawn(grants::mirror(warden.clone(), names.clone(), store, mirrors)).abort_handle());
         tasks.push(tokio::spawn(grants::answer_revokes(client.clone(), names.clone(), warden.clone())).abort_handle());
+        let metrics = warden.metrics().extension(metrics::ClusterMetrics::register);
         let host = Arc::new(serve::Host {
+            metrics: metrics.clone(),
             client: client.clone(),
             names: names.clone(),
             warden: warden.clone(),
@@ -208,8 +212,15 @@ impl Cluster {
         });
         if config.import {
             let settings = ServerSettings { call_timeout: whole.call_timeout(), ..ServerSettings::default() };
-            let importer =
-                import::Importer::new(warden.clone(), names.clone(), client.clone(), js, settings, view_sender);
+            let importer = import::Importer::new(
+                warden.clone(),
+                names.clone(),
+                client.clone(),
+                js,
+                settings,
+                view_sender,
+                metrics,
+            );
             let (synced, sync) = tokio::sync::oneshot::channel();
             tasks.push(tokio::spawn(importer.run(buckets.clone(), synced)).abort_handle());
             // Joined means the others' servers are attached (starting).

@@ -26,6 +26,7 @@ use warden_protocol::{
     TransportError, TransportEvent,
 };
 
+use crate::metrics::ClusterMetrics;
 use crate::names::Names;
 use crate::wire::Cancel;
 
@@ -62,11 +63,20 @@ pub(crate) struct RemoteServer {
     serving: watch::Sender<Serving>,
     /// Round robin over the serving nodes.
     next: AtomicUsize,
+    /// Where each attempt is counted.
+    pub(crate) metrics: Arc<ClusterMetrics>,
 }
 
 impl RemoteServer {
-    pub(crate) fn new(name: &str, names: Arc<Names>, client: Client, call_timeout: Duration) -> RemoteServer {
+    pub(crate) fn new(
+        name: &str,
+        names: Arc<Names>,
+        client: Client,
+        call_timeout: Duration,
+        metrics: Arc<ClusterMetrics>,
+    ) -> RemoteServer {
         RemoteServer {
+            metrics,
             name: name.to_string(),
             names,
             client,

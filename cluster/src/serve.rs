@@ -28,6 +28,7 @@ use warden_actors::{
     ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approver, CallError, CallOptions, Snapshot, Warden,
 };
 
+use crate::metrics::ClusterMetrics;
 use crate::names::Names;
 use crate::runs::Runs;
 use crate::wire::{CallReply, CallRequest, Cancel, Outcome};
@@ -35,6 +36,8 @@ use crate::{ClusterError, Exports};
 
 /// What answering calls needs.
 pub(crate) struct Host {
+    /// Where the calls served are counted.
+    pub(crate) metrics: Arc<ClusterMetrics>,
     pub(crate) client: Client,
     pub(crate) names: Arc<Names>,
     pub(crate) warden: Warden,
@@ -154,16 +157,24 @@ async fn answer(host: &Arc<Host>, message: &Message) -> Bytes {
     let id = request.id.clone();
     let warden = host.warden.clone();
     let node = host.names.node.clone();
-    runs.answer(&id, move || run(warden, node, server, request)).await
+    let (metrics, from) = (host.metrics.clone(), request.from.clone());
+    runs.answer(&id, move || async move {
+        let (answer, outcome) = run(warden, node, server.clone(), request).await;
+        metrics.served(&server, &from, outcome);
+        answer
+    })
+    .await
 }
 
-/// Runs one call on this node's server.
-async fn run(warden: Warden, node: String, server: String, request: CallRequest) -> Bytes {
+/// Runs one call on this node's server; its answer, and how it went
+/// (`ok`, `error`, `refused`) for the metrics.
+async fn run(warden: Warden, node: String, server: String, request: CallRequest) -> (Bytes, &'static str) {
     let Some(name) = tool_name(&warden.snapshot(), &server, &request.tool) else {
-        return refusal(format!(
+        let refused = refusal(format!(
             "node {node}'s server '{server}' lists no tool '{}' (its tools changed, or it stopped)",
             request.tool
         ));
+        return (refused, "refused");
     };
     let from = request.from.clone();
     let options = CallOptions::default()
@@ -172,8 +183,8 @@ async fn run(warden: Warden, node: String, server: String, request: CallRequest)
         .approver(Arc::new(AdmittedAt(from.clone())))
         .via(format!("cluster node {from}"));
     match warden.host().call(&name, Value::Object(request.arguments), options).await {
-        Ok(result) => reply(CallReply::Result(serde_json::to_value(&result).expect("a result serialises"))),
-        Err(error) => reply(CallReply::Error { outcome: outcome_of(&error), message: error.to_string() }),
+        Ok(result) => (reply(CallReply::Result(serde_json::to_value(&result).expect("a result serialises"))), "ok"),
+        Err(error) => (reply(CallReply::Error { outcome: outcome_of(&error), message: error.to_string() }), "error"),
     }
 }
 

@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 use warden_protocol::{ErrorCode, ErrorObject, RequestId};
 
 use super::Link;
+use crate::metrics::AttemptOutcome;
 use crate::wire::{CallReply, CallRequest, Outcome};
 
 /// Beyond the call's own timeout, how long the reply may take to arrive.
@@ -103,18 +104,25 @@ async fn attempts(
         *current.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(node.clone());
         let subject = server.names.call_on(&server.name, &node);
         let sent = Request::new().payload(payload.clone()).timeout(Some(server.call_timeout + REPLY_GRACE));
+        let began = std::time::Instant::now();
+        let counted = |outcome| server.metrics.attempt(&server.name, &node, outcome, began.elapsed());
         let unknown = tokio::select! {
             reply = server.client.send_request(subject, sent) => match reply {
                 Ok(reply) => match relay(&node, &reply.payload) {
                     // It did not run there (the node's copy stopped, or no
                     // longer lists the tool): another node may serve it.
                     Err(refusal) if not_run(&refusal) && server.pick(&tried).is_some() => {
+                        counted(AttemptOutcome::Refused);
                         tracing::info!(server = %server.name, "{}; trying another node", refusal.message);
                         continue;
                     }
-                    answer => return answer,
+                    answer => {
+                        counted(AttemptOutcome::Answered);
+                        return answer;
+                    }
                 },
                 Err(failure) if failure.kind() == RequestErrorKind::NoResponders => {
+                    counted(AttemptOutcome::Undelivered);
                     tracing::info!(server = %server.name, node = %node, "'{tool}' was not delivered (no responders); sending it to another node");
                     continue;
                 }
@@ -126,6 +134,7 @@ async fn attempts(
             () = server.lost(&node) => format!("node {node} stopped answering its heartbeat while it ran it"),
             () = disconnected(&server.client) => format!("the connection to NATS was lost while node {node} ran it"),
         };
+        counted(AttemptOutcome::Unknown);
         if repeatable {
             tracing::info!(server = %server.name, "{unknown}; repeating '{tool}' on another node: the tool is read-only or idempotent");
             continue;
