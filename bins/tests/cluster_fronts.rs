@@ -197,3 +197,60 @@ fn a_client_alternating_between_two_front_replicas_keeps_its_session_its_approva
     );
     assert!(waited < Duration::from_secs(5), "the retry waited {waited:?}");
 }
+
+#[test]
+fn a_remote_servers_resources_and_prompts_are_served_through_a_gateways_front() {
+    let nats = NatsServer::start(&warden_tests::scratch_dir("cluster-primitives-nats"), "");
+    let a = Home::new("cluster-primitives-a");
+    let (node_js, args) = warden_tests::real_servers::EVERYTHING.command(&[]);
+    let config = format!(
+        "[security]\nauto_approve = true\n[servers.everything]\ncommand = {node_js:?}\nargs = {args:?}\n\
+         startup_timeout_secs = 60\n[cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"everything\"]\n",
+        nats.url()
+    );
+    std::fs::write(&a.config, config).unwrap();
+    assert!(a.warden(&["status"]).status.success());
+    let b = Home::new("cluster-primitives-b");
+    let config = format!(
+        "[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n\
+         [cluster]\nnats = [\"{}\"]\nnode = \"b\"\n",
+        nats.url()
+    );
+    std::fs::write(&b.config, config).unwrap();
+    let port = b.front_port();
+    let session = Http::connect(port).initialize("/mcp", TOKEN).unwrap();
+    let request = |id: u64, method: &str, params: Value| {
+        post(port, &session, &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+    };
+    // Listed through B (after A's server is attached there).
+    let instructions = "warden://everything/demo://resource/static/document/instructions.md";
+    let start = Instant::now();
+    loop {
+        let listed = request(1, "resources/list", json!({}));
+        let uris: Vec<&str> =
+            listed["result"]["resources"].as_array().into_iter().flatten().filter_map(|r| r["uri"].as_str()).collect();
+        if uris.contains(&instructions) {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "A's resources never listed on B: {listed}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let read = request(2, "resources/read", json!({"uri": instructions}));
+    let text = read["result"]["contents"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(text, warden_tests::real_servers::everything_doc("instructions.md"), "{read}");
+    assert_eq!(read["result"]["contents"][0]["uri"], instructions, "{read}");
+    let prompts = request(3, "prompts/list", json!({}));
+    let names: Vec<&str> =
+        prompts["result"]["prompts"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
+    assert!(names.contains(&"everything__args-prompt"), "{prompts}");
+    let prompt = request(
+        4,
+        "prompts/get",
+        json!({"name": "everything__args-prompt", "arguments": {"city": "Paris", "state": "Texas"}}),
+    );
+    assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "What's weather in Paris, Texas?", "{prompt}");
+    // Subscriptions are not relayed: said, not silently dropped.
+    let subscribed = request(5, "resources/subscribe", json!({"uri": instructions}));
+    let problem = subscribed["error"]["message"].as_str().unwrap_or_default();
+    assert!(problem.contains("another node") && problem.contains("resources/subscribe"), "{subscribed}");
+}

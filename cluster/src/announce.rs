@@ -20,7 +20,7 @@ use warden_actors::{ServerState, Snapshot, Warden};
 
 use crate::buckets::{keys_of, Buckets, CATALOG_REFRESH, HEARTBEAT_EVERY, HEARTBEAT_TTL};
 use crate::names::Names;
-use crate::wire::{CatalogEntry, Heartbeat};
+use crate::wire::{CatalogEntry, Heartbeat, Offers};
 use crate::Exports;
 
 /// Puts this node's heartbeat until the task is aborted.
@@ -149,6 +149,11 @@ fn entries(snapshot: &Snapshot, node: &str, exports: &Exports) -> HashMap<String
                 protocol_version: status.protocol_version.clone(),
                 server_info: status.server_info.as_ref().and_then(|info| serde_json::to_value(info).ok()),
                 tools: Vec::new(),
+                offers: snapshot.offers(&status.name).map_or_else(Offers::default, |offers| Offers {
+                    resources: offers.resources,
+                    prompts: offers.prompts,
+                    completions: offers.completions,
+                }),
             };
             by_server.insert(status.name.clone(), entry);
         }

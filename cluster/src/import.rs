@@ -30,7 +30,7 @@ use crate::metrics::ClusterMetrics;
 use crate::names::Names;
 use crate::remote::{RemoteConnector, RemoteServer, Serving};
 use crate::view::{ClusterView, NodeView, RemoteServerView};
-use crate::wire::{CatalogEntry, Heartbeat};
+use crate::wire::{CatalogEntry, Heartbeat, Offers};
 use tokio::sync::watch;
 
 /// What importing needs and keeps.
@@ -266,6 +266,7 @@ impl Importer {
                 nodes: Vec::new(),
                 tools: entry.tools.clone(),
                 server_info: entry.server_info.clone(),
+                offers: entry.offers,
             });
             serving.nodes.push(entry.node.clone());
         }
@@ -373,16 +374,18 @@ struct Offered {
     server: String,
     server_info: Option<serde_json::Value>,
     tools: Arc<Vec<serde_json::Value>>,
+    offers: Offers,
 }
 
 impl From<CatalogEntry> for Offered {
     fn from(entry: CatalogEntry) -> Offered {
-        Offered { node: entry.node, server: entry.server, server_info: entry.server_info, tools: Arc::new(entry.tools) }
+        let (node, server, server_info, offers) = (entry.node, entry.server, entry.server_info, entry.offers);
+        Offered { node, server, server_info, tools: Arc::new(entry.tools), offers }
     }
 }
 
 impl Offered {
     fn same_as(&self, other: &Offered) -> bool {
-        self.server_info == other.server_info && *self.tools == *other.tools
+        self.server_info == other.server_info && self.offers == other.offers && *self.tools == *other.tools
     }
 }

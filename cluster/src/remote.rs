@@ -8,9 +8,12 @@
 //! it serves a local one. Its connection answers the handshake and
 //! `tools/list` from the catalog (the nodes that serve the server, and
 //! what they list), tells the actor `tools/list_changed` when the catalog
-//! changes, and sends each `tools/call` to a node (`remote/call.rs`).
-//! Resources and prompts of remote servers are not relayed yet: they are
-//! refused with a clear error.
+//! changes, and sends each `tools/call` to a node (`remote/call.rs`) —
+//! and, for a server that offers them, the reads of its resources,
+//! prompts and completions (`wire::RELAYED`), by the same road and the
+//! same failure table (reads are repeated elsewhere when their outcome is
+//! unknown). Subscriptions to a remote server's resources are not
+//! relayed: refused with a clear error.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,7 +31,7 @@ use warden_protocol::{
 
 use crate::metrics::ClusterMetrics;
 use crate::names::Names;
-use crate::wire::Cancel;
+use crate::wire::{Cancel, Offers, RELAYED};
 
 mod call;
 
@@ -41,6 +44,8 @@ pub(crate) struct Serving {
     pub(crate) tools: Arc<Vec<Value>>,
     /// What it says it is.
     pub(crate) server_info: Option<Value>,
+    /// What else it offers (relayed on request).
+    pub(crate) offers: Offers,
 }
 
 impl PartialEq for Serving {
@@ -49,6 +54,7 @@ impl PartialEq for Serving {
     fn eq(&self, other: &Serving) -> bool {
         self.nodes == other.nodes
             && self.server_info == other.server_info
+            && self.offers == other.offers
             && (Arc::ptr_eq(&self.tools, &other.tools) || *self.tools == *other.tools)
     }
 }
@@ -191,20 +197,35 @@ impl Link {
                             .serving()
                             .server_info
                             .unwrap_or_else(|| json!({ "name": self.server.name, "version": "remote" }));
+                        let offers = self.server.serving().offers;
+                        let mut capabilities = json!({ "tools": { "listChanged": true } });
+                        if offers.resources {
+                            capabilities["resources"] = json!({});
+                        }
+                        if offers.prompts {
+                            capabilities["prompts"] = json!({});
+                        }
+                        if offers.completions {
+                            capabilities["completions"] = json!({});
+                        }
                         Ok(json!({
                             "protocolVersion": asked.unwrap_or("2025-11-25"),
-                            "capabilities": { "tools": { "listChanged": true } },
+                            "capabilities": capabilities,
                             "serverInfo": info,
                         }))
                     }
                     "tools/list" => Ok(json!({ "tools": *self.server.serving().tools })),
                     "ping" => Ok(json!({})),
-                    "tools/call" => return self.start_call(id, request.params.unwrap_or(Value::Null)),
+                    "tools/call" => return self.start_call(id, "tools/call", request.params.unwrap_or(Value::Null)),
+                    read if RELAYED.contains(&read) => {
+                        let read = RELAYED.iter().find(|relayed| **relayed == read).expect("listed");
+                        return self.start_call(id, read, request.params.unwrap_or(Value::Null));
+                    }
                     other => Err(ErrorObject::new(
                         ErrorCode::METHOD_NOT_FOUND,
                         format!(
-                            "'{}' is a server of another node: only its tools are relayed through the cluster, not \
-                             `{other}`",
+                            "'{}' is a server of another node: its tools, resources, prompts and completions are \
+                             relayed through the cluster, not `{other}`",
                             self.server.name
                         ),
                     )),
@@ -225,11 +246,12 @@ impl Link {
         }
     }
 
-    fn start_call(self: &Arc<Self>, id: RequestId, params: Value) {
+    /// Sends `method` (a tool call, or a relayed read) to a node, in a task.
+    fn start_call(self: &Arc<Self>, id: RequestId, method: &'static str, params: Value) {
         let call_id = call::fresh_call_id(&self.server.names.node);
         let node = Arc::new(Mutex::new(None));
         let mut calls = self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let task = tokio::spawn(call::run(self.clone(), id.clone(), params, call_id.clone(), node.clone()));
+        let task = tokio::spawn(call::run(self.clone(), id.clone(), method, params, call_id.clone(), node.clone()));
         calls.insert(id, Running { task: task.abort_handle(), call_id, node });
     }
 

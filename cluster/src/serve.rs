@@ -25,13 +25,14 @@ use futures_util::StreamExt as _;
 use serde_json::Value;
 use tokio::sync::watch;
 use warden_actors::{
-    ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approver, CallError, CallOptions, Snapshot, Warden,
+    ApprovalAnswer, ApprovalDecision, ApprovalRequest, Approver, CallError, CallOptions, ServerRequest, Snapshot,
+    Warden,
 };
 
 use crate::metrics::ClusterMetrics;
 use crate::names::Names;
 use crate::runs::Runs;
-use crate::wire::{CallReply, CallRequest, Cancel, Outcome};
+use crate::wire::{CallReply, CallRequest, Cancel, Outcome, RELAYED};
 use crate::{ClusterError, Exports};
 
 /// What answering calls needs.
@@ -168,7 +169,10 @@ async fn answer(host: &Arc<Host>, message: &Message) -> Bytes {
 
 /// Runs one call on this node's server; its answer, and how it went
 /// (`ok`, `error`, `refused`) for the metrics.
-async fn run(warden: Warden, node: String, server: String, request: CallRequest) -> (Bytes, &'static str) {
+async fn run(warden: Warden, node: String, server: String, mut request: CallRequest) -> (Bytes, &'static str) {
+    if let Some((method, params)) = request.request.take() {
+        return read(&warden, &node, &server, &method, params, &request).await;
+    }
     let Some(name) = tool_name(&warden.snapshot(), &server, &request.tool) else {
         let refused = refusal(format!(
             "node {node}'s server '{server}' lists no tool '{}' (its tools changed, or it stopped)",
@@ -184,6 +188,29 @@ async fn run(warden: Warden, node: String, server: String, request: CallRequest)
         .via(format!("cluster node {from}"));
     match warden.host().call(&name, Value::Object(request.arguments), options).await {
         Ok(result) => (reply(CallReply::Result(serde_json::to_value(&result).expect("a result serialises"))), "ok"),
+        Err(error) => (reply(CallReply::Error { outcome: outcome_of(&error), message: error.to_string() }), "error"),
+    }
+}
+
+/// Relays a read of `server`'s resources, prompts or completions (one of
+/// `wire::RELAYED`), under the server's own leak policing.
+async fn read(
+    warden: &Warden,
+    node: &str,
+    server: &str,
+    method: &str,
+    params: Value,
+    request: &CallRequest,
+) -> (Bytes, &'static str) {
+    let relayed = RELAYED.contains(&method).then(|| ServerRequest::from_method(method)).flatten();
+    let Some(asked) = relayed else {
+        return (refusal(format!("node {node} relays no `{method}` for the cluster")), "refused");
+    };
+    let options = CallOptions::default()
+        .timeout(std::time::Duration::from_millis(request.timeout_ms.max(1)))
+        .via(format!("cluster node {}", request.from));
+    match warden.host().request(server, asked, params, options).await {
+        Ok(result) => (reply(CallReply::Result(result)), "ok"),
         Err(error) => (reply(CallReply::Error { outcome: outcome_of(&error), message: error.to_string() }), "error"),
     }
 }

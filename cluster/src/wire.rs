@@ -26,7 +26,31 @@ pub(crate) struct CallRequest {
     pub(crate) timeout_ms: u64,
     /// The node the call entered the cluster at, which admitted it.
     pub(crate) from: String,
+    /// Not a tool call but a read of the server's resources, prompts or
+    /// completions: the method (`resources/read`, …) and its params.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) request: Option<(String, Value)>,
 }
+
+/// What a server offers besides tools, as the catalog says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Offers {
+    pub(crate) resources: bool,
+    pub(crate) prompts: bool,
+    pub(crate) completions: bool,
+}
+
+/// The requests of a remote server relayed through the cluster: reads
+/// only, so each may be repeated on another node when its outcome is
+/// unknown. Subscriptions are not relayed.
+pub(crate) const RELAYED: [&str; 6] = [
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+];
 
 /// How a call ended, as far as the node that ran it knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +110,9 @@ pub(crate) struct CatalogEntry {
     /// Its tools, as MCP tool definitions named as on their server (after
     /// the node's own filters and renames).
     pub(crate) tools: Vec<Value>,
+    /// What else it offers, relayed on request (older nodes: nothing).
+    #[serde(default)]
+    pub(crate) offers: Offers,
 }
 
 /// "Stop running call `id`": its caller has gone.

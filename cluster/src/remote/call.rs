@@ -48,37 +48,59 @@ pub(crate) fn fresh_call_id(node: &str) -> String {
     format!("{node}-{}-{:x}", std::process::id(), start.wrapping_add(NEXT.fetch_add(1, Ordering::Relaxed)))
 }
 
-/// Runs the actor's request `id` (`tools/call` with `params`) on a node
-/// that serves the link's server, and answers the actor.
+/// Runs the actor's request `id` (`method` with `params`: a tool call, or
+/// a relayed read) on a node that serves the link's server, and answers
+/// the actor.
 pub(crate) async fn run(
     link: Arc<Link>,
     id: RequestId,
+    method: &'static str,
     params: Value,
     call_id: String,
     current: Arc<Mutex<Option<String>>>,
 ) {
-    let outcome = attempts(&link, &params, call_id, &current).await;
+    let outcome = attempts(&link, method, params, call_id, &current).await;
     link.answer(id, outcome);
 }
 
 async fn attempts(
     link: &Link,
-    params: &Value,
+    method: &'static str,
+    params: Value,
     call_id: String,
     current: &Mutex<Option<String>>,
 ) -> Result<Value, ErrorObject> {
     let server = &link.server;
-    let tool = params["name"].as_str().unwrap_or_default().to_string();
-    let request = CallRequest {
-        id: call_id,
-        tool: tool.clone(),
-        arguments: params["arguments"].as_object().cloned().unwrap_or_default(),
-        meta: params["_meta"].as_object().cloned().unwrap_or_else(Map::new),
-        timeout_ms: u64::try_from(server.call_timeout.as_millis()).unwrap_or(u64::MAX),
-        from: server.names.node.clone(),
+    let timeout_ms = u64::try_from(server.call_timeout.as_millis()).unwrap_or(u64::MAX);
+    let from = server.names.node.clone();
+    let (request, tool, repeatable) = if method == "tools/call" {
+        let tool = params["name"].as_str().unwrap_or_default().to_string();
+        let request = CallRequest {
+            id: call_id,
+            tool: tool.clone(),
+            arguments: params["arguments"].as_object().cloned().unwrap_or_default(),
+            meta: params["_meta"].as_object().cloned().unwrap_or_else(Map::new),
+            timeout_ms,
+            from,
+            request: None,
+        };
+        let repeatable = server.repeatable(&tool);
+        (request, tool, repeatable)
+    } else {
+        // A read: repeated elsewhere whatever happened to it.
+        let meta = params["_meta"].as_object().cloned().unwrap_or_else(Map::new);
+        let request = CallRequest {
+            id: call_id,
+            tool: String::new(),
+            arguments: Map::new(),
+            meta,
+            timeout_ms,
+            from,
+            request: Some((method.to_string(), params)),
+        };
+        (request, method.to_string(), true)
     };
     let payload = bytes::Bytes::from(serde_json::to_vec(&request).expect("a call serialises"));
-    let repeatable = server.repeatable(&tool);
     let mut tried: Vec<String> = Vec::new();
     loop {
         let Some(node) = server.pick(&tried) else {
