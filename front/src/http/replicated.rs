@@ -25,7 +25,7 @@ use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::sessions::{HttpSession, Sessions};
+use super::sessions::{key_of, HttpSession, Sessions};
 use super::{Caller, HttpFront};
 use crate::session::{Kept, Outbox, Session};
 use crate::view::View;
@@ -40,13 +40,6 @@ struct Record {
     kept: Kept,
     /// The replica that wrote it (which does not apply its own again).
     by: String,
-}
-
-/// A session's key among replicas: the SHA-256 of its id, in hex. The
-/// store never holds an id a reader could present.
-pub(super) fn key_of(id: &str) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, id.as_bytes());
-    digest.as_ref().iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 impl Sessions {

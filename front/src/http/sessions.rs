@@ -179,7 +179,7 @@ impl Sessions {
         let http = Arc::new(HttpSession {
             session,
             owner: (owner.0.to_string(), owner.1.to_string()),
-            key: super::replicated::key_of(id),
+            key: key_of(id),
             written: Mutex::new((0, Instant::now())),
             last_used: Mutex::new(Instant::now()),
             stream: Mutex::new(Stream::default()),
@@ -256,6 +256,13 @@ impl Sessions {
             }
         })
     }
+}
+
+/// A session's key among replicas: the SHA-256 of its id, in hex. The
+/// store never holds an id a reader could present.
+pub(super) fn key_of(id: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, id.as_bytes());
+    digest.as_ref().iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 impl HttpSession {
