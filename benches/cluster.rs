@@ -5,7 +5,9 @@
 //!   an embedded Warden in this process that joined the cluster and
 //!   imports it; the floor is an embedded Warden in this process running
 //!   the same test server itself. Sequential calls, p50 and p99, rounds
-//!   alternating (goal: +0.3 ms p50);
+//!   alternating (goal: +0.3 ms p50). Beside them, NATS alone: a
+//!   request/reply of a call's size between two clients of this process,
+//!   the part of the difference that is the network's and NATS';
 //! - **calls/s with 32 in flight** through the gateway, with one host
 //!   replica and with two;
 //! - **withdrawal**: a host replica killed (SIGKILL) or frozen (SIGSTOP),
@@ -111,7 +113,7 @@ async fn run() {
         config(&format!("[security]\nauto_approve = true\n[servers.bench]\ncommand = {}\n", toml_string(TEST_SERVER)));
     let local = bench_support::start_warden(&local_config, &["bench__echo"]).await;
 
-    latency(&local, &gateway).await;
+    latency(&local, &gateway, &nats).await;
     let one = throughput(&gateway).await;
     let second = Node::start(&warden_binary, &dir, "host-b", &host_config(&nats, "host-b", 1));
     wait_until("both replicas serving", Duration::from_secs(30), || serving(&cluster).len() == 2).await;
@@ -163,7 +165,7 @@ async fn echo(warden: &Warden) {
 }
 
 /// Sequential calls, rounds alternating which goes first.
-async fn latency(local: &Warden, gateway: &Warden) {
+async fn latency(local: &Warden, gateway: &Warden, nats: &NatsServer) {
     let rounds = env_usize("WARDEN_BENCH_ROUNDS", 6);
     let calls = env_usize("WARDEN_BENCH_CALLS", 500);
     for warden in [local, gateway] {
@@ -185,6 +187,7 @@ async fn latency(local: &Warden, gateway: &Warden) {
     }
     let ms = |samples: &Vec<Duration>, pct: f64| percentile_of(samples.clone(), pct).as_secs_f64() * 1000.0;
     let over = ms(&samples[1], 50.0) - ms(&samples[0], 50.0);
+    let floor = nats_floor(nats, calls).await;
     println!("\na call across nodes, over the same call made locally ({calls} sequential calls each, {rounds} rounds alternating)");
     println!("metric               local   across   difference   goal");
     println!(
@@ -199,6 +202,46 @@ async fn latency(local: &Warden, gateway: &Warden) {
         ms(&samples[1], 99.0),
         ms(&samples[1], 99.0) - ms(&samples[0], 99.0)
     );
+    println!(
+        "NATS alone: request/reply of {} bytes, p50 {:.3} ms, p99 {:.3} ms (of the difference, {:.3} ms is Warden's: \
+         the gateway's link, the host's dispatch and its second pipeline)",
+        floor.0,
+        ms(&floor.1, 50.0),
+        ms(&floor.1, 99.0),
+        over - ms(&floor.1, 50.0)
+    );
+}
+
+/// NATS alone, the floor under a call across nodes: `calls` sequential
+/// request/replies between two clients of this process, the request the
+/// size of a bench call's and the reply of its result's. The size, and
+/// the times.
+async fn nats_floor(nats: &NatsServer, calls: usize) -> (usize, Vec<Duration>) {
+    use futures_util::StreamExt as _;
+    let request = bytes::Bytes::from(vec![b'x'; 300]);
+    let reply = bytes::Bytes::from(vec![b'y'; 200]);
+    let answering = async_nats::connect(nats.url()).await.expect("NATS");
+    let asking = async_nats::connect(nats.url()).await.expect("NATS");
+    let mut requests = answering.subscribe("bench.floor").await.expect("a subscription");
+    answering.flush().await.expect("flushed");
+    let responder = tokio::spawn(async move {
+        while let Some(request) = requests.next().await {
+            if let Some(to) = request.reply {
+                let _ = answering.publish(to, reply.clone()).await;
+            }
+        }
+    });
+    for _ in 0..50 {
+        asking.request("bench.floor", request.clone()).await.expect("an answer");
+    }
+    let mut samples = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let started = Instant::now();
+        asking.request("bench.floor", request.clone()).await.expect("an answer");
+        samples.push(started.elapsed());
+    }
+    responder.abort();
+    (request.len(), samples)
 }
 
 /// Calls/s of 4,000 calls by 32 concurrent callers.

@@ -183,8 +183,9 @@ async fn read_answer(reader: &mut ReadHalf, pid: u32, answer: &mut String) -> st
         tokio::select! {
             read = &mut read => return read,
             _ = notice.tick() => eprintln!(
-                "still waiting for the warden daemon (pid {pid}) to answer: the call may be running or waiting for \
-                 approval (`warden approvals` lists those); Ctrl-C stops waiting"
+                "still waiting for the warden daemon (pid {pid}) to answer: the call may be running, or waiting for \
+                 a person — an approval, or a question its server asked, here or on another node of a cluster \
+                 (`warden pending` lists both); Ctrl-C stops waiting"
             ),
         }
     }
