@@ -9,40 +9,12 @@ mod common;
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::cluster::{call_in_background, executions, lists, nats, node, wait_for, SECRET};
 use common::{stderr, stdout, Home};
 use warden_tests::nats::NatsServer;
-
-/// A secret in node A's server environment: it must never reach B.
-const SECRET: &str = "cluster-secret-4f1e9a0c77d2";
-
-/// Node `node`: the test server as `test` (with the record tools) when
-/// `exports`, in the cluster on `nats`.
-fn node(label: &str, node: &str, exports: bool, nats: &NatsServer) -> Home {
-    let home = Home::new(label);
-    let server = warden_tests::bins::test_server().display().to_string();
-    let mut config = String::from("[security]\nauto_approve = true\n");
-    if exports {
-        config += &format!(
-            "[servers.test]\ncommand = {server:?}\nargs = [\"--tools\", \"echo,env,pid,sleep,record,record_safe\"]\n\
-             env = {{ CLUSTER_SECRET = \"{SECRET}\" }}\n"
-        );
-    }
-    config += &format!(
-        "[cluster]\nnats = [\"{}\"]\nnode = \"{node}\"\nexport = [{}]\n",
-        nats.url(),
-        if exports { "\"test\"" } else { "" }
-    );
-    std::fs::write(&home.config, config).unwrap();
-    home
-}
-
-fn nats(label: &str) -> NatsServer {
-    NatsServer::start(&warden_tests::scratch_dir(label), "")
-}
 
 /// A NATS server, node A exporting the test server (its daemon running)
 /// and node B importing it, B's first call through A done.
@@ -53,22 +25,6 @@ fn pair(label: &str) -> (NatsServer, Home, Home) {
     a.start_daemon();
     assert_eq!(b.call("test__echo", r#"{"message":"up"}"#), "up");
     (nats, a, b)
-}
-
-/// Whether `home`'s daemon lists `tool`.
-fn lists(home: &Home, tool: &str) -> bool {
-    let output = home.warden(&["tools"]);
-    stdout(&output).contains(tool)
-}
-
-/// Waits (at most `limit`) until `condition` holds; how long it took.
-fn wait_for(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) -> Duration {
-    let start = Instant::now();
-    while !condition() {
-        assert!(start.elapsed() < limit, "{what} did not happen within {limit:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    start.elapsed()
 }
 
 /// Every byte NATS delivers on any subject, read by a raw client of the
@@ -177,17 +133,6 @@ fn a_killed_node_has_its_servers_withdrawn_and_restored_when_it_returns() {
     assert_eq!(b.call("test__echo", r#"{"message":"after"}"#), "after");
 }
 
-/// `warden call` on `home` in the background.
-fn call_in_background(home: &Home, name: &str, arguments: &str) -> Child {
-    home.command(&["call", name, arguments])
-        .arg("--config")
-        .arg(&home.config)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 #[test]
 fn a_call_whose_node_dies_mid_call_is_not_run_twice_and_says_it_may_have_taken_effect() {
     let (_nats, a, b) = pair("cluster-mid");
@@ -221,15 +166,6 @@ fn a_reload_that_changes_a_nodes_exports_withdraws_and_offers_its_server() {
     assert_eq!(a.reload().status.code(), Some(0));
     wait_for(Duration::from_secs(10), "B serving what A exports again", || lists(&b, "test__echo"));
     assert_eq!(b.call("test__echo", r#"{"message":"again"}"#), "again");
-}
-
-/// The ids in the record file, with how many times each ran.
-fn executions(record: &std::path::Path) -> std::collections::BTreeMap<String, usize> {
-    let mut counts = std::collections::BTreeMap::new();
-    for id in std::fs::read_to_string(record).unwrap_or_default().split_whitespace() {
-        *counts.entry(id.to_string()).or_insert(0) += 1;
-    }
-    counts
 }
 
 #[test]
@@ -306,173 +242,4 @@ fn when_nats_restarts_calls_fail_clearly_and_the_cluster_heals_by_itself() {
     });
     eprintln!("healed {healed:?} after NATS restarted");
     assert_eq!(b.call("test__echo", r#"{"message":"after"}"#), "after");
-}
-
-#[test]
-fn a_call_waiting_for_a_person_on_one_node_is_listed_and_answered_once_from_others() {
-    let nats = nats("cluster-nats-8");
-    // A asks a person for its own server's calls (no auto-approval).
-    let a = Home::new("cluster-approve-a");
-    let server = warden_tests::bins::test_server().display().to_string();
-    let config =
-        format!("[servers.test]\ncommand = {server:?}\n[cluster]\nnats = [\"{}\"]\nnode = \"a\"\n", nats.url());
-    std::fs::write(&a.config, config).unwrap();
-    let b = node("cluster-approve-b", "b", false, &nats);
-    let c = node("cluster-approve-c", "c", false, &nats);
-    for home in [&a, &b, &c] {
-        assert_eq!(home.warden(&["status"]).status.code(), Some(0));
-    }
-    let call = call_in_background(&a, "test__echo", r#"{"message":"approved elsewhere"}"#);
-    let mut id = String::new();
-    wait_for(Duration::from_secs(10), "A's waiting call listed on B", || {
-        let listed: serde_json::Value =
-            serde_json::from_str(&stdout(&b.warden(&["approvals", "--json"]))).unwrap_or_default();
-        let found = listed["approvals"].as_array().and_then(|all| all.first()).cloned();
-        if let Some(request) = found {
-            assert_eq!(request["node"], "a", "{request}");
-            assert_eq!(request["tool"], "test__echo", "{request}");
-            id = request["id"].as_str().unwrap().to_string();
-        }
-        !id.is_empty()
-    });
-    assert!(id.starts_with("a:"), "{id}");
-    assert!(stdout(&c.warden(&["approvals"])).contains(&format!("#{id} test__echo")));
-    // B approves and C denies at the same moment: one decision is taken.
-    let spawn = |home: &Home, args: &[&str]| {
-        let mut command = home.command(args);
-        command.arg("--config").arg(&home.config).stdout(Stdio::piped()).stderr(Stdio::piped());
-        command.spawn().unwrap()
-    };
-    let (approve, deny) = (spawn(&b, &["approve", &id]), spawn(&c, &["deny", &id, "--reason", "no"]));
-    let (approve, deny) = (approve.wait_with_output().unwrap(), deny.wait_with_output().unwrap());
-    let approved = approve.status.code() == Some(0);
-    let denied = deny.status.code() == Some(0);
-    assert!(approved != denied, "one decision: approve {approve:?}, deny {deny:?}");
-    let loser = if approved { &deny } else { &approve };
-    assert!(stderr(loser).contains("is waiting"), "{}", stderr(loser));
-    let output = call.wait_with_output().unwrap();
-    assert_eq!(output.status.code() == Some(0), approved, "{}", String::from_utf8_lossy(&output.stderr));
-    if approved {
-        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "approved elsewhere");
-    }
-    wait_for(Duration::from_secs(5), "the answered call leaving every list", || {
-        !stdout(&b.warden(&["approvals"])).contains(&id)
-    });
-}
-
-/// What a `warden call` in the background printed, if it ended within `limit`
-/// (else it is killed: the call was waiting for a person).
-fn ended_within(mut call: Child, limit: Duration) -> Option<String> {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if call.try_wait().unwrap().is_some() {
-            let output = call.wait_with_output().unwrap();
-            return Some(String::from_utf8_lossy(&output.stdout).trim().to_string());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = call.kill();
-    None
-}
-
-#[test]
-fn a_grant_given_with_an_approval_from_another_node_covers_calls_on_every_node() {
-    let nats = nats("cluster-nats-9");
-    // Both nodes ask a person; A runs the server, B imports it.
-    let server = warden_tests::bins::test_server().display().to_string();
-    let (a, b) = (Home::new("cluster-grant-a"), Home::new("cluster-grant-b"));
-    let config_a = format!(
-        "[servers.test]\ncommand = {server:?}\n[cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"test\"]\n",
-        nats.url()
-    );
-    std::fs::write(&a.config, config_a).unwrap();
-    std::fs::write(&b.config, format!("[cluster]\nnats = [\"{}\"]\nnode = \"b\"\n", nats.url())).unwrap();
-    for home in [&a, &b] {
-        assert_eq!(home.warden(&["status"]).status.code(), Some(0));
-    }
-    wait_for(Duration::from_secs(10), "A's tools on B", || lists(&b, "test__echo"));
-    // Without a grant, a call entering at B waits for a person.
-    let asked = call_in_background(&b, "test__echo", r#"{"message":"unapproved"}"#);
-    assert_eq!(ended_within(asked, Duration::from_secs(2)), None, "B ran a call nobody approved");
-
-    // A call waiting on A, approved from B with a grant for the tool.
-    let waiting = call_in_background(&a, "test__echo", r#"{"message":"first"}"#);
-    let mut id = String::new();
-    wait_for(Duration::from_secs(10), "A's waiting call listed on B", || {
-        let listed: serde_json::Value =
-            serde_json::from_str(&stdout(&b.warden(&["approvals", "--json"]))).unwrap_or_default();
-        if let Some(request) = listed["approvals"].as_array().and_then(|all| all.first()) {
-            id = request["id"].as_str().unwrap_or_default().to_string();
-        }
-        id.starts_with("a:")
-    });
-    let approved = b.warden(&["approve", &id, "--grant"]);
-    assert_eq!(approved.status.code(), Some(0), "{}", stderr(&approved));
-    assert_eq!(ended_within(waiting, Duration::from_secs(10)).as_deref(), Some("first"));
-
-    // The grant covers later calls on A, and calls entering at B.
-    let on_a = call_in_background(&a, "test__echo", r#"{"message":"unasked on a"}"#);
-    assert_eq!(ended_within(on_a, Duration::from_secs(10)).as_deref(), Some("unasked on a"));
-    let start = Instant::now();
-    loop {
-        let on_b = call_in_background(&b, "test__echo", r#"{"message":"unasked on b"}"#);
-        match ended_within(on_b, Duration::from_secs(2)) {
-            Some(said) => {
-                assert_eq!(said, "unasked on b");
-                break;
-            }
-            None => assert!(start.elapsed() < Duration::from_secs(6), "A's grant never covered B's calls"),
-        }
-    }
-    // A grant for one tool covers no other.
-    let other = call_in_background(&b, "test__pid", "{}");
-    assert_eq!(ended_within(other, Duration::from_secs(2)), None, "a grant for test__echo let test__pid run");
-}
-
-#[test]
-fn a_question_a_server_asks_on_one_node_is_listed_and_answered_on_another() {
-    let nats = nats("cluster-nats-10");
-    // A runs the Python SDK's asking server and exports it; B imports it.
-    let a = Home::new("cluster-question-a");
-    let (python, args) = warden_tests::real_servers::python_server_command(&warden_tests::real_servers::python_script(
-        "asking_server.py",
-    ));
-    let config_a = format!(
-        "[security]\nauto_approve = true\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\n\
-         startup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n\
-         [cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"py\"]\n",
-        nats.url()
-    );
-    std::fs::write(&a.config, config_a).unwrap();
-    let b = node("cluster-question-b", "b", false, &nats);
-    for home in [&a, &b] {
-        assert_eq!(home.warden(&["status"]).status.code(), Some(0));
-    }
-    wait_for(Duration::from_secs(30), "A's server on B", || lists(&b, "py__book_table"));
-    let call = call_in_background(&b, "py__book_table", "{}");
-    let mut id = String::new();
-    wait_for(Duration::from_secs(20), "the server's question listed on B", || {
-        let listed: serde_json::Value =
-            serde_json::from_str(&stdout(&b.warden(&["pending", "--json"]))).unwrap_or_default();
-        if let Some(question) = listed["questions"].as_array().and_then(|all| all.first()) {
-            assert_eq!((&question["node"], &question["server"]), (&serde_json::json!("a"), &serde_json::json!("py")));
-            id = question["id"].as_str().unwrap_or_default().to_string();
-        }
-        id.starts_with("a:")
-    });
-    let listed = stdout(&b.warden(&["pending"]));
-    assert!(listed.contains(&format!("#{id} question from server py")), "{listed}");
-    assert!(listed.contains(&format!("answer: `warden answer {id} --accept")), "{listed}");
-    // A wrong answer from B is refused by A's queue with the reason; the question waits.
-    let wrong = b.warden(&["answer", &id, "--accept", r#"{"size": "huge"}"#]);
-    assert_eq!(wrong.status.code(), Some(1));
-    assert!(stderr(&wrong).contains("`size` must be one of: small, large; `huge` is not one"), "{}", stderr(&wrong));
-    let right = b.warden(&["answer", &id, "--accept", r#"{"size": "large", "nights": "3"}"#]);
-    assert_eq!(right.status.code(), Some(0), "{}", stderr(&right));
-    assert_eq!(
-        ended_within(call, Duration::from_secs(20)).as_deref(),
-        Some("booked Ada large 3\n{\"result\":\"booked Ada large 3\"}")
-    );
-    let again = b.warden(&["answer", &id, "--cancel"]);
-    assert!(stderr(&again).contains("no question"), "{}", stderr(&again));
 }

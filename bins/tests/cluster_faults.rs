@@ -6,9 +6,9 @@
 
 mod common;
 
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use common::cluster::{call_in_background, executions};
 use common::{stdout, Home};
 use warden_tests::nats::{nats_cluster, NatsServer};
 
@@ -30,17 +30,6 @@ fn node(label: &str, node: &str, exports: bool, urls: &[String], extra: &str) ->
     );
     std::fs::write(&home.config, config).unwrap();
     home
-}
-
-/// `warden call` in the background.
-fn call_in_background(home: &Home, name: &str, arguments: &str) -> Child {
-    home.command(&["call", name, arguments])
-        .arg("--config")
-        .arg(&home.config)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
 }
 
 #[test]
@@ -86,15 +75,6 @@ fn one_of_three_nats_servers_dying_leaves_no_call_waiting_and_the_cluster_heals(
     // A is still a live node for B.
     let status: serde_json::Value = serde_json::from_str(&stdout(&b.warden(&["cluster", "status", "--json"]))).unwrap();
     assert!(status["nodes"].as_array().unwrap().iter().any(|node| node["name"] == "a"), "{status}");
-}
-
-/// The ids in the record file, with how many times each ran.
-fn executions(record: &std::path::Path) -> std::collections::BTreeMap<String, usize> {
-    let mut counts = std::collections::BTreeMap::new();
-    for id in std::fs::read_to_string(record).unwrap_or_default().split_whitespace() {
-        *counts.entry(id.to_string()).or_insert(0) += 1;
-    }
-    counts
 }
 
 #[test]

@@ -254,3 +254,46 @@ fn a_remote_servers_resources_and_prompts_are_served_through_a_gateways_front() 
     let problem = subscribed["error"]["message"].as_str().unwrap_or_default();
     assert!(problem.contains("another node") && problem.contains("resources/subscribe"), "{subscribed}");
 }
+
+#[test]
+fn a_remote_servers_questions_are_asked_of_the_client_whose_call_it_is_on_the_node_it_entered_at() {
+    use warden_tests::real_servers::{python_script, python_server_command};
+    let nats = NatsServer::start(&warden_tests::scratch_dir("cluster-asking-nats"), "");
+    // A runs the Python SDK's asking server and exports it.
+    let a = Home::new("cluster-asking-a");
+    let (python, args) = python_server_command(&python_script("asking_server.py"));
+    let config = format!(
+        "[security]\nauto_approve = true\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\n\
+         startup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n\
+         [cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"py\"]\n",
+        nats.url()
+    );
+    std::fs::write(&a.config, config).unwrap();
+    assert!(a.warden(&["status"]).status.success());
+    // B is the gateway; the Python SDK's client, which answers questions, uses B's front.
+    let b = Home::new("cluster-asking-b");
+    let config = format!(
+        "[security]\nauto_approve = true\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n\
+         [cluster]\nnats = [\"{}\"]\nnode = \"b\"\n",
+        nats.url()
+    );
+    std::fs::write(&b.config, config).unwrap();
+    let port = b.front_port();
+    let start = Instant::now();
+    while !String::from_utf8_lossy(&b.warden(&["tools"]).stdout).contains("py__book_table") {
+        assert!(start.elapsed() < Duration::from_secs(30), "A's server never reached B");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (program, mut args) = python_server_command(&python_script("ask_client.py"));
+    args.extend(["http".to_string(), format!("http://127.0.0.1:{port}/mcp"), TOKEN.to_string()]);
+    let seen = b.client_json(&program, &args);
+    // The server on A asked; the client on B answered; nothing waited in a queue.
+    assert_eq!(seen["booked"], "booked Ada small 4", "the client's answer, with the name's default: {seen}");
+    assert_eq!(seen["signed"], "url accept", "{seen}");
+    assert_eq!(seen["asked"][0]["message"], "Book a table for how many nights?", "{seen}");
+    assert_eq!(seen["asked"][1]["url"], "https://login.example.com/auth?x=1", "{seen}");
+    for home in [&a, &b] {
+        let pending = String::from_utf8_lossy(&home.warden(&["pending"]).stdout).to_string();
+        assert_eq!(pending, "nothing is waiting for a person\n");
+    }
+}

@@ -25,6 +25,7 @@ use async_nats::{jetstream, Client};
 use futures_util::StreamExt as _;
 use warden_actors::{AttachError, ServerSettings, ServerSpec, Warden};
 
+use crate::asks::AskRoutes;
 use crate::buckets::{Buckets, HEARTBEAT_TTL};
 use crate::metrics::ClusterMetrics;
 use crate::names::Names;
@@ -56,6 +57,8 @@ pub(crate) struct Importer {
     view: watch::Sender<ClusterView>,
     /// The cluster's series: live nodes here, attempts in its remote servers.
     metrics: Arc<ClusterMetrics>,
+    /// Where remote servers' questions find their calls (`asks.rs`).
+    routes: Arc<AskRoutes>,
 }
 
 impl Importer {
@@ -67,9 +70,11 @@ impl Importer {
         settings: ServerSettings,
         view: watch::Sender<ClusterView>,
         metrics: Arc<ClusterMetrics>,
+        routes: Arc<AskRoutes>,
     ) -> Importer {
         Importer {
             metrics,
+            routes,
             warden,
             names,
             client,
@@ -291,6 +296,7 @@ impl Importer {
                 self.client.clone(),
                 self.settings.call_timeout,
                 self.metrics.clone(),
+                self.routes.clone(),
             ));
             remote.set_serving(serving.clone());
             let spec = ServerSpec {

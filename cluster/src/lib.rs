@@ -30,7 +30,8 @@
 //! knows of its cluster, for `status`), `approvals.rs` (calls waiting for a
 //! person, listed and answered on every node), `questions.rs` (servers'
 //! questions, the same way; both on `waiting.rs`), `audit.rs` (every
-//! node's audit records in one stream), `metrics.rs` (its series, by node
+//! node's audit records in one stream), `asks.rs` (a remote server's
+//! questions put to the caller on the entering node), `metrics.rs` (its series, by node
 //! and server), `grants.rs` (grants given
 //! on one node covering calls on all), `fronts.rs` (the sessions
 //! of front replicas, kept in a bucket every node's front reads). The design and the
@@ -38,6 +39,7 @@
 
 mod announce;
 mod approvals;
+mod asks;
 mod audit;
 mod buckets;
 mod connect;
@@ -212,6 +214,10 @@ impl Cluster {
         });
         if config.import {
             let settings = ServerSettings { call_timeout: whole.call_timeout(), ..ServerSettings::default() };
+            // The questions of servers running this node's calls elsewhere
+            // come back here, to those calls' callers.
+            let routes = Arc::new(asks::AskRoutes::default());
+            tasks.push(tokio::spawn(asks::answer(client.clone(), names.clone(), routes.clone())).abort_handle());
             let importer = import::Importer::new(
                 warden.clone(),
                 names.clone(),
@@ -220,6 +226,7 @@ impl Cluster {
                 settings,
                 view_sender,
                 metrics,
+                routes,
             );
             let (synced, sync) = tokio::sync::oneshot::channel();
             tasks.push(tokio::spawn(importer.run(buckets.clone(), synced)).abort_handle());

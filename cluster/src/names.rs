@@ -13,6 +13,7 @@
 //! bucket PREFIX_grants      NODE.ID → a grant NODE gave, covering calls on every node
 //! bucket PREFIX_questions   NODE.ID → a server's question waiting on NODE
 //! PREFIX.answer.NODE        an answer to a question waiting in NODE's queue
+//! PREFIX.ask.NODE           a server's question during a call that entered at NODE
 //! stream PREFIX_audit       PREFIX.audit.NODE: every call's audit record, by the node it entered
 //! PREFIX.grant.revoke.NODE  "revoke your grant ID" (a mirror of it was revoked elsewhere)
 //! bucket PREFIX_sessions    DIGEST → a front session's record (front replicas)
@@ -117,6 +118,12 @@ impl Names {
     /// Where `node` takes answers to the questions waiting in its queue.
     pub(crate) fn answer(&self, node: &str) -> String {
         format!("{}.answer.{node}", self.prefix)
+    }
+
+    /// Where `node` takes servers' questions during the calls that
+    /// entered at it.
+    pub(crate) fn ask(&self, node: &str) -> String {
+        format!("{}.ask.{node}", self.prefix)
     }
 
     /// The stream of every node's audit records.

@@ -22,13 +22,14 @@ use std::time::Duration;
 
 use async_nats::Client;
 use serde_json::{json, Value};
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio::task::AbortHandle;
 use warden_protocol::{
     ConnectFuture, Connection, Connector, ErrorCode, ErrorObject, EventSink, Message, Outbound, RequestId, StderrTail,
     TransportError, TransportEvent,
 };
 
+use crate::asks::AskRoutes;
 use crate::metrics::ClusterMetrics;
 use crate::names::Names;
 use crate::wire::{Cancel, Offers, RELAYED};
@@ -71,6 +72,8 @@ pub(crate) struct RemoteServer {
     next: AtomicUsize,
     /// Where each attempt is counted.
     pub(crate) metrics: Arc<ClusterMetrics>,
+    /// Where the questions of its calls' servers find the call (`asks.rs`).
+    pub(crate) routes: Arc<AskRoutes>,
 }
 
 impl RemoteServer {
@@ -80,9 +83,11 @@ impl RemoteServer {
         client: Client,
         call_timeout: Duration,
         metrics: Arc<ClusterMetrics>,
+        routes: Arc<AskRoutes>,
     ) -> RemoteServer {
         RemoteServer {
             metrics,
+            routes,
             name: name.to_string(),
             names,
             client,
@@ -141,7 +146,12 @@ pub(crate) struct RemoteConnector(pub(crate) Arc<RemoteServer>);
 
 impl Connector for RemoteConnector {
     fn connect(&self, sink: EventSink) -> ConnectFuture {
-        let link = Arc::new(Link { server: self.0.clone(), sink, calls: Mutex::new(HashMap::new()) });
+        let link = Arc::new(Link {
+            server: self.0.clone(),
+            sink,
+            calls: Mutex::new(HashMap::new()),
+            asked: Mutex::new(HashMap::new()),
+        });
         let watcher = tokio::spawn(announce_changes(link.clone()));
         let closing = link.clone();
         let closer = Box::pin(async move {
@@ -165,6 +175,9 @@ pub(crate) struct Link {
     /// Calls under way by the actor's request id: the task, the call's id,
     /// and the node it was last sent to.
     calls: Mutex<HashMap<RequestId, Running>>,
+    /// Questions handed to the actor for the node that runs a call
+    /// (`asks.rs`), by the id given them here: where the answer goes.
+    asked: Mutex<HashMap<String, oneshot::Sender<Message>>>,
 }
 
 /// A call under way.
@@ -177,7 +190,10 @@ pub(crate) struct Running {
 impl Link {
     /// Answers the actor's request `id`.
     pub(crate) fn answer(&self, id: RequestId, outcome: Result<Value, ErrorObject>) {
-        self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&id);
+        let running = self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&id);
+        if let Some(running) = running {
+            self.server.routes.forget(&running.call_id);
+        }
         let message = match outcome {
             Ok(result) => Message::result(id, result),
             Err(error) => Message::error(id, error),
@@ -241,7 +257,19 @@ impl Link {
                     }
                 }
             }
-            // `notifications/initialized`, and answers to requests never sent.
+            // The actor's answer to a question put to it for a call's node.
+            Message::Response(response) => {
+                let id = response.id.as_ref().and_then(|id| match id {
+                    RequestId::String(id) => Some(id.clone()),
+                    RequestId::Number(_) => None,
+                });
+                let waiting =
+                    id.and_then(|id| self.asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&id));
+                if let Some(waiting) = waiting {
+                    let _ = waiting.send(Message::Response(response));
+                }
+            }
+            // `notifications/initialized`.
             _ => {}
         }
     }
@@ -251,12 +279,27 @@ impl Link {
         let call_id = call::fresh_call_id(&self.server.names.node);
         let node = Arc::new(Mutex::new(None));
         let mut calls = self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.server.routes.register(&call_id, self, id.clone());
         let task = tokio::spawn(call::run(self.clone(), id.clone(), method, params, call_id.clone(), node.clone()));
         calls.insert(id, Running { task: task.abort_handle(), call_id, node });
     }
 
+    /// Puts `method` to the actor as the server's request during its call
+    /// `during`; the actor's answer (`None`: the connection closed first).
+    pub(crate) async fn ask(&self, during: RequestId, method: &str, params: Value) -> Option<Message> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = format!("cluster-ask-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let (sender, answered) = oneshot::channel();
+        self.asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(id.clone(), sender);
+        let request =
+            warden_protocol::Request { id: RequestId::String(id), method: method.to_string(), params: Some(params) };
+        (self.sink)(TransportEvent::RequestDuring { request, during });
+        answered.await.ok()
+    }
+
     /// Stops a call: its task, and its run on the node it was sent to.
     fn stop(&self, running: Running) {
+        self.server.routes.forget(&running.call_id);
         running.task.abort();
         let node = running.node.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
         if let Some(node) = node {

@@ -29,6 +29,7 @@ use warden_actors::{
     Warden,
 };
 
+use crate::asks::RemoteElicitor;
 use crate::metrics::ClusterMetrics;
 use crate::names::Names;
 use crate::runs::Runs;
@@ -159,8 +160,15 @@ async fn answer(host: &Arc<Host>, message: &Message) -> Bytes {
     let warden = host.warden.clone();
     let node = host.names.node.clone();
     let (metrics, from) = (host.metrics.clone(), request.from.clone());
+    // Its server's questions go to the caller, on the node the call entered at.
+    let asking = Arc::new(RemoteElicitor {
+        client: host.client.clone(),
+        subject: host.names.ask(&request.from),
+        call: request.id.clone(),
+        from: request.from.clone(),
+    });
     runs.answer(&id, move || async move {
-        let (answer, outcome) = run(warden, node, server.clone(), request).await;
+        let (answer, outcome) = run(warden, node, server.clone(), request, asking).await;
         metrics.served(&server, &from, outcome);
         answer
     })
@@ -169,7 +177,13 @@ async fn answer(host: &Arc<Host>, message: &Message) -> Bytes {
 
 /// Runs one call on this node's server; its answer, and how it went
 /// (`ok`, `error`, `refused`) for the metrics.
-async fn run(warden: Warden, node: String, server: String, mut request: CallRequest) -> (Bytes, &'static str) {
+async fn run(
+    warden: Warden,
+    node: String,
+    server: String,
+    mut request: CallRequest,
+    asking: Arc<RemoteElicitor>,
+) -> (Bytes, &'static str) {
     if let Some((method, params)) = request.request.take() {
         return read(&warden, &node, &server, &method, params, &request).await;
     }
@@ -185,6 +199,7 @@ async fn run(warden: Warden, node: String, server: String, mut request: CallRequ
         .timeout(std::time::Duration::from_millis(request.timeout_ms.max(1)))
         .meta(request.meta)
         .approver(Arc::new(AdmittedAt(from.clone())))
+        .elicitor(asking)
         .via(format!("cluster node {from}"));
     match warden.host().call(&name, Value::Object(request.arguments), options).await {
         Ok(result) => (reply(CallReply::Result(serde_json::to_value(&result).expect("a result serialises"))), "ok"),

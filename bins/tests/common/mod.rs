@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+pub(crate) mod cluster;
 pub(crate) mod front_client;
 mod line_client;
 #[allow(unused_imports)] // Each suite uses some of it.
