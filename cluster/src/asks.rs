@@ -13,8 +13,7 @@
 //! back the same way. A call that ended, or a node that is gone, leaves
 //! the question unanswered: the server is told `cancel`, as always.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::Client;
@@ -22,38 +21,14 @@ use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use warden_actors::{ElicitationAnswer, ElicitationRequest, Elicitor};
-use warden_protocol::{ElicitRequest, Message, RequestId};
+use warden_protocol::{ElicitRequest, Message};
 
 use crate::names::Names;
-use crate::remote::Link;
+use crate::remote::AskRoutes;
 
 /// How long a question may wait for its caller (the server, or the
 /// entering node's own limit, usually ends it sooner).
 const ASK_LIMIT: Duration = Duration::from_secs(3600);
-
-/// The calls that entered at this node and run on others, by call id:
-/// where their questions go.
-#[derive(Default)]
-pub(crate) struct AskRoutes(Mutex<HashMap<String, (Weak<Link>, RequestId)>>);
-
-impl AskRoutes {
-    pub(crate) fn register(&self, call: &str, link: &Arc<Link>, id: RequestId) {
-        self.lock().insert(call.to_string(), (Arc::downgrade(link), id));
-    }
-
-    pub(crate) fn forget(&self, call: &str) {
-        self.lock().remove(call);
-    }
-
-    fn find(&self, call: &str) -> Option<(Arc<Link>, RequestId)> {
-        let (link, id) = self.lock().get(call).cloned()?;
-        Some((link.upgrade()?, id))
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Weak<Link>, RequestId)>> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
 
 /// A question as it travels.
 #[derive(Serialize, Deserialize)]

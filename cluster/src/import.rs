@@ -25,10 +25,10 @@ use async_nats::{jetstream, Client};
 use futures_util::StreamExt as _;
 use warden_actors::{AttachError, ServerSettings, ServerSpec, Warden};
 
-use crate::asks::AskRoutes;
 use crate::buckets::{Buckets, HEARTBEAT_TTL};
 use crate::metrics::ClusterMetrics;
 use crate::names::Names;
+use crate::remote::AskRoutes;
 use crate::remote::{RemoteConnector, RemoteServer, Serving};
 use crate::view::{ClusterView, NodeView, RemoteServerView};
 use crate::wire::{CatalogEntry, Heartbeat, Offers};

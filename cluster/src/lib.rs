@@ -216,7 +216,7 @@ impl Cluster {
             let settings = ServerSettings { call_timeout: whole.call_timeout(), ..ServerSettings::default() };
             // The questions of servers running this node's calls elsewhere
             // come back here, to those calls' callers.
-            let routes = Arc::new(asks::AskRoutes::default());
+            let routes = Arc::new(remote::AskRoutes::default());
             tasks.push(tokio::spawn(asks::answer(client.clone(), names.clone(), routes.clone())).abort_handle());
             let importer = import::Importer::new(
                 warden.clone(),

@@ -29,12 +29,14 @@ use warden_protocol::{
     TransportError, TransportEvent,
 };
 
-use crate::asks::AskRoutes;
 use crate::metrics::ClusterMetrics;
 use crate::names::Names;
 use crate::wire::{Cancel, Offers, RELAYED};
 
 mod call;
+mod routes;
+
+pub(crate) use routes::AskRoutes;
 
 /// Who serves a remote server now, and what it offers.
 #[derive(Debug, Clone, Default)]
