@@ -58,7 +58,11 @@ pub(crate) async fn sink(names: Arc<Names>, client: async_nats::Client) -> Resul
     let js = jetstream::new(client);
     js.get_or_create_stream(config(&names)).await.map_err(|error| ClusterError::Bucket {
         bucket: names.audit_stream(),
-        problem: format!("{error}; the cluster's audit needs JetStream with a store (nats-server -js)"),
+        problem: format!(
+            "{error}; the cluster's audit needs JetStream with a store (nats-server -js) and room in it: the \
+             stream reserves {} MiB (NATS' `max_file_store`, and the disk it is on)",
+            KEEP_BYTES >> 20
+        ),
     })?;
     let (records, mut waiting) = mpsc::channel::<Vec<u8>>(WAITING);
     let dropped = Arc::new(AtomicU64::new(0));
