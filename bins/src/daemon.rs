@@ -34,6 +34,7 @@ mod approvals;
 mod audit_log;
 mod bridge_metrics;
 mod connection;
+mod elsewhere;
 mod idle;
 mod left_tasks;
 pub(crate) mod lockfile;

@@ -260,15 +260,7 @@ fn a_remote_servers_questions_are_asked_of_the_client_whose_call_it_is_on_the_no
     use warden_tests::real_servers::{python_script, python_server_command};
     let nats = NatsServer::start(&warden_tests::scratch_dir("cluster-asking-nats"), "");
     // A runs the Python SDK's asking server and exports it.
-    let a = Home::new("cluster-asking-a");
-    let (python, args) = python_server_command(&python_script("asking_server.py"));
-    let config = format!(
-        "[security]\nauto_approve = true\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\n\
-         startup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n\
-         [cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"py\"]\n",
-        nats.url()
-    );
-    std::fs::write(&a.config, config).unwrap();
+    let a = common::cluster::asking_node("cluster-asking-a", &nats);
     assert!(a.warden(&["status"]).status.success());
     // B is the gateway; the Python SDK's client, which answers questions, uses B's front.
     let b = Home::new("cluster-asking-b");

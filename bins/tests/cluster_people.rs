@@ -123,17 +123,7 @@ fn a_grant_given_with_an_approval_from_another_node_covers_calls_on_every_node()
 fn a_question_a_server_asks_on_one_node_is_listed_and_answered_on_another() {
     let nats = nats("cluster-nats-10");
     // A runs the Python SDK's asking server and exports it; B imports it.
-    let a = Home::new("cluster-question-a");
-    let (python, args) = warden_tests::real_servers::python_server_command(&warden_tests::real_servers::python_script(
-        "asking_server.py",
-    ));
-    let config_a = format!(
-        "[security]\nauto_approve = true\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\n\
-         startup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n\
-         [cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"py\"]\n",
-        nats.url()
-    );
-    std::fs::write(&a.config, config_a).unwrap();
+    let a = common::cluster::asking_node("cluster-question-a", &nats);
     let b = node("cluster-question-b", "b", false, &nats);
     for home in [&a, &b] {
         assert_eq!(home.warden(&["status"]).status.code(), Some(0));

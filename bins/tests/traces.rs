@@ -108,17 +108,10 @@ fn hex(bytes: &[u8]) -> String {
 const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
 const CALLER_SPAN: &str = "b7ad6b7169203331";
 
-#[test]
-fn a_calls_spans_reach_the_collector_under_the_callers_trace_and_the_server_is_sent_warden_s_span() {
-    let (port, received) = collector();
-    let home = Home::new("traces");
-    let server = warden_tests::bins::test_server().display().to_string();
-    let config = format!(
-        "[security]\nauto_approve = true\n[servers.test]\ncommand = {server:?}\nargs = [\"--tools\", \"echo,meta\"]\n\
-         [telemetry]\notlp_endpoint = \"http://127.0.0.1:{port}\"\nservice_name = \"warden-under-test\"\n"
-    );
-    std::fs::write(&home.config, config).unwrap();
-    let mut client = LineClient::start(&home, &["mcp"]);
+/// `test__meta` called through `warden mcp` on `home` under the caller's
+/// trace (`TRACE`, span `CALLER_SPAN`): what the server saw in `_meta`.
+fn traced_meta_call(home: &Home) -> Value {
+    let mut client = LineClient::start(home, &["mcp"]);
     client.send(
         &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "traces", "version": "1"}}})
@@ -133,8 +126,21 @@ fn a_calls_spans_reach_the_collector_under_the_callers_trace_and_the_server_is_s
         .to_string(),
     );
     let answer = client.answer(2);
-    let seen: Value = serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     let _ = client.child.kill();
+    serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn a_calls_spans_reach_the_collector_under_the_callers_trace_and_the_server_is_sent_warden_s_span() {
+    let (port, received) = collector();
+    let home = Home::new("traces");
+    let server = warden_tests::bins::test_server().display().to_string();
+    let config = format!(
+        "[security]\nauto_approve = true\n[servers.test]\ncommand = {server:?}\nargs = [\"--tools\", \"echo,meta\"]\n\
+         [telemetry]\notlp_endpoint = \"http://127.0.0.1:{port}\"\nservice_name = \"warden-under-test\"\n"
+    );
+    std::fs::write(&home.config, config).unwrap();
+    let seen = traced_meta_call(&home);
     // The server got the same trace, under a span that is not the caller's.
     let sent = seen["traceparent"].as_str().unwrap_or_else(|| panic!("no traceparent reached the server: {seen}"));
     let parts: Vec<&str> = sent.split('-').collect();
@@ -241,22 +247,7 @@ fn a_call_across_the_cluster_is_one_trace_from_the_entering_node_to_the_server_o
     std::fs::write(&b.config, config_b).unwrap();
     assert!(a.warden(&["status"]).status.success());
     assert_eq!(b.call("test__echo", r#"{"message":"up"}"#), "up");
-    let mut client = LineClient::start(&b, &["mcp"]);
-    client.send(
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "traces", "version": "1"}}})
-        .to_string(),
-    );
-    client.answer(1);
-    let traceparent = format!("00-{TRACE}-{CALLER_SPAN}-01");
-    client.send(
-        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "test__meta", "arguments": {}, "_meta": {"traceparent": traceparent}}})
-        .to_string(),
-    );
-    let answer = client.answer(2);
-    let seen: Value = serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-    let _ = client.child.kill();
+    let seen = traced_meta_call(&b);
     let sent = seen["traceparent"].as_str().unwrap_or_else(|| panic!("no traceparent reached A's server: {seen}"));
     let parts: Vec<&str> = sent.split('-').collect();
     assert_eq!(parts[1], TRACE, "A's server is in the caller's trace: {sent}");

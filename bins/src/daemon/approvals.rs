@@ -65,11 +65,7 @@ fn answer(queue: &ApprovalQueue, id: u64, decision: ApprovalDecision) -> Result<
 /// the other live nodes (ids `NODE:ID`).
 pub(crate) async fn list_with(queue: &ApprovalQueue, cluster: Option<&ClusterLink>) -> Value {
     let mut listed = list(queue);
-    if let Some(cluster) = cluster {
-        if let Some(approvals) = listed["approvals"].as_array_mut() {
-            approvals.extend(cluster.approvals().await);
-        }
-    }
+    super::elsewhere::add_remote(&mut listed, cluster).await;
     listed
 }
 
@@ -83,12 +79,9 @@ pub(crate) async fn decide_remote(
     grant: Option<GrantSpec>,
     reason: Option<String>,
 ) -> Option<Result<Value, BridgeError>> {
-    if !id.contains(':') {
-        return None;
-    }
-    let Some(cluster) = cluster else {
-        let message = format!("'{id}' names another node's approval, and this daemon is not in a cluster");
-        return Some(Err(BridgeError::new(Code::INVALID_REQUEST, message)));
+    let cluster = match super::elsewhere::cluster_for(cluster, id, "approval")? {
+        Ok(cluster) => cluster,
+        Err(error) => return Some(Err(error)),
     };
     // The grant is given on the call's node, and shared from there.
     let grant = match grant.map(grant_request).transpose() {

@@ -21,14 +21,7 @@ const ANSWERED_BY: &str = "a person over the bridge (warden answer)";
 /// cluster node also those waiting on the other nodes (`NODE:ID`).
 pub(crate) async fn pending(queue: &ApprovalQueue, cluster: Option<&ClusterLink>) -> Value {
     let mut listed = json!({ "approvals": queue.pending(), "questions": queue.questions() });
-    if let Some(cluster) = cluster {
-        if let Some(approvals) = listed["approvals"].as_array_mut() {
-            approvals.extend(cluster.approvals().await);
-        }
-        if let Some(questions) = listed["questions"].as_array_mut() {
-            questions.extend(cluster.questions().await);
-        }
-    }
+    super::elsewhere::add_remote(&mut listed, cluster).await;
     listed
 }
 
@@ -40,12 +33,9 @@ pub(crate) async fn answer_remote(
     action: AnswerAction,
     content: Option<Value>,
 ) -> Option<Result<Value, BridgeError>> {
-    if !id.contains(':') {
-        return None;
-    }
-    let Some(cluster) = cluster else {
-        let message = format!("'{id}' names another node's question, and this daemon is not in a cluster");
-        return Some(Err(BridgeError::new(Code::INVALID_REQUEST, message)));
+    let cluster = match super::elsewhere::cluster_for(cluster, id, "question")? {
+        Ok(cluster) => cluster,
+        Err(error) => return Some(Err(error)),
     };
     Some(match cluster.answer_question(id, action, content, ANSWERED_BY).await {
         Ok(answer) => Ok(json!({ "answered": id, "action": answer["action"] })),

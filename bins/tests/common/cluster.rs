@@ -86,3 +86,19 @@ pub(crate) fn ended_within(mut call: Child, limit: Duration) -> Option<String> {
     let _ = call.kill();
     None
 }
+
+/// Node "a" running the Python SDK's asking server as `py`, exported.
+pub(crate) fn asking_node(label: &str, nats: &NatsServer) -> Home {
+    let home = Home::new(label);
+    let (python, args) = warden_tests::real_servers::python_server_command(&warden_tests::real_servers::python_script(
+        "asking_server.py",
+    ));
+    let config = format!(
+        "[security]\nauto_approve = true\n[servers.py]\ncommand = {python:?}\nargs = {args:?}\n\
+         startup_timeout_secs = 60\nprotocol_version = \"2025-11-25\"\n\
+         [cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"py\"]\n",
+        nats.url()
+    );
+    std::fs::write(&home.config, config).unwrap();
+    home
+}
