@@ -158,43 +158,19 @@ impl Replicas for NatsReplicas {
     }
 
     fn forwarded(&self) -> BoxStream<'static, (String, Value)> {
-        let (sender, received) = mpsc::channel(1024);
-        let (client, subject, me) = (self.client.clone(), self.names.front_forward(), self.names.node.clone());
-        tokio::spawn(async move {
-            while !sender.is_closed() {
-                match client.subscribe(subject.clone()).await {
-                    Ok(mut messages) => {
-                        while let Some(message) = messages.next().await {
-                            let Ok(forwarded) = serde_json::from_slice::<Forwarded>(&message.payload) else {
-                                tracing::warn!("a message on {subject} is not a forwarded client message; ignored");
-                                continue;
-                            };
-                            if forwarded.from != me && sender.send((forwarded.key, forwarded.message)).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    Err(error) => tracing::debug!("cannot subscribe to {subject} ({error}); again shortly"),
-                }
-                tokio::time::sleep(AGAIN_AFTER).await;
-            }
-        });
-        received_stream(received)
+        let (subject, me) = (self.names.front_forward(), self.names.node.clone());
+        subscribed(self.client.clone(), subject.clone(), move |message| {
+            let Ok(forwarded) = serde_json::from_slice::<Forwarded>(&message.payload) else {
+                tracing::warn!("a message on {subject} is not a forwarded client message; ignored");
+                return None;
+            };
+            (forwarded.from != me).then_some((forwarded.key, forwarded.message))
+        })
     }
 
     fn relay(&self, to: String, request: Vec<u8>, limit: Duration) -> Pending<Result<Vec<u8>, String>> {
-        self.relay_to(&to, request, limit)
-    }
-
-    fn relayed(&self) -> BoxStream<'static, Relayed> {
-        self.relayed_here()
-    }
-}
-
-impl NatsReplicas {
-    fn relay_to(&self, to: &str, request: Vec<u8>, limit: Duration) -> Pending<Result<Vec<u8>, String>> {
-        let (client, subject) = (self.client.clone(), self.names.front_relay(to));
-        let (nodes, node) = (self.nodes.clone(), to.to_string());
+        let (client, subject) = (self.client.clone(), self.names.front_relay(&to));
+        let nodes = self.nodes.clone();
         Box::pin(async move {
             let request = async_nats::Request::new().payload(request.into()).timeout(Some(limit));
             let answered = async {
@@ -208,39 +184,53 @@ impl NatsReplicas {
             };
             tokio::select! {
                 answered = answered => answered,
-                () = lapsed(&nodes, &node) => Err("that node left the cluster while the retry waited".to_string()),
+                () = lapsed(&nodes, &to) => Err("that node left the cluster while the retry waited".to_string()),
             }
         })
     }
 
-    fn relayed_here(&self) -> BoxStream<'static, Relayed> {
-        let (sender, received) = mpsc::channel(64);
-        let (client, subject) = (self.client.clone(), self.names.front_relay(&self.names.node));
-        tokio::spawn(async move {
-            while !sender.is_closed() {
-                match client.subscribe(subject.clone()).await {
-                    Ok(mut requests) => {
-                        while let Some(request) = requests.next().await {
-                            let Some(reply) = request.reply else { continue };
-                            let (answer, answered) = tokio::sync::oneshot::channel();
-                            if sender.send(Relayed { request: request.payload.to_vec(), answer }).await.is_err() {
-                                return;
-                            }
-                            let client = client.clone();
-                            tokio::spawn(async move {
-                                if let Ok(answer) = answered.await {
-                                    let _ = client.publish(reply, answer.into()).await;
-                                }
-                            });
+    fn relayed(&self) -> BoxStream<'static, Relayed> {
+        let client = self.client.clone();
+        subscribed(self.client.clone(), self.names.front_relay(&self.names.node), move |request| {
+            let reply = request.reply?;
+            let (answer, answered) = tokio::sync::oneshot::channel::<Vec<u8>>();
+            let client = client.clone();
+            tokio::spawn(async move {
+                if let Ok(answer) = answered.await {
+                    let _ = client.publish(reply, answer.into()).await;
+                }
+            });
+            Some(Relayed { request: request.payload.to_vec(), answer })
+        })
+    }
+}
+
+/// What arrives on `subject`, through `taken` (`None`: skipped), as a
+/// stream; subscribed again when NATS dropped the subscription, until the
+/// stream is dropped.
+fn subscribed<T: Send + 'static>(
+    client: async_nats::Client,
+    subject: String,
+    mut taken: impl FnMut(async_nats::Message) -> Option<T> + Send + 'static,
+) -> BoxStream<'static, T> {
+    let (sender, received) = mpsc::channel(1024);
+    tokio::spawn(async move {
+        while !sender.is_closed() {
+            match client.subscribe(subject.clone()).await {
+                Ok(mut messages) => {
+                    while let Some(message) = messages.next().await {
+                        let Some(item) = taken(message) else { continue };
+                        if sender.send(item).await.is_err() {
+                            return;
                         }
                     }
-                    Err(error) => tracing::debug!("cannot subscribe to {subject} ({error}); again shortly"),
                 }
-                tokio::time::sleep(AGAIN_AFTER).await;
+                Err(error) => tracing::debug!("cannot subscribe to {subject} ({error}); again shortly"),
             }
-        });
-        received_stream(received)
-    }
+            tokio::time::sleep(AGAIN_AFTER).await;
+        }
+    });
+    received_stream(received)
 }
 
 /// Returns once `node`'s heartbeat is gone (looked at every half second).

@@ -69,7 +69,7 @@ pub(crate) async fn publish(
     mirrors: Arc<Mirrors>,
 ) {
     let mine = format!("{}.", names.node);
-    let mut written: HashMap<String, SharedGrant> = HashMap::new();
+    let mut written: HashSet<String> = HashSet::new();
     // What an earlier run of this node left ended with it.
     for key in keys_of(&store).await.into_iter().filter(|key| key.starts_with(&mine)) {
         let _ = store.delete(&key).await;
@@ -83,10 +83,12 @@ pub(crate) async fn publish(
         let mirrored = mirrors.ids();
         drop(adopting);
         let (now, wall) = (std::time::Instant::now(), now_ms());
-        let given: HashMap<String, SharedGrant> = grants
-            .iter()
-            .filter(|grant| !mirrored.contains(&grant.id))
-            .map(|grant| {
+        let mut given: HashSet<String> = HashSet::new();
+        for grant in grants.iter().filter(|grant| !mirrored.contains(&grant.id)) {
+            let key = format!("{mine}{}", grant.id);
+            // Written once: a grant does not change, and its `until`
+            // computed again would differ by the clock's drift.
+            if !written.contains(&key) {
                 let until = grant
                     .expires_at
                     .map(|at| wall + u64::try_from(at.saturating_duration_since(now).as_millis()).unwrap_or(0));
@@ -96,19 +98,14 @@ pub(crate) async fn publish(
                     until,
                     granted_by: grant.granted_by.clone(),
                 };
-                (format!("{mine}{}", grant.id), shared)
-            })
-            .collect();
-        for (key, grant) in &given {
-            // `until` is written once: later ticks compute it again a little differently.
-            if !written.contains_key(key) {
-                let value = serde_json::to_vec(grant).expect("a grant serialises");
-                if store.put(key, value.into()).await.is_ok() {
-                    written.insert(key.clone(), grant.clone());
+                let value = serde_json::to_vec(&shared).expect("a grant serialises");
+                if store.put(&key, value.into()).await.is_ok() {
+                    written.insert(key.clone());
                 }
             }
+            given.insert(key);
         }
-        let gone: Vec<String> = written.keys().filter(|key| !given.contains_key(*key)).cloned().collect();
+        let gone: Vec<String> = written.difference(&given).cloned().collect();
         for key in gone {
             if store.delete(&key).await.is_ok() {
                 written.remove(&key);

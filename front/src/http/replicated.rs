@@ -53,10 +53,11 @@ impl Sessions {
     /// was last written, or always with `again` (to keep it from lapsing).
     pub(super) async fn write(&self, http: &HttpSession, again: bool) {
         let Some(replicas) = &self.replicas else { return };
-        let Some((kept, changes)) = http.session.kept() else { return };
-        if !again && http.written.lock().expect("session lock").0 == changes {
+        // Every request ends here: the record is taken only when it moved.
+        if !again && http.written.lock().expect("session lock").0 == http.session.changes() {
             return;
         }
+        let Some((kept, changes)) = http.session.kept() else { return };
         let by = replicas.name().to_string();
         let record = Record { subject: http.owner.0.clone(), path: http.owner.1.clone(), kept, by };
         let bytes = serde_json::to_vec(&record).expect("a record serialises");
