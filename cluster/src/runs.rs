@@ -14,12 +14,12 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures_util::future::{abortable, AbortHandle, Aborted};
 use tokio::sync::watch;
-use tokio::task::AbortHandle;
 
 use crate::wire::{CallReply, Outcome};
 
@@ -40,32 +40,43 @@ enum Run {
 }
 
 impl Runs {
-    /// The answer of the call `id`: `start`'s, when this is the first
-    /// request with that id, or the answer of the run the id already has.
-    pub(crate) async fn answer<F>(self: &Arc<Self>, id: &str, start: impl FnOnce() -> F) -> Bytes
+    /// The answer of the call `id`: `start`'s, run in the caller's own
+    /// task when this is the first request with that id (a task of its own
+    /// was one more wake-up on every call), or the answer of the run the id
+    /// already has.
+    pub(crate) async fn answer<F>(&self, id: &str, start: impl FnOnce() -> F) -> Bytes
     where
-        F: Future<Output = Bytes> + Send + 'static,
+        F: Future<Output = Bytes>,
     {
-        let mut waiting = {
+        let next = {
             let mut runs = self.runs.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             match runs.get(id) {
                 Some(Run::Done { answer, .. }) => return answer.clone(),
-                Some(Run::Running { answer, .. }) => answer.clone(),
+                Some(Run::Running { answer, .. }) => Err(answer.clone()),
                 None => {
                     prune(&mut runs);
                     let (sender, receiver) = watch::channel(None);
-                    let runs_after = Arc::clone(self);
-                    let key = id.to_string();
-                    let future = start();
-                    let task = tokio::spawn(async move {
-                        let answer = future.await;
-                        runs_after.finish(&key, answer.clone());
-                        let _ = sender.send(Some(answer));
-                    });
-                    runs.insert(id.to_string(), Run::Running { answer: receiver.clone(), task: task.abort_handle() });
-                    receiver
+                    let (future, task) = abortable(start());
+                    runs.insert(id.to_string(), Run::Running { answer: receiver, task });
+                    Ok((future, sender))
                 }
             }
+        };
+        let mut waiting = match next {
+            Ok((future, sender)) => {
+                // Should the run panic, `sender` goes with it, and whoever
+                // waits is told the call was cancelled.
+                let answer = match future.await {
+                    Ok(answer) => {
+                        self.finish(id, answer.clone());
+                        answer
+                    }
+                    Err(Aborted) => cancelled(),
+                };
+                let _ = sender.send(Some(answer.clone()));
+                return answer;
+            }
+            Err(waiting) => waiting,
         };
         let answer = match waiting.wait_for(Option::is_some).await {
             Ok(answer) => answer.clone().expect("waited for an answer"),
