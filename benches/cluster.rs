@@ -3,11 +3,14 @@
 //! - **a call across nodes** over the same call made locally: host nodes
 //!   are `warden serve` daemons exporting the test server; the gateway is
 //!   an embedded Warden in this process that joined the cluster and
-//!   imports it; the floor is an embedded Warden in this process running
-//!   the same test server itself. Sequential calls, p50 and p99, rounds
-//!   alternating (goal: +0.3 ms p50). Beside them, NATS alone: a
-//!   request/reply of a call's size between two clients of this process,
-//!   the part of the difference that is the network's and NATS';
+//!   imports it; beside it the same call made locally, by an embedded
+//!   Warden in this process running the same test server. Sequential
+//!   calls, p50 and p99 (goal: +0.3 ms p50), in rounds rotating with two
+//!   floors (`cluster/floors.rs`): the test server spoken to directly, and
+//!   a relay that only forwards (NATS to another process and its own test
+//!   server), so Warden's own part of the difference is printed apart from
+//!   what NATS and a second process cost. And NATS alone: a request/reply
+//!   of a call's size between two clients of this process;
 //! - **calls/s with 32 in flight** through the gateway, with one host
 //!   replica and with two;
 //! - **withdrawal**: a host replica killed (SIGKILL) or frozen (SIGSTOP),
@@ -21,6 +24,8 @@
 //! Run with `cargo bench -p warden-tests --bench cluster`.
 
 mod bench_support;
+#[path = "cluster/floors.rs"]
+mod floors;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -28,6 +33,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bench_support::{build_warden, env_usize, percentile_of, proc_status, runtime, toml_string, verdict};
+use floors::Floors;
 use warden_actors::{Warden, WardenConfig};
 use warden_cluster::Cluster;
 use warden_tests::nats::NatsServer;
@@ -93,6 +99,9 @@ fn host_config(nats: &NatsServer, node: &str, servers: usize) -> String {
 }
 
 fn main() {
+    if let Ok(url) = std::env::var(floors::RELAY_ENV) {
+        return floors::relay(&url, TEST_SERVER);
+    }
     runtime(None).block_on(run());
 }
 
@@ -164,52 +173,70 @@ async fn echo(warden: &Warden) {
     assert_eq!(result.text(), MESSAGE);
 }
 
-/// Sequential calls, rounds alternating which goes first.
+/// Sequential calls, in rounds that rotate which of the four goes first:
+/// local, across, and the two floors (`floors.rs`), so that all four see
+/// the same moments of a machine whose speed drifts.
 async fn latency(local: &Warden, gateway: &Warden, nats: &NatsServer) {
-    let rounds = env_usize("WARDEN_BENCH_ROUNDS", 6);
-    let calls = env_usize("WARDEN_BENCH_CALLS", 500);
-    for warden in [local, gateway] {
-        for _ in 0..50 {
-            echo(warden).await;
-        }
-    }
-    let mut samples: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
-    for round in 0..rounds {
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for which in order {
-            let warden = [local, gateway][which];
+    let rounds = env_usize("WARDEN_BENCH_ROUNDS", 8);
+    let calls = env_usize("WARDEN_BENCH_CALLS", 800);
+    let mut floors = Floors::start(TEST_SERVER, &nats.url(), MESSAGE).await;
+    let mut samples: [Vec<Duration>; 4] = Default::default();
+    for round in 0..rounds + 1 {
+        for turn in 0..4 {
+            let which = (round + turn) % 4;
             for _ in 0..calls / rounds {
-                let started = Instant::now();
-                echo(warden).await;
-                samples[which].push(started.elapsed());
+                let took = match which {
+                    0 => timed(echo(local)).await,
+                    1 => timed(echo(gateway)).await,
+                    2 => floors.direct().await,
+                    _ => floors.relayed().await,
+                };
+                // The first round warms up.
+                if round > 0 {
+                    samples[which].push(took);
+                }
             }
         }
     }
+    floors.stop().await;
+    let nats_alone = nats_floor(nats, calls).await;
     let ms = |samples: &Vec<Duration>, pct: f64| percentile_of(samples.clone(), pct).as_secs_f64() * 1000.0;
-    let over = ms(&samples[1], 50.0) - ms(&samples[0], 50.0);
-    let floor = nats_floor(nats, calls).await;
-    println!("\na call across nodes, over the same call made locally ({calls} sequential calls each, {rounds} rounds alternating)");
+    let [local, across, direct, relayed] = &samples;
+    let over = ms(across, 50.0) - ms(local, 50.0);
+    println!("\na call across nodes, over the same call made locally ({calls} sequential calls each, {rounds} rounds rotating)");
     println!("metric               local   across   difference   goal");
     println!(
         "p50 latency (ms)   {:>7.3}  {:>7.3}   {over:>+9.3}   ≤ +0.3 ms: {}",
-        ms(&samples[0], 50.0),
-        ms(&samples[1], 50.0),
+        ms(local, 50.0),
+        ms(across, 50.0),
         verdict(over <= 0.3)
     );
     println!(
         "p99 latency (ms)   {:>7.3}  {:>7.3}   {:>+9.3}",
-        ms(&samples[0], 99.0),
-        ms(&samples[1], 99.0),
-        ms(&samples[1], 99.0) - ms(&samples[0], 99.0)
+        ms(local, 99.0),
+        ms(across, 99.0),
+        ms(across, 99.0) - ms(local, 99.0)
     );
+    println!("floors, in the same rounds                                     p50 ms   p99 ms");
+    let floor_row = |label: &str, samples: &Vec<Duration>| {
+        println!("  {label:<60} {:>7.3}  {:>7.3}", ms(samples, 50.0), ms(samples, 99.0));
+    };
+    floor_row("direct: the test server on this process's pipes", direct);
+    floor_row("a relay that only forwards: NATS, a process, the same pipes", relayed);
+    floor_row(&format!("NATS alone (after the rounds): request/reply of {} bytes", nats_alone.0), &nats_alone.1);
+    let floor_gap = ms(relayed, 50.0) - ms(direct, 50.0);
     println!(
-        "NATS alone: request/reply of {} bytes, p50 {:.3} ms, p99 {:.3} ms (of the difference, {:.3} ms is Warden's: \
-         the gateway's link, the host's dispatch and its second pipeline)",
-        floor.0,
-        ms(&floor.1, 50.0),
-        ms(&floor.1, 99.0),
-        over - ms(&floor.1, 50.0)
+        "p50: of the difference, {floor_gap:.3} ms is the floors' (relay − direct: NATS both ways, a second process); \
+         Warden's own is local − direct {:+.3} ms on one node, across − relay {:+.3} ms over two",
+        ms(local, 50.0) - ms(direct, 50.0),
+        ms(across, 50.0) - ms(relayed, 50.0)
     );
+}
+
+async fn timed(call: impl std::future::Future<Output = ()>) -> Duration {
+    let started = Instant::now();
+    call.await;
+    started.elapsed()
 }
 
 /// NATS alone, the floor under a call across nodes: `calls` sequential
