@@ -52,6 +52,7 @@ mod left_tasks;
 mod plans;
 mod policy_api;
 mod reload;
+mod resource_holds;
 mod scope;
 
 pub use attached::AttachError;
@@ -90,6 +91,8 @@ struct Core {
     client: Arc<ClientFeatures>,
     /// The tasks of calls in flight, and those an earlier process left.
     task_journal: Arc<crate::task_journal::TaskJournal>,
+    /// Who holds each resource subscription, whatever face made it.
+    resource_holds: resource_holds::ResourceHolds,
 }
 
 /// A server to run, for hosts and tests that bring their own transport.

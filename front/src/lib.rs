@@ -38,10 +38,11 @@
 //! its users today; a host that embeds Warden can serve MCP with it too.
 //!
 //! What is shared between sessions is here (`Upstream`): one server
-//! connection serves every client, so resource subscriptions are counted
-//! (the server is unsubscribed after the last session leaves) and the log level sent
-//! upstream is the most verbose any session asked for, each session then
-//! filtering what it gets.
+//! connection serves every client, so the log level sent upstream is the
+//! most verbose any session asked for, each session then filtering what it
+//! gets. Resource subscriptions are counted by Warden itself
+//! ([`Warden::hold_resource`]), across every face that subscribes: the
+//! server is unsubscribed after the last holder, whoever it is.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -122,8 +123,6 @@ impl Drop for AbortOnDrop {
 /// What Warden has asked of each upstream server on the sessions' behalf.
 #[derive(Default)]
 struct Upstream {
-    /// (server, the server's URI) → how many sessions are subscribed.
-    subscriptions: HashMap<(String, String), usize>,
     /// The log level last sent to each server.
     levels: HashMap<String, LogLevel>,
 }
@@ -165,8 +164,8 @@ impl Front {
 
     /// A restarted server has a new connection that knows nothing of what
     /// Warden asked of the old one: when a server connects again, its log
-    /// level and its resource subscriptions are sent again. Ends with the
-    /// front or with Warden.
+    /// level is sent again (its subscriptions, by Warden: see
+    /// [`Warden::hold_resource`]). Ends with the front or with Warden.
     async fn upkeep(front: std::sync::Weak<Front>) {
         let Some(mut changes) = front.upgrade().map(|front| front.warden.status_changes()) else { return };
         // Each server's last connection; a newer one is a reconnection.
@@ -186,74 +185,29 @@ impl Front {
         }
     }
 
-    /// Sends `server` again the level and subscriptions the sessions want.
+    /// Sends `server` again the level the sessions want.
     async fn reapply(&self, server: &str) {
-        let (level, uris) = {
-            let upstream = self.upstream.lock().expect("front lock");
-            let uris: Vec<String> =
-                upstream.subscriptions.keys().filter(|(name, _)| name == server).map(|(_, uri)| uri.clone()).collect();
-            (upstream.levels.get(server).copied(), uris)
-        };
-        if level.is_none() && uris.is_empty() {
-            return;
-        }
-        tracing::info!(
-            server,
-            subscriptions = uris.len(),
-            "server reconnected: sending its log level and subscriptions again"
-        );
-        if let Some(level) = level {
-            let params = json!({ "level": level.name() });
-            if let Err(error) =
-                self.warden.host().request(server, ServerRequest::SetLogLevel, params, CallOptions::default()).await
-            {
-                tracing::debug!(server, %error, "setting the log level again failed");
-            }
-        }
-        for uri in uris {
-            if let Err(error) = self
-                .warden
-                .host()
-                .request(server, ServerRequest::Subscribe, json!({ "uri": uri }), CallOptions::default())
-                .await
-            {
-                tracing::warn!(server, %error, "subscribing again to '{uri}' failed");
-            }
+        let level = self.upstream.lock().expect("front lock").levels.get(server).copied();
+        let Some(level) = level else { return };
+        tracing::info!(server, "server reconnected: sending its log level again");
+        let params = json!({ "level": level.name() });
+        if let Err(error) =
+            self.warden.host().request(server, ServerRequest::SetLogLevel, params, CallOptions::default()).await
+        {
+            tracing::debug!(server, %error, "setting the log level again failed");
         }
     }
 
     /// Counts one more session subscribed to `uri` of `server` (the session
     /// has subscribed upstream itself).
     fn count_subscriber(&self, server: &str, uri: &str) {
-        let mut upstream = self.upstream.lock().expect("front lock");
-        *upstream.subscriptions.entry((server.to_string(), uri.to_string())).or_default() += 1;
+        self.warden.hold_resource(server, uri);
     }
 
-    /// Counts one subscriber less, unsubscribing upstream after the last.
+    /// Counts one subscriber less, unsubscribing upstream after the last
+    /// holder (of any face).
     async fn unsubscribe(&self, server: &str, uri: &str) {
-        let key = (server.to_string(), uri.to_string());
-        let last = {
-            let mut upstream = self.upstream.lock().expect("front lock");
-            match upstream.subscriptions.get_mut(&key) {
-                Some(count) if *count > 1 => {
-                    *count -= 1;
-                    false
-                }
-                Some(_) => {
-                    upstream.subscriptions.remove(&key);
-                    true
-                }
-                None => false,
-            }
-        };
-        if last {
-            let params = json!({ "uri": uri });
-            if let Err(error) =
-                self.warden.host().request(server, ServerRequest::Unsubscribe, params, CallOptions::default()).await
-            {
-                tracing::debug!(server, %error, "unsubscribing upstream failed");
-            }
-        }
+        self.warden.release_resource(server, uri).await;
     }
 
     /// Makes `server` send log messages at `level` or more verbose.

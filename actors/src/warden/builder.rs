@@ -316,6 +316,9 @@ async fn spawn(
         notices,
         client,
         task_journal,
+        resource_holds: Default::default(),
     };
-    Ok(Warden { core: Arc::new(core) })
+    let core = Arc::new(core);
+    super::resource_holds::start(&core);
+    Ok(Warden { core })
 }
