@@ -249,10 +249,51 @@ fn a_remote_servers_resources_and_prompts_are_served_through_a_gateways_front() 
         json!({"name": "everything__args-prompt", "arguments": {"city": "Paris", "state": "Texas"}}),
     );
     assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "What's weather in Paris, Texas?", "{prompt}");
-    // Subscriptions are not relayed: said, not silently dropped.
+    // A subscription is held on the node that runs the server.
     let subscribed = request(5, "resources/subscribe", json!({"uri": instructions}));
-    let problem = subscribed["error"]["message"].as_str().unwrap_or_default();
-    assert!(problem.contains("another node") && problem.contains("resources/subscribe"), "{subscribed}");
+    assert_eq!(subscribed["result"], json!({}), "{subscribed}");
+}
+
+#[test]
+fn a_remote_servers_resource_updates_and_list_changes_reach_the_gateways_front_clients() {
+    use warden_tests::real_servers::{python_script, python_server_command};
+    let nats = NatsServer::start(&warden_tests::scratch_dir("cluster-updates-nats"), "");
+    // A runs the Python SDK's era server (both eras: A speaks 2026-07-28
+    // to it, subscribing through `subscriptions/listen`).
+    let a = Home::new("cluster-updates-a");
+    let (python, mut args) = python_server_command(&python_script("era_server.py"));
+    args.push("dual".into());
+    let config = format!(
+        "[servers.era]\ncommand = {python:?}\nargs = {args:?}\nstartup_timeout_secs = 60\n\
+         [cluster]\nnats = [\"{}\"]\nnode = \"a\"\nexport = [\"era\"]\n",
+        nats.url()
+    );
+    std::fs::write(&a.config, config).unwrap();
+    assert!(a.warden(&["status"]).status.success());
+    // B is the gateway: the Python SDK's client uses its front.
+    let b = Home::new("cluster-updates-b");
+    let config = format!(
+        "[security]\nauto_approve = true\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n\
+         [cluster]\nnats = [\"{}\"]\nnode = \"b\"\n",
+        nats.url()
+    );
+    std::fs::write(&b.config, config).unwrap();
+    let port = b.front_port();
+    let start = Instant::now();
+    while !String::from_utf8_lossy(&b.warden(&["tools"]).stdout).contains("era__touch") {
+        assert!(start.elapsed() < Duration::from_secs(60), "A's server never reached B");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (program, mut args) = python_server_command(&python_script("updates_client.py"));
+    args.extend([format!("http://127.0.0.1:{port}/mcp"), TOKEN.to_string(), "era".to_string()]);
+    let seen = b.client_json(&program, &args);
+    let note = "warden://era/note://current";
+    let updated = seen["updated"].as_array().cloned().unwrap_or_default();
+    assert!(!updated.is_empty() && updated.iter().all(|uri| uri == note), "the update on A reached B's client: {seen}");
+    assert_eq!(seen["list_changed"], true, "{seen}");
+    let listed = seen["listed"].as_array().cloned().unwrap_or_default();
+    assert!(listed.contains(&json!("warden://era/note://fresh")), "the new resource is listed: {seen}");
+    assert_eq!(seen["after_unsubscribe"], json!([]), "no update after unsubscribing: {seen}");
 }
 
 #[test]

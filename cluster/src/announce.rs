@@ -153,6 +153,7 @@ fn entries(snapshot: &Snapshot, node: &str, exports: &Exports) -> HashMap<String
                     resources: offers.resources,
                     prompts: offers.prompts,
                     completions: offers.completions,
+                    subscribe: offers.subscribe,
                 }),
             };
             by_server.insert(status.name.clone(), entry);

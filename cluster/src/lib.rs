@@ -34,8 +34,10 @@
 //! questions put to the caller on the entering node), `metrics.rs` (its series, by node
 //! and server), `grants.rs` (grants given
 //! on one node covering calls on all), `fronts.rs` (the sessions
-//! of front replicas, kept in a bucket every node's front reads). The design and the
-//! failure table are in `docs/cluster.md`.
+//! of front replicas, kept in a bucket every node's front reads),
+//! `updates.rs` (other nodes' subscriptions to this node's resources, and
+//! what its servers announce, passed on). The design and the failure
+//! table are in `docs/cluster.md`.
 
 mod announce;
 mod approvals;
@@ -52,6 +54,7 @@ mod questions;
 mod remote;
 mod runs;
 mod serve;
+mod updates;
 mod view;
 mod waiting;
 mod wire;
@@ -189,6 +192,18 @@ impl Cluster {
         tasks.push(tokio::spawn(grants::mirror(warden.clone(), names.clone(), store, mirrors)).abort_handle());
         tasks.push(tokio::spawn(grants::answer_revokes(client.clone(), names.clone(), warden.clone())).abort_handle());
         let metrics = warden.metrics().extension(metrics::ClusterMetrics::register);
+        // Other nodes' subscriptions to these servers' resources, and what
+        // the servers announce.
+        let updates = Arc::new(updates::Updates::new(
+            warden.clone(),
+            client.clone(),
+            names.clone(),
+            exported.clone(),
+            buckets.nodes.clone(),
+        ));
+        tasks.push(tokio::spawn(updates.clone().answer_holds()).abort_handle());
+        tasks.push(tokio::spawn(updates.clone().publish_notices()).abort_handle());
+        tasks.push(tokio::spawn(updates.prune()).abort_handle());
         let host = Arc::new(serve::Host {
             metrics: metrics.clone(),
             client: client.clone(),

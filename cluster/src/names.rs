@@ -161,6 +161,18 @@ impl Names {
         format!("{}.front.relay.{node}", self.prefix)
     }
 
+    /// Where `node` takes other nodes' subscriptions to its servers'
+    /// resources.
+    pub(crate) fn holds(&self, node: &str) -> String {
+        format!("{}.resources.{node}", self.prefix)
+    }
+
+    /// Where the nodes serving `server` publish what it says for the
+    /// nodes that import it.
+    pub(crate) fn notices(&self, server: &str) -> String {
+        format!("{}.notice.{server}", self.prefix)
+    }
+
     /// `node`'s `server` in the catalog.
     pub(crate) fn catalog_key(node: &str, server: &str) -> String {
         format!("{node}.{server}")

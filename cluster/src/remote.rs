@@ -12,10 +12,11 @@
 //! and, for a server that offers them, the reads of its resources,
 //! prompts and completions (`wire::RELAYED`), by the same road and the
 //! same failure table (reads are repeated elsewhere when their outcome is
-//! unknown). Subscriptions to a remote server's resources are not
-//! relayed: refused with a clear error.
+//! unknown). Subscriptions to its resources are held on every node that
+//! serves it, and what those nodes publish of its updates and list
+//! changes is told the actor (`remote/holds.rs`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,6 +35,7 @@ use crate::names::Names;
 use crate::wire::{Cancel, Offers, RELAYED};
 
 mod call;
+mod holds;
 mod routes;
 
 pub(crate) use routes::AskRoutes;
@@ -153,11 +155,14 @@ impl Connector for RemoteConnector {
             sink,
             calls: Mutex::new(HashMap::new()),
             asked: Mutex::new(HashMap::new()),
+            subscribed: Mutex::new(BTreeSet::new()),
         });
         let watcher = tokio::spawn(announce_changes(link.clone()));
+        let notices = tokio::spawn(holds::hear_notices(link.clone()));
         let closing = link.clone();
         let closer = Box::pin(async move {
             watcher.abort();
+            notices.abort();
             closing.cancel_all();
         });
         let connection = Connection::new(Box::new(LinkOutbound(link)), closer, StderrTail::default());
@@ -180,6 +185,8 @@ pub(crate) struct Link {
     /// Questions handed to the actor for the node that runs a call
     /// (`asks.rs`), by the id given them here: where the answer goes.
     asked: Mutex<HashMap<String, oneshot::Sender<Message>>>,
+    /// The URIs of its resources the actor subscribed to.
+    subscribed: Mutex<BTreeSet<String>>,
 }
 
 /// A call under way.
@@ -190,6 +197,10 @@ pub(crate) struct Running {
 }
 
 impl Link {
+    fn subscribed(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.subscribed.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     /// Answers the actor's request `id`.
     pub(crate) fn answer(&self, id: RequestId, outcome: Result<Value, ErrorObject>) {
         let running = self.calls.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&id);
@@ -218,10 +229,10 @@ impl Link {
                         let offers = self.server.serving().offers;
                         let mut capabilities = json!({ "tools": { "listChanged": true } });
                         if offers.resources {
-                            capabilities["resources"] = json!({});
+                            capabilities["resources"] = json!({ "subscribe": offers.subscribe, "listChanged": true });
                         }
                         if offers.prompts {
-                            capabilities["prompts"] = json!({});
+                            capabilities["prompts"] = json!({ "listChanged": true });
                         }
                         if offers.completions {
                             capabilities["completions"] = json!({});
@@ -235,6 +246,8 @@ impl Link {
                     "tools/list" => Ok(json!({ "tools": *self.server.serving().tools })),
                     "ping" => Ok(json!({})),
                     "tools/call" => return self.start_call(id, "tools/call", request.params.unwrap_or(Value::Null)),
+                    "resources/subscribe" => return holds::start(self, id, true, request.params),
+                    "resources/unsubscribe" => return holds::start(self, id, false, request.params),
                     read if RELAYED.contains(&read) => {
                         let read = RELAYED.iter().find(|relayed| **relayed == read).expect("listed");
                         return self.start_call(id, read, request.params.unwrap_or(Value::Null));
@@ -242,8 +255,8 @@ impl Link {
                     other => Err(ErrorObject::new(
                         ErrorCode::METHOD_NOT_FOUND,
                         format!(
-                            "'{}' is a server of another node: its tools, resources, prompts and completions are \
-                             relayed through the cluster, not `{other}`",
+                            "'{}' is a server of another node: its tools, resources (and their subscriptions), \
+                             prompts and completions are relayed through the cluster, not `{other}`",
                             self.server.name
                         ),
                     )),
@@ -343,14 +356,25 @@ impl Outbound for LinkOutbound {
     }
 }
 
-/// Tells the actor `tools/list_changed` whenever the tools change.
+/// Tells the actor `tools/list_changed` whenever the tools change, and
+/// asks nodes that start serving the server to hold this connection's
+/// subscriptions.
 async fn announce_changes(link: Arc<Link>) {
     let mut serving = link.server.serving.subscribe();
-    let mut tools = serving.borrow_and_update().tools.clone();
+    let (mut tools, mut nodes) = {
+        let now = serving.borrow_and_update();
+        (now.tools.clone(), now.nodes.clone())
+    };
     while serving.changed().await.is_ok() {
-        let now = serving.borrow_and_update().tools.clone();
-        if now != tools {
-            tools = now;
+        let (now_tools, now_nodes) = {
+            let now = serving.borrow_and_update();
+            (now.tools.clone(), now.nodes.clone())
+        };
+        let added: Vec<String> = now_nodes.iter().filter(|node| !nodes.contains(node)).cloned().collect();
+        holds::hold_on(&link, added);
+        nodes = now_nodes;
+        if now_tools != tools {
+            tools = now_tools;
             (link.sink)(TransportEvent::Message(Message::notification("notifications/tools/list_changed", None)));
         }
     }

@@ -38,11 +38,14 @@ pub(crate) struct Offers {
     pub(crate) resources: bool,
     pub(crate) prompts: bool,
     pub(crate) completions: bool,
+    /// Subscriptions to its resources (older nodes: none).
+    #[serde(default)]
+    pub(crate) subscribe: bool,
 }
 
 /// The requests of a remote server relayed through the cluster: reads
 /// only, so each may be repeated on another node when its outcome is
-/// unknown. Subscriptions are not relayed.
+/// unknown. Subscriptions go their own way ([`Hold`]).
 pub(crate) const RELAYED: [&str; 6] = [
     "resources/list",
     "resources/templates/list",
@@ -120,4 +123,27 @@ pub(crate) struct CatalogEntry {
 pub(crate) struct Cancel {
     /// The call's id.
     pub(crate) id: String,
+}
+
+/// "Node `node` holds (or lets go of) a subscription to `uri` of your
+/// `server`": answered with a [`CallReply`] (`Result({})` once the
+/// server is subscribed).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Hold {
+    pub(crate) server: String,
+    pub(crate) uri: String,
+    /// The node that holds it.
+    pub(crate) node: String,
+    /// `true`: subscribe; `false`: let go.
+    pub(crate) subscribe: bool,
+}
+
+/// What an exported server said that importing nodes pass on to their
+/// clients: `notifications/resources/updated` (its `uri` only) or a
+/// resource or prompt list change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Notice {
+    pub(crate) method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) uri: Option<String>,
 }
