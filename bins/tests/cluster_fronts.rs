@@ -330,3 +330,46 @@ fn a_remote_servers_questions_are_asked_of_the_client_whose_call_it_is_on_the_no
         assert_eq!(pending, "nothing is waiting for a person\n");
     }
 }
+
+#[test]
+fn a_question_the_remote_server_gives_up_on_is_withdrawn_from_the_client_on_the_entering_node() {
+    let nats = NatsServer::start(&warden_tests::scratch_dir("cluster-give-up-nats"), "");
+    let a = common::cluster::asking_node("cluster-give-up-a", &nats);
+    assert!(a.warden(&["status"]).status.success());
+    let b = Home::new("cluster-give-up-b");
+    let config = format!(
+        "[security]\nauto_approve = true\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n\
+         [cluster]\nnats = [\"{}\"]\nnode = \"b\"\n",
+        nats.url()
+    );
+    std::fs::write(&b.config, config).unwrap();
+    let port = b.front_port();
+    let start = Instant::now();
+    while !String::from_utf8_lossy(&b.warden(&["tools"]).stdout).contains("py__give_up") {
+        assert!(start.elapsed() < Duration::from_secs(30), "A's server never reached B");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // A client that answers forms, but is slow to: the server on A gives
+    // up on its question after a second and goes on with the call.
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "slow", "version": "1"}}});
+    let session = Http::connect(port).initialize_with("/mcp", TOKEN, &initialize).unwrap();
+    let body = call(1, "py__give_up", json!({})).to_string();
+    let extra = "Content-Type: application/json\r\n";
+    let (mut stream, first) = events(port, &request("POST", port, &session, extra, &body), 1);
+    let asked_at = Instant::now();
+    let asked = &first[0].1;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let withdrawn = read_events(&mut stream, 1).remove(0).1;
+    let withdrawn_after = asked_at.elapsed();
+    assert_eq!(withdrawn["method"], "notifications/cancelled", "{withdrawn}");
+    assert_eq!(withdrawn["params"]["requestId"], asked["id"], "the question asked is the one withdrawn: {withdrawn}");
+    assert!(
+        withdrawn_after < Duration::from_millis(1900),
+        "withdrawn when the server gave up (after 1 s), not when the call ended (after 3 s): {withdrawn_after:?}"
+    );
+    let result = read_events(&mut stream, 1).remove(0).1;
+    assert_eq!(result["id"], 1, "{result}");
+    assert_eq!(result["result"]["content"][0]["text"], "gave up", "{result}");
+}

@@ -301,11 +301,15 @@ impl Link {
 
     /// Puts `method` to the actor as the server's request during its call
     /// `during`; the actor's answer (`None`: the connection closed first).
+    /// Dropped before the answer (the server gave up on it), the request
+    /// is withdrawn from the actor, as a server withdraws its own.
     pub(crate) async fn ask(&self, during: RequestId, method: &str, params: Value) -> Option<Message> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = format!("cluster-ask-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let (sender, answered) = oneshot::channel();
         self.asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(id.clone(), sender);
+        // Answered, the entry is gone and dropping this does nothing.
+        let _withdraw = WithdrawUnanswered { link: self, id: id.clone() };
         let request =
             warden_protocol::Request { id: RequestId::String(id), method: method.to_string(), params: Some(params) };
         (self.sink)(TransportEvent::RequestDuring { request, during });
@@ -337,6 +341,22 @@ impl Link {
             .collect();
         for running in calls {
             self.stop(running);
+        }
+    }
+}
+
+/// Withdraws a question put to the actor when it is dropped unanswered.
+struct WithdrawUnanswered<'a> {
+    link: &'a Link,
+    id: String,
+}
+
+impl Drop for WithdrawUnanswered<'_> {
+    fn drop(&mut self) {
+        let waiting = self.link.asked.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&self.id);
+        if waiting.is_some() {
+            let params = json!({ "requestId": self.id, "reason": "the server gave up on its question" });
+            (self.link.sink)(TransportEvent::Message(Message::notification("notifications/cancelled", Some(params))));
         }
     }
 }

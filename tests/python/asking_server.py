@@ -21,6 +21,10 @@ Tools:
 * `ask_twice()` asks two questions at once and returns both outcomes,
   comma-separated (a client that allows one question at a time per call
   refuses the second).
+* `give_up()` asks for a booking, gives up on the question after a
+  second (the SDK then tells the client `notifications/cancelled`), waits
+  two more seconds and returns `gave up` (or what the person said, had
+  they answered in time).
 * `roots()` returns the client's roots, one URI a line (`error: ...` if
   the client refused).
 * `roots_changes()` returns how many `notifications/roots/list_changed`
@@ -30,6 +34,8 @@ Tools:
 
 import asyncio
 import sys
+
+import anyio
 from typing import Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -70,6 +76,15 @@ async def sign_in(ctx: Context) -> str:
         return f"url {result.action}"
     except Exception as error:
         return f"error: {error}"
+
+
+@server.tool()
+async def give_up(ctx: Context) -> str:
+    """Asks for a booking, and gives up on the question after a second."""
+    with anyio.move_on_after(1):
+        return outcome(await ctx.elicit("Quick: how many nights?", Booking))
+    await anyio.sleep(2)
+    return "gave up"
 
 
 @server.tool()
