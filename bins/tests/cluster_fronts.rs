@@ -33,6 +33,25 @@ fn front_node(label: &str, node: &str, nats: &NatsServer) -> (Home, u16) {
     (home, port)
 }
 
+/// Node B, the gateway: no servers of its own, a front taking [`TOKEN`],
+/// auto-approving; returned once `tool` of another node is listed there.
+fn gateway_front(label: &str, nats: &NatsServer, tool: &str) -> (Home, u16) {
+    let b = Home::new(label);
+    let config = format!(
+        "[security]\nauto_approve = true\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n\
+         [cluster]\nnats = [\"{}\"]\nnode = \"b\"\n",
+        nats.url()
+    );
+    std::fs::write(&b.config, config).unwrap();
+    let port = b.front_port();
+    let start = Instant::now();
+    while !String::from_utf8_lossy(&b.warden(&["tools"]).stdout).contains(tool) {
+        assert!(start.elapsed() < Duration::from_secs(60), "{tool} of another node never reached B");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    (b, port)
+}
+
 /// A POST answered as JSON (the client takes no stream).
 fn post(port: u16, session: &str, message: &Value) -> Value {
     let bearer = format!("Bearer {TOKEN}");
@@ -271,19 +290,7 @@ fn a_remote_servers_resource_updates_and_list_changes_reach_the_gateways_front_c
     std::fs::write(&a.config, config).unwrap();
     assert!(a.warden(&["status"]).status.success());
     // B is the gateway: the Python SDK's client uses its front.
-    let b = Home::new("cluster-updates-b");
-    let config = format!(
-        "[security]\nauto_approve = true\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n\
-         [cluster]\nnats = [\"{}\"]\nnode = \"b\"\n",
-        nats.url()
-    );
-    std::fs::write(&b.config, config).unwrap();
-    let port = b.front_port();
-    let start = Instant::now();
-    while !String::from_utf8_lossy(&b.warden(&["tools"]).stdout).contains("era__touch") {
-        assert!(start.elapsed() < Duration::from_secs(60), "A's server never reached B");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let (b, port) = gateway_front("cluster-updates-b", &nats, "era__touch");
     let (program, mut args) = python_server_command(&python_script("updates_client.py"));
     args.extend([format!("http://127.0.0.1:{port}/mcp"), TOKEN.to_string(), "era".to_string()]);
     let seen = b.client_json(&program, &args);
@@ -304,19 +311,7 @@ fn a_remote_servers_questions_are_asked_of_the_client_whose_call_it_is_on_the_no
     let a = common::cluster::asking_node("cluster-asking-a", &nats);
     assert!(a.warden(&["status"]).status.success());
     // B is the gateway; the Python SDK's client, which answers questions, uses B's front.
-    let b = Home::new("cluster-asking-b");
-    let config = format!(
-        "[security]\nauto_approve = true\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n\
-         [cluster]\nnats = [\"{}\"]\nnode = \"b\"\n",
-        nats.url()
-    );
-    std::fs::write(&b.config, config).unwrap();
-    let port = b.front_port();
-    let start = Instant::now();
-    while !String::from_utf8_lossy(&b.warden(&["tools"]).stdout).contains("py__book_table") {
-        assert!(start.elapsed() < Duration::from_secs(30), "A's server never reached B");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let (b, port) = gateway_front("cluster-asking-b", &nats, "py__book_table");
     let (program, mut args) = python_server_command(&python_script("ask_client.py"));
     args.extend(["http".to_string(), format!("http://127.0.0.1:{port}/mcp"), TOKEN.to_string()]);
     let seen = b.client_json(&program, &args);
@@ -336,19 +331,7 @@ fn a_question_the_remote_server_gives_up_on_is_withdrawn_from_the_client_on_the_
     let nats = NatsServer::start(&warden_tests::scratch_dir("cluster-give-up-nats"), "");
     let a = common::cluster::asking_node("cluster-give-up-a", &nats);
     assert!(a.warden(&["status"]).status.success());
-    let b = Home::new("cluster-give-up-b");
-    let config = format!(
-        "[security]\nauto_approve = true\n[front]\nlisten = \"127.0.0.1:0\"\ntokens = [{{ token = \"{TOKEN}\" }}]\n\
-         [cluster]\nnats = [\"{}\"]\nnode = \"b\"\n",
-        nats.url()
-    );
-    std::fs::write(&b.config, config).unwrap();
-    let port = b.front_port();
-    let start = Instant::now();
-    while !String::from_utf8_lossy(&b.warden(&["tools"]).stdout).contains("py__give_up") {
-        assert!(start.elapsed() < Duration::from_secs(30), "A's server never reached B");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let (_b, port) = gateway_front("cluster-give-up-b", &nats, "py__give_up");
     // A client that answers forms, but is slow to: the server on A gives
     // up on its question after a second and goes on with the call.
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
