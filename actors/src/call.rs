@@ -65,6 +65,7 @@ use crate::policy_rules::PolicyRules;
 use crate::progress::{CallLogs, ProgressSink};
 use crate::registry::Snapshot;
 use crate::tickets::fresh_ticket;
+use crate::tool_search;
 
 pub(crate) mod admit;
 mod attempt;
@@ -249,9 +250,31 @@ pub(crate) struct CallPath {
     pub(crate) metrics: Arc<Metrics>,
     /// Where every call is recorded, when the host keeps an audit log.
     pub(crate) audit: Option<Arc<dyn AuditSink>>,
+    /// The index `find_tools` searches, shared by every caller.
+    pub(crate) search: Arc<crate::tool_search::ToolSearch>,
 }
 
 impl CallPath {
+    /// The tools of `snapshot` that best match `query` for `caller` (its
+    /// allowlist applied first).
+    pub(crate) fn find_tools(
+        &self,
+        snapshot: &Snapshot,
+        rules: &PolicyRules,
+        caller: Caller<'_>,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<tool_search::FoundTool>, CallError> {
+        let found = match caller {
+            None => self.search.find(snapshot, &|_| true, query, limit),
+            Some(agent) => {
+                let allowed = &admit::agent_rules(rules, agent)?.allowed_tools;
+                self.search.find(snapshot, &|name| allowed.matches(name), query, limit)
+            }
+        };
+        Ok(found)
+    }
+
     /// Runs the tool `name` for `caller`, through steps 0–4 above,
     /// counted in the metrics (a call dropped midway as cancelled).
     pub(crate) async fn call(
@@ -318,6 +341,14 @@ impl CallPath {
             }
             let tools = self.snapshot.borrow().tools();
             return describe::answer(&tools, &rules, caller, &Value::Object(arguments));
+        }
+        if name == tool_search::FIND_TOOLS {
+            let snapshot = self.snapshot.borrow().clone();
+            let found = match tool_search::arguments_of(&arguments) {
+                Ok((query, limit)) => Ok(self.find_tools(&snapshot, &rules, caller, &query, limit)?),
+                Err(mistake) => Err(mistake),
+            };
+            return Ok(tool_search::answer(found));
         }
         // 1. Resolve, once: the snapshot is held for the whole call, so its
         // names are borrowed, not copied, and the first attempt goes by

@@ -467,7 +467,7 @@ fn with_expected_values(problem: String) -> String {
         ("enum Risk ", "\"low\", \"medium\" or \"high\""),
         ("enum Approval ", "\"never\", \"always\" or \"unless_auto_approved\""),
         ("enum LeakAction ", "\"redact\", \"block\" or \"off\""),
-        ("enum Detail ", "\"full\", \"summary\" or \"brief\""),
+        ("enum Detail ", "\"full\", \"summary\", \"brief\" or \"deferred\""),
     ];
     match EXPECTED.iter().find(|(name, _)| problem.contains(name)) {
         Some((_, values)) => format!("{problem}; expected {values}"),

@@ -20,6 +20,10 @@
 //!   and ending in `…` when longer) followed by ` Call describe_tool for its
 //!   parameters.`; and `inputSchema` `{"type":"object"}`. The model fetches
 //!   the real schema when it decides to use the tool.
+//! - **`deferred`**: not in the presented list at all; the model finds it
+//!   with the built-in `find_tools` (tool search), which a list that
+//!   defers any tool carries. [`present_tool`] shows a deferred tool as
+//!   `brief`, for a caller that presents it anyway.
 //!
 //! Rules map tool names to details. A rule's pattern is an exact tool name,
 //! or a glob when it contains `*` (any run of characters), `?` (one
@@ -52,6 +56,8 @@ pub enum Detail {
     Summary,
     /// One line and no schema.
     Brief,
+    /// Not presented: found with `find_tools`.
+    Deferred,
 }
 
 /// Why a tool profile was refused.
@@ -176,7 +182,7 @@ pub fn present_tool(name: &str, tool: &Value, detail: Detail, summary: Option<&s
             }
             Value::Object(shown)
         }
-        Detail::Brief => {
+        Detail::Brief | Detail::Deferred => {
             let line = cut_chars(&short(), BRIEF_CHARS);
             let description = if line.is_empty() { BRIEF_HINT.to_string() } else { format!("{line} {BRIEF_HINT}") };
             json!({ "name": name, "description": description, "inputSchema": { "type": "object" } })

@@ -305,7 +305,8 @@ async fn spawn(
         }
     };
     let slots = watch::Sender::new(Arc::new(slots));
-    let path = CallPath { snapshot, slots, rules, gate, gate_view, client: client.clone(), metrics, audit };
+    let search = Arc::default();
+    let path = CallPath { snapshot, slots, rules, gate, gate_view, client: client.clone(), metrics, audit, search };
     let core = Core {
         path,
         hub,

@@ -15,6 +15,7 @@ use crate::call::{admit, describe, Caller};
 use crate::error::{CallError, GrantError};
 use crate::policy_gate::GateMsg;
 use crate::registry::ToolEntry;
+use crate::tool_search::{self, FoundTool};
 
 /// One tool and its resolved policy.
 #[derive(Debug, Clone, Serialize)]
@@ -56,20 +57,42 @@ impl Warden {
                 known: rules.profile_names().map(str::to_string).collect(),
             })?),
         };
+        let mut deferred = false;
         let mut presented: Vec<Value> = tools
             .iter()
-            .map(|entry| {
+            .filter_map(|entry| {
                 let detail = profile.map_or(Detail::Full, |profile| profile.detail_for(&entry.name));
-                let definition = serde_json::to_value(&entry.tool).expect("a tool serialises");
                 let summary = match detail {
                     Detail::Full => None,
+                    Detail::Deferred => {
+                        deferred = true;
+                        return None;
+                    }
                     Detail::Summary | Detail::Brief => self.summary_of(&entry.server, &entry.tool.name),
                 };
-                present_tool(&entry.name, &definition, detail, summary.as_deref())
+                let definition = serde_json::to_value(&entry.tool).expect("a tool serialises");
+                Some(present_tool(&entry.name, &definition, detail, summary.as_deref()))
             })
             .collect();
         presented.push(describe::definition());
+        // Tools left out are found by what they do.
+        if deferred {
+            presented.push(tool_search::definition());
+        }
         Ok(presented)
+    }
+
+    /// The `limit` tools that best match `query` among those `caller` may
+    /// call, best first.
+    pub(super) fn find_tools_for(
+        &self,
+        caller: Caller<'_>,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<FoundTool>, CallError> {
+        let rules = self.core.path.rules.borrow().clone();
+        let snapshot = self.snapshot();
+        self.core.path.find_tools(&snapshot, &rules, caller, query, limit)
     }
 
     /// The full definition of `name`, if `caller` may see it.

@@ -89,13 +89,23 @@ impl Scope {
 
     /// The tools as a model is shown them, at the detail `profile` gives
     /// each, followed by Warden's built-in `describe_tool`, with which the
-    /// model fetches the full definition of a tool it was shown briefly.
+    /// model fetches the full definition of a tool it was shown briefly —
+    /// and, when the profile defers any tool (leaves it out), by
+    /// [`FIND_TOOLS`](crate::FIND_TOOLS), with which it finds them.
     pub fn presented_tools(&self, profile: ProfileChoice<'_>) -> Result<Vec<Value>, CallError> {
         let named = match profile {
             ProfileChoice::Own => None,
             ProfileChoice::Named(name) => Some(name),
         };
         self.warden.presented_tools_for(self.agent(), named)
+    }
+
+    /// The `limit` tools (1 to 20) this scope may call that best match
+    /// `query` — what the caller wants done, in words — best first, each
+    /// with its full definition and why it matched. What the built-in
+    /// [`FIND_TOOLS`](crate::FIND_TOOLS) answers.
+    pub fn find_tools(&self, query: &str, limit: usize) -> Result<Vec<crate::FoundTool>, CallError> {
+        self.warden.find_tools_for(self.agent(), query, limit)
     }
 
     /// The full definition of `name` as its server listed it, with the
@@ -110,8 +120,8 @@ impl Scope {
     /// detection). Waits while the server restarts, repeats a call that
     /// never reached a crashed server, and ends within the tool's timeout
     /// (or `options`') whatever happens. Dropping the future cancels the
-    /// call. The built-in [`DESCRIBE_TOOL`](crate::DESCRIBE_TOOL) is
-    /// answered by Warden itself.
+    /// call. The built-ins [`DESCRIBE_TOOL`](crate::DESCRIBE_TOOL) and
+    /// [`FIND_TOOLS`](crate::FIND_TOOLS) are answered by Warden itself.
     pub async fn call(&self, name: &str, arguments: Value, options: CallOptions) -> Result<CallToolResult, CallError> {
         self.warden.core.path.call(self.agent(), name, arguments, options).await
     }

@@ -39,7 +39,7 @@ fn profile_errors_name_the_table_and_say_what_is_wrong() {
     assert_eq!(
         error,
         "config file 'test.toml': enum Detail does not have variant constructor tiny for key \
-         `tool_profiles.compact.default`; expected \"full\", \"summary\" or \"brief\""
+         `tool_profiles.compact.default`; expected \"full\", \"summary\", \"brief\" or \"deferred\""
     );
 
     let error = load("[[agents]]\nname = \"coder\"\nallowed_tools = []\nprofile = \"compact\"\n").unwrap_err();
