@@ -42,6 +42,20 @@ pub(crate) enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Find tools by what they do (tool search), best first: name, score,
+    /// the first line of the description.
+    Find {
+        /// What you want done, in words, e.g. "read a file".
+        query: String,
+        /// How many tools to show (1 to 20).
+        #[arg(long, default_value_t = 5)]
+        limit: usize,
+        /// Among the tools this agent may call.
+        #[arg(long, value_name = "AGENT")]
+        agent: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Print one tool's input schema (JSON).
     Schema {
         /// The tool's namespaced name (`server__tool`).

@@ -25,6 +25,7 @@ pub(crate) use crate::usage::UsageError;
 mod ask;
 mod audit;
 mod check;
+mod find;
 mod import;
 pub(crate) mod inputs;
 mod install;
@@ -42,6 +43,7 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
     if let Command::Tools { common, .. }
     | Command::Call { common, .. }
     | Command::Schema { common, .. }
+    | Command::Find { common, .. }
     | Command::Status { common, .. } = &mut cli.command
     {
         // Nothing to start a daemon for: run in-process with no servers.
@@ -92,6 +94,9 @@ pub(crate) async fn run(mut cli: Cli, log: Option<crate::daemon::RotatingLog>) -
             local::call(&common, &name, parse_arguments(&arguments)?).await
         }
         Command::Schema { name, common } if common.no_daemon => local::schema(&common, &name).await,
+        Command::Find { query, limit, agent, common } => {
+            find::run(&common, &query, limit, agent.as_deref(), verbose).await
+        }
         Command::Status { watch: true, common } if common.no_daemon => Err(UsageError(
             "`status --watch` watches the daemon, and there is none to watch here (--no-daemon, or no config \
                  found)"

@@ -459,3 +459,20 @@ fn a_command_s_help_and_mistakes_show_its_own_description_and_options() {
     let bash = stdout(&run(&["completions", "bash"]));
     assert!(bash.contains("warden__subcmd__help__subcmd__config__subcmd__check"), "no `warden help config check`");
 }
+
+#[test]
+fn find_ranks_tools_by_what_is_wanted_and_keeps_to_the_agents_allowlist() {
+    let agent = "[[agents]]\nname = \"talker\"\nallowed_tools = [\"test__echo\"]\n";
+    let config = config_file(agent);
+    let output = warden(&["find", "the sum of two numbers", "--json"], &config);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let found: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(found[0]["name"], "test__add", "{found}");
+    let scores: Vec<f64> = found.as_array().unwrap().iter().map(|tool| tool["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|pair| pair[0] >= pair[1]), "best first: {scores:?}");
+    let text = stdout(&warden(&["find", "send a message back", "--limit", "1"], &config));
+    assert!(text.starts_with("test__echo  ") && text.lines().count() == 1, "{text}");
+    let talker = warden(&["find", "the sum of two numbers", "--agent", "talker", "--json"], &config);
+    let found: serde_json::Value = serde_json::from_slice(&talker.stdout).unwrap();
+    assert!(found.as_array().unwrap().iter().all(|tool| tool["name"] == "test__echo"), "{found}");
+}

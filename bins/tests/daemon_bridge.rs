@@ -372,3 +372,26 @@ fn list_tools_for_an_agent_answers_what_its_model_is_handed() {
     assert_eq!(answer["ok"], false, "{answer}");
     assert!(answer["error"]["message"].as_str().unwrap().contains("tiny"), "{answer}");
 }
+
+#[test]
+fn a_deferring_profile_lists_find_tools_and_the_daemon_finds_through_its_index() {
+    let home = Home::with_test_server(
+        "bridge-find",
+        "\n[[agents]]\nname = \"coder\"\nallowed_tools = [\"test__*\"]\nprofile = \"lean\"\n\
+         [tool_profiles.lean]\ndefault = \"deferred\"\ntools = { \"test__echo\" = \"full\" }\n",
+    );
+    home.start_daemon();
+    let (mut connection, token) = home.connect();
+    let answer = connection.ask(json!({"op": "list_tools", "token": token, "agent": "coder"}));
+    let names: Vec<&str> =
+        answer["result"]["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["test__echo", "describe_tool", "find_tools"], "{answer}");
+    let answer =
+        connection.ask(json!({"op": "find_tools", "token": token, "query": "sum of two numbers", "agent": "coder"}));
+    assert_eq!(answer["result"]["tools"][0]["name"], "test__add", "{answer}");
+    assert!(answer["result"]["tools"][0]["reason"].as_str().unwrap().starts_with("matched "), "{answer}");
+    // `warden find` asks the daemon.
+    let text =
+        String::from_utf8_lossy(&home.warden(&["find", "sum of two numbers", "--limit", "1"]).stdout).to_string();
+    assert!(text.starts_with("test__add  "), "{text}");
+}

@@ -158,6 +158,19 @@ pub enum Request {
         /// The server's name for the tool.
         tool: String,
     },
+    /// The tools that best match what the caller wants done (tool
+    /// search): `{"tools": [{"name", "score", "reason", "definition"}]}`,
+    /// best first.
+    FindTools {
+        /// What the caller wants done, in words.
+        query: String,
+        /// How many to return (1–20; default 5).
+        #[serde(default)]
+        limit: Option<usize>,
+        /// Among the tools this agent may call (default: every tool).
+        #[serde(default)]
+        agent: Option<String>,
+    },
     /// A tool's whole definition, by namespaced name.
     DescribeTool {
         /// `server__tool`.
@@ -286,6 +299,7 @@ impl Request {
         "tool_policies",
         "get_schema",
         "describe_tool",
+        "find_tools",
         "call_tool",
         "approvals",
         "approve",

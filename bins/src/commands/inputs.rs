@@ -51,6 +51,7 @@ fn config_loaded_by(command: &Command) -> Option<Option<&Path>> {
         Command::Tools { common, .. }
         | Command::Call { common, .. }
         | Command::Schema { common, .. }
+        | Command::Find { common, .. }
         | Command::Status { common, .. }
         | Command::Login { common, .. }
         | Command::Logout { common, .. } => Some(common.config.as_deref()),

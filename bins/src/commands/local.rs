@@ -14,7 +14,7 @@ use crate::daemon::state_dir::StateDir;
 use crate::render;
 
 /// Starts Warden and waits until every server is running or failed.
-async fn start(common: &Common) -> anyhow::Result<Warden> {
+pub(super) async fn start(common: &Common) -> anyhow::Result<Warden> {
     Ok(start_with_config(common).await?.0)
 }
 

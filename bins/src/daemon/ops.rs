@@ -163,6 +163,12 @@ impl Ops {
                 let entry = self.find(&server, &tool).await?;
                 Ok(entry.tool.input_schema)
             }
+            Request::FindTools { query, limit, agent } => {
+                self.settle_within_call_timeout().await;
+                let scope = self.warden.scope(agent.as_deref()).map_err(call_error)?;
+                let found = scope.find_tools(&query, limit.unwrap_or(5)).map_err(call_error)?;
+                Ok(json!({ "tools": found }))
+            }
             Request::DescribeTool { name } => {
                 self.settle_within_call_timeout().await;
                 if self.warden.snapshot().tool(&name).is_none() {

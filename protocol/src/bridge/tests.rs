@@ -116,6 +116,7 @@ fn every_listed_op_decodes() {
         let line = match *op {
             "get_schema" => json!({"op": op, "server": "s", "tool": "t"}),
             "describe_tool" => json!({"op": op, "name": "s__t"}),
+            "find_tools" => json!({"op": op, "query": "read a file"}),
             "call_tool" => json!({"op": op, "name": "s__t"}),
             "approve" | "deny" => json!({"op": op, "approval": "a"}),
             "answer" => json!({"op": op, "question": "4", "action": "decline"}),
