@@ -284,6 +284,14 @@ impl CallPath {
         arguments: Value,
         options: CallOptions,
     ) -> Result<CallToolResult, CallError> {
+        // `call_tool` is the tool it names: counted, audited and policed
+        // as that tool.
+        if name == tool_search::CALL_TOOL {
+            return match tool_search::called_by(&arguments) {
+                Ok((name, arguments)) => Box::pin(self.call(caller, &name, arguments, options)).await,
+                Err(mistake) => Ok(CallToolResult::error(mistake)),
+            };
+        }
         let mut record = CallRecord::begin(&self.metrics);
         if let Some(sink) = &self.audit {
             let scanner = sink.with_arguments().then(|| self.rules.borrow().scanner.clone());

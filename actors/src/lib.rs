@@ -99,7 +99,7 @@ pub use call::forward::ServerRequest;
 pub use call::CallOptions;
 pub use client_features::{CallingClient, ClientOffers, Root};
 pub use elicitor::{ActorElicitor, ElicitationAnswer, ElicitationRequest, Elicitor, Refused};
-pub use tool_search::{FoundTool, FIND_TOOLS};
+pub use tool_search::{FoundTool, CALL_TOOL, FIND_TOOLS};
 // The config a host loads to start Warden (the whole schema is `warden_config`).
 pub use audit::{AuditRecord, AuditSink, Decision, LeakNote};
 pub use error::{CallError, GrantError};

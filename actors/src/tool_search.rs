@@ -34,6 +34,11 @@ mod words;
 /// The name of Warden's built-in tool that finds tools by what they do.
 pub const FIND_TOOLS: &str = "find_tools";
 
+/// The name of Warden's built-in tool that calls a tool by name, for
+/// clients that never list again: `{"name", "arguments"}`, the same as
+/// calling the tool itself (the same policy, approval and leak checks).
+pub const CALL_TOOL: &str = "call_tool";
+
 /// How many tools a search returns unless asked for another number.
 pub(crate) const DEFAULT_LIMIT: usize = 5;
 
@@ -116,6 +121,36 @@ pub(crate) fn definition() -> Value {
         },
         "annotations": { "readOnlyHint": true }
     })
+}
+
+/// `call_tool` itself, as a model is shown it.
+pub(crate) fn call_tool_definition() -> Value {
+    json!({
+        "name": CALL_TOOL,
+        "description": "Calls a tool by its name with its arguments: for a tool find_tools returned that your \
+            list does not show. The same as calling that tool directly.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "name": { "type": "string", "description": "The tool's name, as find_tools gave it." },
+                "arguments": { "type": "object", "description": "The tool's arguments, as its input schema says." }
+            },
+            "required": ["name"]
+        }
+    })
+}
+
+/// The tool and arguments a `call_tool` call names, or what is wrong.
+pub(crate) fn called_by(arguments: &Value) -> Result<(String, Value), String> {
+    let name = arguments.get("name").and_then(Value::as_str).filter(|name| !name.is_empty());
+    let Some(name) = name else {
+        return Err(format!("{CALL_TOOL} takes {{\"name\": \"<tool>\", \"arguments\": {{...}}}}"));
+    };
+    if name == CALL_TOOL {
+        return Err(format!("{CALL_TOOL} calls other tools, not itself"));
+    }
+    let arguments = arguments.get("arguments").cloned().unwrap_or(Value::Null);
+    Ok((name.to_string(), arguments))
 }
 
 /// Answers a call of [`FIND_TOOLS`]: what was found as text and as

@@ -385,7 +385,7 @@ fn a_deferring_profile_lists_find_tools_and_the_daemon_finds_through_its_index()
     let answer = connection.ask(json!({"op": "list_tools", "token": token, "agent": "coder"}));
     let names: Vec<&str> =
         answer["result"]["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["test__echo", "describe_tool", "find_tools"], "{answer}");
+    assert_eq!(names, ["test__echo", "describe_tool", "find_tools", "call_tool"], "{answer}");
     let answer =
         connection.ask(json!({"op": "find_tools", "token": token, "query": "sum of two numbers", "agent": "coder"}));
     assert_eq!(answer["result"]["tools"][0]["name"], "test__add", "{answer}");

@@ -94,6 +94,13 @@ impl Session {
                     }
                     Err(RecvError::Closed) => return,
                 },
+                // A find added tools to this session's list.
+                () = self.inner.found.changed.notified() => {
+                    if !self.catch_up(&mut seen, &snapshots.current(), &out).await {
+                        return;
+                    }
+                    continue;
+                }
                 _ = out.closed() => return,
             };
             if let Some(message) = message {
@@ -129,7 +136,7 @@ impl Session {
     pub(super) fn seen(&self, snapshot: &Snapshot) -> Seen {
         let view = &self.inner.view;
         Seen {
-            tools: view.tools().unwrap_or_default(),
+            tools: self.listed_tools().unwrap_or_default(),
             resources: view.servers_offering(snapshot, |offers| offers.resources),
             prompts: view.servers_offering(snapshot, |offers| offers.prompts),
             needs_login: snapshot

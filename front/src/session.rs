@@ -32,6 +32,7 @@ use super::{Front, LogLevel, TOOLS_PAGE};
 
 mod answers;
 mod call;
+mod found;
 mod handshake;
 mod listen;
 mod modern;
@@ -73,6 +74,8 @@ pub(super) struct Inner {
     /// here, not on every request.
     who: String,
     via: String,
+    /// The tools it found with `find_tools`.
+    pub(super) found: found::Found,
 }
 
 /// What a session keeps of its own.
@@ -150,7 +153,8 @@ impl Session {
     pub(crate) fn owned(front: Arc<Front>, view: View, owner: String, label: &str) -> Session {
         let who = view.who();
         let via = format!("front: {label}, {who}");
-        Session { inner: Arc::new(Inner { front, view, state: Mutex::new(State::default()), owner, who, via }) }
+        let found = found::Found::default();
+        Session { inner: Arc::new(Inner { front, view, state: Mutex::new(State::default()), owner, who, via, found }) }
     }
 
     /// A new session of the same client: owner, view and `via`, nothing
@@ -165,6 +169,7 @@ impl Session {
                 owner: inner.owner.clone(),
                 who: inner.who.clone(),
                 via: inner.via.clone(),
+                found: found::Found::default(),
             }),
         }
     }
@@ -425,7 +430,7 @@ impl Session {
             self.inner.front.warden.relist_unheard(None).await;
         }
         let tools =
-            self.inner.view.tools().map_err(|error| ErrorObject::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
+            self.listed_tools().map_err(|error| ErrorObject::new(ErrorCode::INTERNAL_ERROR, error.to_string()))?;
         let start = match cursor {
             None => 0,
             Some(cursor) => cursor.parse::<usize>().ok().filter(|start| *start <= tools.len()).ok_or_else(|| {

@@ -91,6 +91,12 @@ impl View {
             .collect())
     }
 
+    /// The full definition of the tool named `name`, if this view may call
+    /// it.
+    pub(crate) fn describe(&self, name: &str) -> Result<Value, CallError> {
+        self.scope.describe_tool(name)
+    }
+
     /// The registered tools this session may call.
     fn entries(&self) -> Result<Vec<ToolEntry>, CallError> {
         self.scope.tools()

@@ -3,7 +3,7 @@
 //! filesystem and everything servers.
 
 use serde_json::{json, Value};
-use warden_actors::{CallOptions, ProfileChoice, Warden, DESCRIBE_TOOL, FIND_TOOLS};
+use warden_actors::{CallOptions, ProfileChoice, Warden, CALL_TOOL, DESCRIBE_TOOL, FIND_TOOLS};
 use warden_tests::real_servers::{EVERYTHING, FILESYSTEM};
 use warden_tests::{scratch_dir, server_table, start_running};
 
@@ -42,7 +42,11 @@ async fn a_deferring_profile_presents_its_pinned_tools_and_find_tools_and_the_re
         .iter()
         .map(|tool| tool["name"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(shown, ["files__list_directory", DESCRIBE_TOOL, FIND_TOOLS], "only the pinned tool, and the built-ins");
+    assert_eq!(
+        shown,
+        ["files__list_directory", DESCRIBE_TOOL, FIND_TOOLS, CALL_TOOL],
+        "only the pinned tool, and the built-ins"
+    );
     // Without a profile nothing is deferred: no find_tools.
     let everything = warden.host().presented_tools(ProfileChoice::Own).unwrap();
     assert!(everything.iter().all(|tool| tool["name"] != FIND_TOOLS));
@@ -74,6 +78,14 @@ async fn a_deferring_profile_presents_its_pinned_tools_and_find_tools_and_the_re
         .await
         .unwrap();
     assert_eq!(read.text(), "the notes of the day");
+
+    // Through call_tool: the same as calling the tool, allowlist and all.
+    let arguments = json!({"name": "files__read_text_file", "arguments": {"path": path.to_str().unwrap()}});
+    let via = coder.call(CALL_TOOL, arguments, CallOptions::default()).await.unwrap();
+    assert_eq!(via.text(), "the notes of the day");
+    let outside = json!({"name": "everything__get-sum", "arguments": {"a": 1, "b": 2}});
+    let refused = coder.call(CALL_TOOL, outside, CallOptions::default()).await;
+    assert!(matches!(refused, Err(warden_actors::CallError::NotAllowed { .. })), "{refused:?}");
 
     // A mistake is a result the model reads.
     let wrong = coder.call(FIND_TOOLS, json!({"limit": 99}), CallOptions::default()).await.unwrap();

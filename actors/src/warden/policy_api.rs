@@ -78,6 +78,7 @@ impl Warden {
         // Tools left out are found by what they do.
         if deferred {
             presented.push(tool_search::definition());
+            presented.push(tool_search::call_tool_definition());
         }
         Ok(presented)
     }

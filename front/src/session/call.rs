@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
-use warden_actors::{CallError, CallLogs, CallOptions, CallToolResult, ClientOffers, ElicitModes, ServerState};
+use warden_actors::{
+    CallError, CallLogs, CallOptions, CallToolResult, ClientOffers, ElicitModes, ServerState, FIND_TOOLS,
+};
 use warden_protocol::{ErrorCode, ErrorObject};
 
 use super::super::asking::{ClientElicitor, FrontClient};
@@ -87,7 +89,12 @@ impl Session {
             let _ = relay.await;
         }
         match outcome {
-            Ok(result) => Ok(Value::from(result)),
+            Ok(result) => {
+                if namespaced == FIND_TOOLS {
+                    self.found(&result);
+                }
+                Ok(Value::from(result))
+            }
             Err(CallError::UnknownTool { .. }) => Err(ErrorObject::new(
                 ErrorCode::INVALID_PARAMS,
                 format!("unknown tool '{name}': tools/list shows the tools"),
