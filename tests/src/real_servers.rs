@@ -93,8 +93,17 @@ pub const FILESYSTEM: RealServer = RealServer {
     fixed_args: &[],
 };
 
+/// The MCP reference memory server (a knowledge graph of entities,
+/// relations and observations); tool search's catalog uses its tools.
+pub const MEMORY: RealServer = RealServer {
+    package: "@modelcontextprotocol/server-memory",
+    version: "2026.8.31",
+    bin: "mcp-server-memory",
+    fixed_args: &[],
+};
+
 /// Every server that [`install`] installs.
-const ALL: [RealServer; 2] = [EVERYTHING, FILESYSTEM];
+const ALL: [RealServer; 3] = [EVERYTHING, FILESYSTEM, MEMORY];
 
 /// Transitive dependencies pinned through npm `overrides`: the servers ask for
 /// caret ranges, and the SDK (and zod, which renders the input schemas) decide

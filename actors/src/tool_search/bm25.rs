@@ -156,13 +156,27 @@ impl Index {
     /// The `limit` best tools for `query` among those `allowed` lets
     /// through, best first; none when no word of the query is known.
     pub(crate) fn search(&self, query: &str, allowed: &dyn Fn(&str) -> bool, limit: usize) -> Vec<Hit> {
-        // Each word once, with how the query spelled it (for the reason).
+        // Each word once, with how the query spelled it (for the reason)
+        // and its weight: the query's own words, then the related ones.
         let mut asked: Vec<(String, String)> = Vec::new();
+        let mut weights: Vec<f64> = Vec::new();
+        let mut related: Vec<(String, String)> = Vec::new();
         for shown in query.split_whitespace() {
+            let spelled = shown.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
             for word in self.words.of(shown) {
-                if !asked.iter().any(|(known, _)| *known == word) {
-                    asked.push((word, shown.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()));
+                for other in self.words.related(&word) {
+                    related.push((other.clone(), format!("{other} (for {spelled})")));
                 }
+                if !asked.iter().any(|(known, _)| *known == word) {
+                    asked.push((word, spelled.clone()));
+                    weights.push(1.0);
+                }
+            }
+        }
+        for (word, shown) in related {
+            if !asked.iter().any(|(known, _)| *known == word) {
+                asked.push((word, shown));
+                weights.push(super::words::RELATED_WEIGHT);
             }
         }
         if self.tools == 0 || asked.is_empty() {
@@ -181,7 +195,7 @@ impl Index {
                 for &(doc, frequency, fields) in postings {
                     let length = f64::from(part.docs[doc as usize].1);
                     let tf = f64::from(frequency);
-                    let score = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average));
+                    let score = weights[at] * idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average));
                     let entry = scored.entry(doc).or_default();
                     entry.0 += score;
                     entry.1.push((at, fields));

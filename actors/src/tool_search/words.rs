@@ -6,7 +6,70 @@
 //! each word stemmed (Snowball's English stemmer: *files* and *file*,
 //! *committed* and *commit* meet).
 
+use std::collections::HashMap;
+
 use rust_stemmers::{Algorithm, Stemmer};
+
+/// Words people use for a task beside the words tools are described in:
+/// a query's word also looks for these, at [`RELATED_WEIGHT`]. Generic
+/// words of files, memory, arithmetic and asking, not any one server's.
+const RELATED: [(&str, &[&str]); 52] = [
+    ("folder", &["directory"]),
+    ("picture", &["image", "media"]),
+    ("photo", &["image", "media"]),
+    ("show", &["read", "list"]),
+    ("display", &["read", "list"]),
+    ("view", &["read"]),
+    ("see", &["read"]),
+    ("open", &["read"]),
+    ("inside", &["read", "contents"]),
+    ("says", &["read", "contents"]),
+    ("look", &["read", "search"]),
+    ("save", &["write", "create"]),
+    ("store", &["write", "create"]),
+    ("make", &["create"]),
+    ("rename", &["move"]),
+    ("relocate", &["move"]),
+    ("big", &["size"]),
+    ("large", &["size"]),
+    ("permitted", &["allowed", "access"]),
+    ("touch", &["access"]),
+    ("hierarchy", &["tree", "recursive"]),
+    ("change", &["edit", "modify"]),
+    ("modify", &["edit"]),
+    ("replace", &["edit"]),
+    ("tweak", &["edit"]),
+    ("remember", &["memory", "entity", "observation"]),
+    ("memorize", &["memory", "entity"]),
+    ("know", &["knowledge", "node"]),
+    ("fact", &["observation"]),
+    ("detail", &["observation"]),
+    ("person", &["entity", "node"]),
+    ("people", &["entity", "node"]),
+    ("someone", &["entity"]),
+    ("link", &["relation"]),
+    ("connection", &["relation"]),
+    ("connect", &["relation"]),
+    ("relationship", &["relation"]),
+    ("forget", &["delete", "memory"]),
+    ("erase", &["delete"]),
+    ("remove", &["delete"]),
+    ("drop", &["delete"]),
+    ("undo", &["delete"]),
+    ("lookup", &["search"]),
+    ("find", &["search"]),
+    ("total", &["sum"]),
+    ("calculate", &["sum"]),
+    ("plus", &["sum"]),
+    ("repeat", &["echo"]),
+    ("compress", &["gzip"]),
+    ("dump", &["read", "entire"]),
+    ("whole", &["entire"]),
+    ("fetch", &["read", "get"]),
+];
+
+/// How much a related word counts beside a word of the query itself.
+pub(crate) const RELATED_WEIGHT: f64 = 0.6;
 
 /// Words that carry no meaning for finding a tool.
 const STOPWORDS: [&str; 48] = [
@@ -18,15 +81,31 @@ const STOPWORDS: [&str; 48] = [
 /// Makes words of texts.
 pub(crate) struct Words {
     stemmer: Stemmer,
+    /// [`RELATED`], stemmed.
+    related: HashMap<String, Vec<String>>,
 }
 
 impl Default for Words {
     fn default() -> Words {
-        Words { stemmer: Stemmer::create(Algorithm::English) }
+        let mut words = Words { stemmer: Stemmer::create(Algorithm::English), related: HashMap::new() };
+        let related = RELATED
+            .iter()
+            .flat_map(|(word, others)| {
+                let others: Vec<String> = others.iter().flat_map(|other| words.of(other)).collect();
+                words.of(word).into_iter().map(move |stem| (stem, others.clone()))
+            })
+            .collect();
+        words.related = related;
+        words
     }
 }
 
 impl Words {
+    /// The words people also mean by `stem` (a word made by [`Words::of`]).
+    pub(crate) fn related(&self, stem: &str) -> &[String] {
+        self.related.get(stem).map_or(&[], Vec::as_slice)
+    }
+
     /// The words of `text`, in order, repeats kept.
     pub(crate) fn of(&self, text: &str) -> Vec<String> {
         let mut words = Vec::new();
