@@ -184,33 +184,59 @@ impl Index {
         }
         let average = self.total_length / self.tools as f64;
         let n = self.tools as f64;
-        let mut hits: Vec<Hit> = Vec::new();
-        for part in self.parts.values() {
-            // tool → (score, which query word matched in which fields)
-            let mut scored: HashMap<u32, (f64, Vec<(usize, u8)>)> = HashMap::new();
+        let idf: Vec<f64> = asked
+            .iter()
+            .map(|(word, _)| {
+                let df = f64::from(*self.df.get(word).unwrap_or(&1));
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            })
+            .collect();
+        // Scores only: names and reasons are made for the few kept.
+        let parts: Vec<&Part> = self.parts.values().collect();
+        let mut candidates: Vec<(f64, usize, u32)> = Vec::new();
+        let mut scores: Vec<f64> = Vec::new();
+        for (at_part, part) in parts.iter().enumerate() {
+            scores.clear();
+            scores.resize(part.docs.len(), 0.0);
             for (at, (word, _)) in asked.iter().enumerate() {
                 let Some(postings) = part.postings.get(word) else { continue };
-                let df = f64::from(*self.df.get(word).unwrap_or(&1));
-                let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-                for &(doc, frequency, fields) in postings {
+                for &(doc, frequency, _) in postings {
                     let length = f64::from(part.docs[doc as usize].1);
                     let tf = f64::from(frequency);
-                    let score = weights[at] * idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average));
-                    let entry = scored.entry(doc).or_default();
-                    entry.0 += score;
-                    entry.1.push((at, fields));
+                    scores[doc as usize] +=
+                        weights[at] * idf[at] * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average));
                 }
             }
-            for (doc, (score, matched)) in scored {
-                let name = &part.docs[doc as usize].0;
-                if allowed(name) {
-                    hits.push(Hit { name: name.clone(), score, reason: reason(&asked, &matched) });
+            for (doc, score) in scores.iter().enumerate() {
+                if *score > 0.0 && allowed(&part.docs[doc].0) {
+                    candidates.push((*score, at_part, doc as u32));
                 }
             }
         }
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
-        hits.truncate(limit);
-        hits
+        let order = |a: &(f64, usize, u32), b: &(f64, usize, u32)| {
+            b.0.total_cmp(&a.0).then_with(|| parts[a.1].docs[a.2 as usize].0.cmp(&parts[b.1].docs[b.2 as usize].0))
+        };
+        if candidates.len() > limit {
+            candidates.select_nth_unstable_by(limit, order);
+            candidates.truncate(limit);
+        }
+        candidates.sort_by(order);
+        candidates
+            .into_iter()
+            .map(|(score, at_part, doc)| {
+                let part = parts[at_part];
+                let matched: Vec<(usize, u8)> = asked
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(at, (word, _))| {
+                        let postings = part.postings.get(word)?;
+                        let found = postings.binary_search_by_key(&doc, |posting| posting.0).ok()?;
+                        Some((at, postings[found].2))
+                    })
+                    .collect();
+                Hit { name: part.docs[doc as usize].0.clone(), score, reason: reason(&asked, &matched) }
+            })
+            .collect()
     }
 }
 
