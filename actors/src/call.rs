@@ -265,14 +265,9 @@ impl CallPath {
         query: &str,
         limit: usize,
     ) -> Result<Vec<tool_search::FoundTool>, CallError> {
-        let found = match caller {
-            None => self.search.find(snapshot, &|_| true, query, limit),
-            Some(agent) => {
-                let allowed = &admit::agent_rules(rules, agent)?.allowed_tools;
-                self.search.find(snapshot, &|name| allowed.matches(name), query, limit)
-            }
-        };
-        Ok(found)
+        let allowed = caller.map(|agent| admit::agent_rules(rules, agent)).transpose()?;
+        let allowed = |name: &str| allowed.is_none_or(|rules| rules.allowed_tools.matches(name));
+        Ok(self.search.find(snapshot, &allowed, query, limit))
     }
 
     /// Runs the tool `name` for `caller`, through steps 0–4 above,

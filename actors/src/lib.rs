@@ -115,8 +115,8 @@ pub use summarizer::{SummarySettings, SummaryView};
 pub use task_journal::LeftTask;
 pub use trace_context::continue_trace;
 pub use warden::{
-    AttachError, Changes, ProfileChoice, ReloadError, ReloadReport, Scope, ServerSpec, StartError, ToolChanges,
-    ToolPolicyRow, Warden, WardenBuilder,
+    AttachError, Changes, ProfileChoice, Reconnections, ReloadError, ReloadReport, Scope, ServerSpec, StartError,
+    ToolChanges, ToolPolicyRow, Warden, WardenBuilder,
 };
 pub use warden_config::{ConfigError, CrashRetry, Discovered, OAuthConfig, ProtocolChoice, WardenConfig};
 // What a host needs to use the handle, so that it depends on this crate only.

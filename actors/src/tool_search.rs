@@ -89,11 +89,11 @@ impl ToolSearch {
             index.search(query, allowed, limit.clamp(1, MOST))
         };
         hits.into_iter()
-            .filter_map(|hit| {
-                let entry = snapshot.tools.get(&hit.name)?;
-                let mut definition = serde_json::to_value(&entry.tool).expect("a tool serialises");
-                definition["name"] = Value::String(entry.name.clone());
-                Some(FoundTool { name: hit.name, score: hit.score, reason: hit.reason, definition })
+            .map(|hit| FoundTool {
+                name: hit.entry.name.clone(),
+                score: hit.score,
+                reason: hit.reason,
+                definition: hit.entry.definition(),
             })
             .collect()
     }

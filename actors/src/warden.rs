@@ -57,7 +57,7 @@ mod scope;
 
 pub use attached::AttachError;
 pub use builder::WardenBuilder;
-pub use changes::{Changes, ToolChanges};
+pub use changes::{Changes, Reconnections, ToolChanges};
 pub use policy_api::ToolPolicyRow;
 pub use reload::{ReloadError, ReloadReport};
 pub use scope::{ProfileChoice, Scope};
@@ -203,6 +203,13 @@ impl Warden {
     /// started, restarting, failed, reconnected.
     pub fn status_changes(&self) -> Changes<Vec<ServerStatus>> {
         changes::statuses(self.core.path.snapshot.clone())
+    }
+
+    /// The servers that connect again from now on (a restart, a
+    /// reconnection): what a host asked of a server's old connection
+    /// (a log level, say) it asks of the new one.
+    pub fn reconnections(&self) -> Reconnections {
+        Reconnections::new(self.status_changes())
     }
 
     /// The model-written summary of a tool (by its server and its own

@@ -47,7 +47,7 @@ pub(crate) struct Updates {
     pub(crate) exports: watch::Receiver<Exports>,
     /// The heartbeats, to let go of a lapsed holder's subscriptions.
     pub(crate) nodes: kv::Store,
-    /// (server, URI) → the nodes that hold it.
+    /// (server, URI) → the nodes that hold it (never none).
     holders: Mutex<HashMap<(String, String), BTreeSet<String>>>,
 }
 
@@ -99,7 +99,14 @@ impl Updates {
         }
         let key = (server.clone(), uri.clone());
         if !subscribe {
-            let held = self.holders().get_mut(&key).is_some_and(|nodes| nodes.remove(&node));
+            let held = {
+                let mut holders = self.holders();
+                let held = holders.get_mut(&key).is_some_and(|nodes| nodes.remove(&node));
+                if holders.get(&key).is_some_and(BTreeSet::is_empty) {
+                    holders.remove(&key);
+                }
+                held
+            };
             if held {
                 self.warden.release_resource(&server, &uri).await;
             }
@@ -139,11 +146,7 @@ impl Updates {
             let uri = notice.params.as_ref().and_then(|params| params["uri"].as_str()).map(str::to_string);
             let uri = match (notice.method.as_str(), uri) {
                 ("notifications/resources/updated", Some(uri)) => {
-                    if !self
-                        .holders()
-                        .get(&(notice.server.to_string(), uri.clone()))
-                        .is_some_and(|nodes| !nodes.is_empty())
-                    {
+                    if !self.holders().contains_key(&(notice.server.to_string(), uri.clone())) {
                         continue;
                     }
                     Some(uri)

@@ -167,21 +167,10 @@ impl Front {
     /// level is sent again (its subscriptions, by Warden: see
     /// [`Warden::hold_resource`]). Ends with the front or with Warden.
     async fn upkeep(front: std::sync::Weak<Front>) {
-        let Some(mut changes) = front.upgrade().map(|front| front.warden.status_changes()) else { return };
-        // Each server's last connection; a newer one is a reconnection.
-        let mut seen: HashMap<String, std::time::SystemTime> = HashMap::new();
-        let mut statuses = changes.current();
-        loop {
+        let Some(mut reconnections) = front.upgrade().map(|front| front.warden.reconnections()) else { return };
+        while let Some(server) = reconnections.next().await {
             let Some(front) = front.upgrade() else { return };
-            for status in &statuses {
-                let Some(at) = status.connected_at else { continue };
-                if seen.insert(status.name.clone(), at).is_some_and(|before| before != at) {
-                    front.reapply(&status.name).await;
-                }
-            }
-            drop(front);
-            let Some(next) = changes.changed().await else { return };
-            statuses = next;
+            front.reapply(&server).await;
         }
     }
 

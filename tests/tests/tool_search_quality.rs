@@ -9,7 +9,7 @@ use warden_tests::real_servers::{EVERYTHING, FILESYSTEM, MEMORY};
 use warden_tests::{scratch_dir, server_table, start_running};
 
 /// (query, the tools that answer it).
-pub const QUERIES: [(&str, &[&str]); 44] = [
+const QUERIES: [(&str, &[&str]); 44] = [
     ("open a text document and show me what it says", &["files__read_text_file", "files__read_file"]),
     ("what's inside notes.txt", &["files__read_text_file", "files__read_file"]),
     ("save this text to a new file", &["files__write_file"]),

@@ -48,9 +48,7 @@ pub(crate) fn describe(
         .iter()
         .find(|entry| entry.name == name)
         .ok_or_else(|| CallError::UnknownTool { name: name.to_string() })?;
-    let mut definition = serde_json::to_value(&entry.tool).expect("a tool serialises");
-    definition["name"] = Value::String(entry.name.clone());
-    Ok(definition)
+    Ok(entry.definition())
 }
 
 /// Answers a call of [`DESCRIBE_TOOL`]: `{ "tool": "<name>" }`. Mistakes are

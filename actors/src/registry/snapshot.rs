@@ -134,6 +134,16 @@ pub struct ToolEntry {
     pub position: usize,
 }
 
+impl ToolEntry {
+    /// Its full definition as its server listed it, under the namespaced
+    /// name: what `describe_tool` and `find_tools` give a model.
+    pub(crate) fn definition(&self) -> serde_json::Value {
+        let mut definition = serde_json::to_value(&self.tool).expect("a tool serialises");
+        definition["name"] = serde_json::Value::String(self.name.clone());
+        definition
+    }
+}
+
 /// A server's row in the snapshot.
 #[derive(Debug, Clone)]
 pub(crate) struct ServerEntry {

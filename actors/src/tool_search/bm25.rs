@@ -39,10 +39,10 @@ const SERVER: Field = Field { bit: 16, weight: 1.0, said: "server's name" };
 const PARAMETER_TEXT: Field = Field { bit: 32, weight: 0.5, said: "parameters' descriptions" };
 const FIELDS: [Field; 6] = [NAME, TITLE, PARAMETER, DESCRIPTION, SERVER, PARAMETER_TEXT];
 
-/// One tool found: its name, its score, and which of the query's words
+/// One tool found: the tool, its score, and which of the query's words
 /// matched in which field.
 pub(crate) struct Hit {
-    pub(crate) name: String,
+    pub(crate) entry: Arc<ToolEntry>,
     pub(crate) score: f64,
     pub(crate) reason: String,
 }
@@ -60,10 +60,10 @@ pub(crate) struct Index {
 
 /// One server's tools.
 struct Part {
-    /// What was indexed, to tell a change by pointer.
+    /// What was indexed (a change is told by pointer), in tool order.
     entries: Vec<Arc<ToolEntry>>,
-    /// Name and length of each tool.
-    docs: Vec<(String, f32)>,
+    /// Each tool's length: the sum of its words' weights.
+    lengths: Vec<f32>,
     /// word → (tool, weighted frequency, fields).
     postings: HashMap<String, Vec<(u32, f32, u8)>>,
 }
@@ -90,8 +90,8 @@ impl Index {
             for word in part.postings.keys() {
                 *self.df.entry(word.clone()).or_default() += part.postings[word].len() as u32;
             }
-            self.tools += part.docs.len();
-            self.total_length += part.docs.iter().map(|(_, length)| f64::from(*length)).sum::<f64>();
+            self.tools += part.lengths.len();
+            self.total_length += part.lengths.iter().copied().map(f64::from).sum::<f64>();
             self.parts.insert(server.to_string(), part);
         }
     }
@@ -106,18 +106,18 @@ impl Index {
                 }
             }
         }
-        self.tools -= part.docs.len();
-        self.total_length -= part.docs.iter().map(|(_, length)| f64::from(*length)).sum::<f64>();
+        self.tools -= part.lengths.len();
+        self.total_length -= part.lengths.iter().copied().map(f64::from).sum::<f64>();
     }
 
     fn part_of(&self, entries: Vec<Arc<ToolEntry>>) -> Part {
-        let mut docs = Vec::with_capacity(entries.len());
+        let mut lengths = Vec::with_capacity(entries.len());
         let mut postings: HashMap<String, Vec<(u32, f32, u8)>> = HashMap::new();
         for (at, entry) in entries.iter().enumerate() {
             let mut terms: HashMap<String, (f32, u8)> = HashMap::new();
             let mut length = 0.0;
-            for (field, text) in self.texts_of(entry) {
-                for word in self.words.of(&text) {
+            for (field, text) in texts_of(entry) {
+                for word in self.words.of(text) {
                     let term = terms.entry(word).or_default();
                     term.0 += field.weight;
                     term.1 |= field.bit;
@@ -127,30 +127,9 @@ impl Index {
             for (word, (frequency, fields)) in terms {
                 postings.entry(word).or_default().push((at as u32, frequency, fields));
             }
-            docs.push((entry.name.clone(), length));
+            lengths.push(length);
         }
-        Part { entries, docs, postings }
-    }
-
-    /// The texts of a tool's fields.
-    fn texts_of(&self, entry: &ToolEntry) -> Vec<(Field, String)> {
-        let tool = &entry.tool;
-        let mut texts = vec![(NAME, tool.name.clone()), (SERVER, entry.server.clone())];
-        if let Some(title) = &tool.title {
-            texts.push((TITLE, title.clone()));
-        }
-        if let Some(description) = &tool.description {
-            texts.push((DESCRIPTION, description.clone()));
-        }
-        if let Some(Value::Object(properties)) = tool.input_schema.get("properties") {
-            for (name, property) in properties {
-                texts.push((PARAMETER, name.clone()));
-                if let Some(text) = property.get("description").and_then(Value::as_str) {
-                    texts.push((PARAMETER_TEXT, text.to_string()));
-                }
-            }
-        }
-        texts
+        Part { entries, lengths, postings }
     }
 
     /// The `limit` best tools for `query` among those `allowed` lets
@@ -197,24 +176,25 @@ impl Index {
         let mut scores: Vec<f64> = Vec::new();
         for (at_part, part) in parts.iter().enumerate() {
             scores.clear();
-            scores.resize(part.docs.len(), 0.0);
+            scores.resize(part.lengths.len(), 0.0);
             for (at, (word, _)) in asked.iter().enumerate() {
                 let Some(postings) = part.postings.get(word) else { continue };
                 for &(doc, frequency, _) in postings {
-                    let length = f64::from(part.docs[doc as usize].1);
+                    let length = f64::from(part.lengths[doc as usize]);
                     let tf = f64::from(frequency);
                     scores[doc as usize] +=
                         weights[at] * idf[at] * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / average));
                 }
             }
             for (doc, score) in scores.iter().enumerate() {
-                if *score > 0.0 && allowed(&part.docs[doc].0) {
+                if *score > 0.0 && allowed(&part.entries[doc].name) {
                     candidates.push((*score, at_part, doc as u32));
                 }
             }
         }
         let order = |a: &(f64, usize, u32), b: &(f64, usize, u32)| {
-            b.0.total_cmp(&a.0).then_with(|| parts[a.1].docs[a.2 as usize].0.cmp(&parts[b.1].docs[b.2 as usize].0))
+            let name = |at: &(f64, usize, u32)| &parts[at.1].entries[at.2 as usize].name;
+            b.0.total_cmp(&a.0).then_with(|| name(a).cmp(name(b)))
         };
         if candidates.len() > limit {
             candidates.select_nth_unstable_by(limit, order);
@@ -234,10 +214,31 @@ impl Index {
                         Some((at, postings[found].2))
                     })
                     .collect();
-                Hit { name: part.docs[doc as usize].0.clone(), score, reason: reason(&asked, &matched) }
+                Hit { entry: part.entries[doc as usize].clone(), score, reason: reason(&asked, &matched) }
             })
             .collect()
     }
+}
+
+/// The texts of a tool's fields.
+fn texts_of(entry: &ToolEntry) -> Vec<(Field, &str)> {
+    let tool = &entry.tool;
+    let mut texts = vec![(NAME, tool.name.as_str()), (SERVER, entry.server.as_str())];
+    if let Some(title) = &tool.title {
+        texts.push((TITLE, title));
+    }
+    if let Some(description) = &tool.description {
+        texts.push((DESCRIPTION, description));
+    }
+    if let Some(Value::Object(properties)) = tool.input_schema.get("properties") {
+        for (name, property) in properties {
+            texts.push((PARAMETER, name));
+            if let Some(text) = property.get("description").and_then(Value::as_str) {
+                texts.push((PARAMETER_TEXT, text));
+            }
+        }
+    }
+    texts
 }
 
 /// "matched "create", "issue" in its name; "repository" in its description".

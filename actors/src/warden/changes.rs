@@ -6,8 +6,14 @@
 //! waits until the part it watches has changed since it was last read and
 //! returns the new value; changes that land together are reported once;
 //! `None` means Warden has shut down. `current()` reads it now.
+//!
+//! [`Reconnections`] reads the statuses for one thing: servers that
+//! connected again, whose new connection must be told again what the old
+//! one was asked (subscriptions, a log level).
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use tokio::sync::watch;
 
@@ -108,4 +114,43 @@ pub(super) fn summaries(view: watch::Receiver<Arc<SummaryView>>) -> Changes<Arc<
             Source::Snapshots(_) => unreachable!("a summary subscription reads summaries"),
         },
     )
+}
+
+/// The servers that connect again (a restart, a reconnection), one at a
+/// time; a server's first connection is not one.
+pub struct Reconnections {
+    statuses: Changes<Vec<ServerStatus>>,
+    /// Each server's last connection.
+    seen: HashMap<String, SystemTime>,
+    due: VecDeque<String>,
+}
+
+impl Reconnections {
+    pub(super) fn new(statuses: Changes<Vec<ServerStatus>>) -> Reconnections {
+        let now = statuses.current();
+        let mut reconnections = Reconnections { statuses, seen: HashMap::new(), due: VecDeque::new() };
+        reconnections.note(now);
+        reconnections
+    }
+
+    /// The next server that connected again; `None` once Warden has shut
+    /// down.
+    pub async fn next(&mut self) -> Option<String> {
+        loop {
+            if let Some(server) = self.due.pop_front() {
+                return Some(server);
+            }
+            let statuses = self.statuses.changed().await?;
+            self.note(statuses);
+        }
+    }
+
+    fn note(&mut self, statuses: Vec<ServerStatus>) {
+        for status in statuses {
+            let Some(at) = status.connected_at else { continue };
+            if self.seen.insert(status.name.clone(), at).is_some_and(|before| before != at) {
+                self.due.push_back(status.name);
+            }
+        }
+    }
 }

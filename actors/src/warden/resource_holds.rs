@@ -16,7 +16,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::SystemTime;
 
 use serde_json::json;
 
@@ -79,22 +78,10 @@ impl Warden {
 /// Makes every held subscription again when its server connects again.
 /// Ends with the last handle.
 pub(super) async fn upkeep(core: Weak<Core>) {
-    let Some(mut changes) = core.upgrade().map(|core| Warden { core }.status_changes()) else { return };
-    // Each server's last connection; a newer one is a reconnection.
-    let mut seen: HashMap<String, SystemTime> = HashMap::new();
-    let mut statuses = changes.current();
-    loop {
+    let Some(mut reconnections) = core.upgrade().map(|core| Warden { core }.reconnections()) else { return };
+    while let Some(server) = reconnections.next().await {
         let Some(core) = core.upgrade() else { return };
-        let warden = Warden { core };
-        for status in &statuses {
-            let Some(at) = status.connected_at else { continue };
-            if seen.insert(status.name.clone(), at).is_some_and(|before| before != at) {
-                resubscribe(&warden, &status.name).await;
-            }
-        }
-        drop(warden);
-        let Some(next) = changes.changed().await else { return };
-        statuses = next;
+        resubscribe(&Warden { core }, &server).await;
     }
 }
 

@@ -32,7 +32,10 @@ pub(super) async fn run(
         let warden = local::start(common).await?;
         let found = warden.scope(agent).and_then(|scope| scope.find_tools(query, limit));
         warden.shutdown().await;
-        serde_json::from_value(serde_json::to_value(found?)?)?
+        let found = found?.into_iter();
+        found
+            .map(|tool| Found { name: tool.name, score: tool.score, reason: tool.reason, definition: tool.definition })
+            .collect()
     } else {
         let mut client = remote::connect(common, verbose).await?;
         let request = json!({"op": "find_tools", "query": query, "limit": limit, "agent": agent});
